@@ -1,0 +1,3 @@
+from control_center.cli import main
+
+raise SystemExit(main())

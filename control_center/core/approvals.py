@@ -1,0 +1,69 @@
+"""Approvals: requests for an operator decision (SPEC §2, §4, §10)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class ApprovalKind(StrEnum):
+    TOOL_CALL = "tool_call"
+    PLAN_EXIT = "plan_exit"
+    PLAN = "plan"
+    ORCHESTRATION = "orchestration"
+
+    @property
+    def durable(self) -> bool:
+        """Durable approvals are never decided by an autonomy level."""
+        return self is not ApprovalKind.TOOL_CALL
+
+    @property
+    def agent_decidable(self) -> bool:
+        """Whether an agent-reachable path (MCP) may decide it. Orchestration approval is the
+        operator's alone: an agent can propose but never approve its own plan."""
+        return self in (ApprovalKind.TOOL_CALL, ApprovalKind.PLAN_EXIT)
+
+
+class ApprovalStatus(StrEnum):
+    PENDING = "pending"
+    GRANTED = "granted"
+    REJECTED = "rejected"
+
+
+class Decision(StrEnum):
+    GRANT = "grant"
+    REJECT = "reject"
+
+    @property
+    def status(self) -> ApprovalStatus:
+        return ApprovalStatus.GRANTED if self is Decision.GRANT else ApprovalStatus.REJECTED
+
+
+@dataclass(frozen=True)
+class Approval:
+    id: str
+    kind: ApprovalKind
+    status: ApprovalStatus
+    space_id: str | None
+    turn_id: str | None
+    summary: str
+    #: Kind-specific data: for tool_call {"tool", "input", "call_id"}; for plan {"plan_id"}; ...
+    payload: dict
+    created_at: str
+    decided_at: str | None = None
+    decided_by: str | None = None
+    reason: str | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id,
+            "kind": self.kind.value,
+            "status": self.status.value,
+            "space": self.space_id,
+            "summary": self.summary,
+            "created_at": self.created_at,
+            "decided_at": self.decided_at,
+            "decided_by": self.decided_by,
+            "reason": self.reason,
+            "turn": self.turn_id,
+        }

@@ -1,0 +1,163 @@
+"""The typed event stream that leaves a turn (SPEC §11 ``run --json``).
+
+One stream fans out to the store, the CLI's JSON lines and the UI bridge."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class TurnStatus(StrEnum):
+    RUNNING = "running"
+    COMPLETED = "completed"
+    AWAITING_APPROVAL = "awaiting_approval"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    turn: str
+    space: str | None
+    mode: str
+    transport: str
+    tools: tuple[str, ...]
+    resumed: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": "turn_started",
+            "turn": self.turn,
+            "space": self.space,
+            "mode": self.mode,
+            "transport": self.transport,
+            "tools": list(self.tools),
+            "resumed": self.resumed,
+        }
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A streamed chunk of assistant text."""
+
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": "text", "text": self.text}
+
+
+@dataclass(frozen=True)
+class ThinkingDelta:
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": "thinking", "text": self.text}
+
+
+@dataclass(frozen=True)
+class ToolCallEvent:
+    id: str
+    name: str
+    input: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": "tool_call", "id": self.id, "name": self.name, "input": self.input}
+
+
+@dataclass(frozen=True)
+class ToolResultEvent:
+    id: str
+    name: str
+    is_error: bool
+    content: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": "tool_result",
+            "id": self.id,
+            "name": self.name,
+            "is_error": self.is_error,
+            "content": self.content,
+        }
+
+
+@dataclass(frozen=True)
+class ApprovalRequested:
+    approval: str
+    kind: str
+    summary: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": "approval_requested",
+            "approval": self.approval,
+            "kind": self.kind,
+            "summary": self.summary,
+        }
+
+
+@dataclass(frozen=True)
+class NudgeEvent:
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": "nudge", "text": self.text}
+
+
+@dataclass(frozen=True)
+class UsageEvent:
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": "usage",
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost_usd,
+        }
+
+
+@dataclass(frozen=True)
+class ModeChanged:
+    space: str
+    mode: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": "mode_changed", "space": self.space, "mode": self.mode}
+
+
+@dataclass(frozen=True)
+class TurnEnded:
+    turn: str
+    status: TurnStatus
+    delivered: bool
+    error: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": "turn_ended",
+            "turn": self.turn,
+            "status": self.status.value,
+            "delivered": self.delivered,
+            "error": self.error,
+            "usage": self.usage,
+        }
+
+
+TurnEvent = (
+    TurnStarted
+    | TextDelta
+    | ThinkingDelta
+    | ToolCallEvent
+    | ToolResultEvent
+    | ApprovalRequested
+    | NudgeEvent
+    | UsageEvent
+    | ModeChanged
+    | TurnEnded
+)
