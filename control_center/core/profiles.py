@@ -264,5 +264,11 @@ PROFILES: MappingProxyType[Mode, CapabilityProfile] = MappingProxyType(
 OPERATOR_MODES: tuple[Mode, ...] = tuple(p.mode for p in PROFILES.values() if p.operator_selectable)
 
 
+#: The mode of a dispatch with no space (one-shot runs, CLI calls, a space of another workspace).
+DISPATCH_DEFAULT_MODE = Mode.CHAT
+#: The mode the system sets on a space opened for a pull request.
+PR_SPACE_MODE = Mode.REVIEW
+
+
 def profile_for(mode: Mode) -> CapabilityProfile:
     return PROFILES[mode]

@@ -1,0 +1,328 @@
+"""The ``control-center`` command (SPEC §11). Every error is one clear line on stderr and a
+non-zero exit; no command prompts on the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from control_center.core.modes import Autonomy, Mode, Transport, parse_enum
+from control_center.core.profiles import profile_for
+from control_center.core.records import Gate
+from control_center.core.surface import build_system_prompt, materialize_surface
+from control_center.store.db import StoreError
+from control_center.workspace import Workspace, WorkspaceError, resolved_mode
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    def __init__(self, message: str, code: int = EXIT_ERROR) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise CliError(f"{self.prog}: {message}", EXIT_USAGE)
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def _open(args: argparse.Namespace) -> Workspace:
+    return Workspace.open(Path(args.workspace))
+
+
+def _mode_arg(value: str) -> Mode:
+    return parse_enum(Mode, value, "mode")
+
+
+def _autonomy_arg(value: str) -> Autonomy:
+    return parse_enum(Autonomy, value, "autonomy level")
+
+
+# -- commands -------------------------------------------------------------------------------------
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    ws = Workspace.init(Path(args.workspace), Path(args.repo))
+    print(f"workspace {ws.root} bound to {ws.repo}")
+    ws.close()
+    return 0
+
+
+def cmd_space_create(args: argparse.Namespace) -> int:
+    ws = _open(args)
+    try:
+        space = ws.create_space(
+            args.name, mode=_mode_arg(args.mode), autonomy=_autonomy_arg(args.autonomy), operator=True
+        )
+        print(space.id)
+    finally:
+        ws.close()
+    return 0
+
+
+def cmd_space_set_mode(args: argparse.Namespace) -> int:
+    ws = _open(args)
+    try:
+        space = ws.set_mode(args.space, _mode_arg(args.mode), operator=True)
+        print(f"space {space.name} is now in {profile_for(space.mode).label} mode (from the next turn)")
+    finally:
+        ws.close()
+    return 0
+
+
+def cmd_space_set_autonomy(args: argparse.Namespace) -> int:
+    ws = _open(args)
+    try:
+        space = ws.set_autonomy(args.space, _autonomy_arg(args.autonomy))
+        print(f"space {space.name} autonomy is now {space.autonomy.value}")
+    finally:
+        ws.close()
+    return 0
+
+
+def cmd_space_show(args: argparse.Namespace) -> int:
+    ws = _open(args)
+    try:
+        space = ws.require_space(args.space)
+        if args.json:
+            _print_json(space.to_json())
+        else:
+            print(f"{space.name} ({space.id}) mode={space.mode.value} autonomy={space.autonomy.value}")
+            print(f"worktree {space.worktree}")
+    finally:
+        ws.close()
+    return 0
+
+
+def cmd_space_list(args: argparse.Namespace) -> int:
+    ws = _open(args)
+    try:
+        spaces = ws.store.spaces(include_archived=args.all)
+        if args.json:
+            _print_json([s.to_json() for s in spaces])
+        else:
+            for s in spaces:
+                print(f"{s.id}  {s.mode.value:<11} {s.autonomy.value:<9} {s.name}")
+    finally:
+        ws.close()
+    return 0
+
+
+def cmd_surface(args: argparse.Namespace) -> int:
+    ws = _open(args)
+    try:
+        space = ws.resolve_dispatch(args.space)
+        mode = resolved_mode(space)
+        autonomy = space.autonomy if space else Autonomy.ASK
+        transport = (
+            Transport(args.transport) if args.transport else (space.transport if space else Transport.BUILTIN)
+        )
+        profile = profile_for(mode)
+        tools = materialize_surface(profile, autonomy, transport)
+        prompt = build_system_prompt(profile, tools, autonomy, transport)
+        if args.json:
+            _print_json(
+                {
+                    "mode": mode.value,
+                    "autonomy": autonomy.value,
+                    "transport": transport.value,
+                    "space": space.id if space else None,
+                    "tools": [
+                        {"name": t.name, "tier": t.tier.label, "effects": sorted(e.value for e in t.effects)}
+                        for t in tools
+                    ],
+                    "system_prompt": prompt,
+                }
+            )
+        else:
+            print(
+                f"mode {mode.value} ({profile.label}), autonomy {autonomy.value}, transport {transport.value}"
+            )
+            for t in tools:
+                print(f"  {t.name:<22} {t.tier.label:<8} {','.join(sorted(e.value for e in t.effects))}")
+    finally:
+        ws.close()
+    return 0
+
+
+def _parse_gate(text: str) -> Gate:
+    name, sep, command = text.partition("=")
+    if not sep or not name.strip() or not command.strip():
+        raise CliError(f"--gate expects NAME=COMMAND, got {text!r}", EXIT_USAGE)
+    return Gate(name.strip(), command)
+
+
+def cmd_review_open(args: argparse.Namespace) -> int:
+    ws = _open(args)
+    try:
+        gates = tuple(_parse_gate(g) for g in args.gate or ())
+        space = ws.open_review(
+            base=args.base, head=args.head, name=args.name, autonomy=_autonomy_arg(args.autonomy), gates=gates
+        )
+        print(space.id)
+    finally:
+        ws.close()
+    return 0
+
+
+def _lazy(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """Commands whose imports are heavy (harness, Qt, MCP) load on use."""
+
+    def run(args: argparse.Namespace) -> int:
+        import importlib
+
+        return int(getattr(importlib.import_module(module), name)(args))
+
+    return run
+
+
+# -- parser ---------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="control-center", description="Run AI coding agents against local git repositories.")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    def ws_arg(sp: argparse.ArgumentParser, required: bool = True) -> None:
+        sp.add_argument("--workspace", required=required, metavar="DIR", help="workspace folder")
+
+    g = sub.add_parser("gui", help="open the desktop app (the default)")
+    ws_arg(g, required=False)
+    g.set_defaults(func=_lazy("control_center.app", "cmd_gui"))
+
+    d = sub.add_parser("demo", help="create (idempotently) and open the demo workspace")
+    ws_arg(d, required=False)
+    d.add_argument("--no-gui", action="store_true")
+    d.set_defaults(func=_lazy("control_center.demo", "cmd_demo"))
+
+    i = sub.add_parser("init", help="create a workspace bound to a git repository")
+    ws_arg(i)
+    i.add_argument("--repo", required=True)
+    i.set_defaults(func=cmd_init)
+
+    sp = sub.add_parser("space", help="manage spaces")
+    ssub = sp.add_subparsers(dest="space_command", parser_class=_Parser, required=True)
+    c = ssub.add_parser("create")
+    ws_arg(c)
+    c.add_argument("--name", required=True)
+    c.add_argument("--mode", default="chat")
+    c.add_argument("--autonomy", default="ask")
+    c.set_defaults(func=cmd_space_create)
+    m = ssub.add_parser("set-mode")
+    ws_arg(m)
+    m.add_argument("space")
+    m.add_argument("mode")
+    m.set_defaults(func=cmd_space_set_mode)
+    a = ssub.add_parser("set-autonomy")
+    ws_arg(a)
+    a.add_argument("space")
+    a.add_argument("autonomy")
+    a.set_defaults(func=cmd_space_set_autonomy)
+    s = ssub.add_parser("show")
+    ws_arg(s)
+    s.add_argument("space")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_space_show)
+    ls = ssub.add_parser("list")
+    ws_arg(ls)
+    ls.add_argument("--all", action="store_true", help="include archived spaces")
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(func=cmd_space_list)
+
+    rv = sub.add_parser("review", help="pull-request review spaces")
+    rsub = rv.add_subparsers(dest="review_command", parser_class=_Parser, required=True)
+    ro = rsub.add_parser("open")
+    ws_arg(ro)
+    ro.add_argument("--base", required=True)
+    ro.add_argument("--head", required=True)
+    ro.add_argument("--name")
+    ro.add_argument("--autonomy", default="ask")
+    ro.add_argument("--gate", action="append", metavar="NAME=COMMAND")
+    ro.set_defaults(func=cmd_review_open)
+    rs = rsub.add_parser("show")
+    ws_arg(rs)
+    rs.add_argument("space")
+    rs.add_argument("--json", action="store_true")
+    rs.set_defaults(func=_lazy("control_center.commands", "cmd_review_show"))
+
+    su = sub.add_parser("surface", help="what the next turn would get")
+    ws_arg(su)
+    su.add_argument("--space")
+    su.add_argument("--transport", choices=[t.value for t in Transport])
+    su.add_argument("--json", action="store_true")
+    su.set_defaults(func=cmd_surface)
+
+    r = sub.add_parser("run", help="run one turn")
+    ws_arg(r)
+    r.add_argument("--space")
+    r.add_argument("--provider", choices=["scripted", "anthropic"])
+    r.add_argument("--script")
+    r.add_argument("--transport", choices=[t.value for t in Transport])
+    r.add_argument("--json", action="store_true")
+    r.add_argument("message")
+    r.set_defaults(func=_lazy("control_center.commands", "cmd_run"))
+
+    rs2 = sub.add_parser("resume", help="continue a waiting or interrupted turn")
+    ws_arg(rs2)
+    rs2.add_argument("--json", action="store_true")
+    rs2.add_argument("turn")
+    rs2.set_defaults(func=_lazy("control_center.commands", "cmd_resume"))
+
+    ap = sub.add_parser("approvals", help="pending and decided approvals")
+    asub = ap.add_subparsers(dest="approvals_command", parser_class=_Parser, required=True)
+    al = asub.add_parser("list")
+    ws_arg(al)
+    al.add_argument("--json", action="store_true")
+    al.add_argument("--status", choices=["pending", "granted", "rejected"])
+    al.set_defaults(func=_lazy("control_center.commands", "cmd_approvals_list"))
+    ad = asub.add_parser("decide")
+    ws_arg(ad)
+    ad.add_argument("id")
+    ad.add_argument("decision", choices=["grant", "reject"])
+    ad.add_argument("--reason")
+    ad.add_argument("--json", action="store_true")
+    ad.set_defaults(func=_lazy("control_center.commands", "cmd_approvals_decide"))
+
+    hk = sub.add_parser("hook", help="transport hooks")
+    hsub = hk.add_subparsers(dest="hook_command", parser_class=_Parser, required=True)
+    hc = hsub.add_parser("claude-code", help="Claude Code PreToolUse hook (JSON on stdin)")
+    hc.add_argument("--mode", required=True)
+    hc.set_defaults(func=_lazy("control_center.harness.transports.claude_hook", "cmd_hook"))
+
+    mc = sub.add_parser("mcp", help="MCP server on stdio")
+    ws_arg(mc)
+    mc.set_defaults(func=_lazy("control_center.mcp_server", "cmd_mcp"))
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            args = parser.parse_args(["gui", *(argv or [])])
+        return int(args.func(args))
+    except CliError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.code
+    except (WorkspaceError, StoreError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

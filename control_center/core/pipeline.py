@@ -1,0 +1,465 @@
+"""The generic pipeline engine as pure domain code (SPEC §5 "Approving", §7, §8).
+
+A pipeline is a DAG of typed nodes. Its run state is an immutable value and every transition is a
+pure function returning a new state, so the dispatcher can persist the state after each step and
+resume after a crash from exactly what was stored. Nothing here does I/O, touches Qt or a database.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any, assert_never
+
+from control_center.core.modes import Mode
+from control_center.core.plan import PlanGraph
+from control_center.core.profiles import PROFILES
+
+
+class PipelineError(ValueError):
+    """An invalid spec, an invalid transition or unreadable persisted data."""
+
+
+class NodeType(StrEnum):
+    CREATE_SPACE = "create_space"
+    AGENT_STEP = "agent_step"
+    GATE = "gate"
+    SYNTHESIS = "synthesis"
+
+
+class NodeStatus(StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    BLOCKED = "blocked"
+    CANCELLED = "cancelled"
+
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
+    # A private copy behind a read-only view: the caller's dict can change later without
+    # changing a spec or a state that was built from it.
+    return MappingProxyType(dict(mapping))
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Usage limits of a whole run; ``None`` means no limit on that axis."""
+
+    max_tokens: int | None = None
+    max_usd: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_tokens is not None and (
+            isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens <= 0
+        ):
+            raise PipelineError(f"budget max_tokens must be a positive integer, got {self.max_tokens!r}")
+        if self.max_usd is not None and (
+            isinstance(self.max_usd, bool)
+            or not isinstance(self.max_usd, int | float)
+            or not math.isfinite(self.max_usd)
+            or self.max_usd <= 0
+        ):
+            raise PipelineError(f"budget max_usd must be a positive number, got {self.max_usd!r}")
+
+
+@dataclass(frozen=True)
+class PipelineNodeSpec:
+    key: str
+    type: NodeType
+    title: str
+    body: Mapping[str, Any] = field(default_factory=dict)
+    depends_on: tuple[str, ...] = ()
+    extras: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "body", _frozen(self.body))
+        object.__setattr__(self, "extras", _frozen(self.extras))
+        object.__setattr__(self, "depends_on", tuple(self.depends_on))
+
+
+@dataclass(frozen=True)
+class PipelineSpec:
+    """A validated DAG: unique non-empty keys, known dependencies, no self-edge, no cycle."""
+
+    name: str
+    nodes: tuple[PipelineNodeSpec, ...]
+    budget: Budget | None = None
+    #: Keys in deterministic topological order (declaration order breaks ties).
+    order: tuple[str, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "nodes", tuple(self.nodes))
+        object.__setattr__(self, "order", _validate_and_order(self.nodes))
+
+    def node(self, key: str) -> PipelineNodeSpec:
+        for n in self.nodes:
+            if n.key == key:
+                return n
+        raise PipelineError(f"no node {key!r} in pipeline {self.name!r}")
+
+    def dependents(self, key: str) -> tuple[str, ...]:
+        """Every node that transitively depends on ``key``, in topological order."""
+        found: set[str] = set()
+        frontier = [key]
+        while frontier:
+            current = frontier.pop()
+            for n in self.nodes:
+                if current in n.depends_on and n.key not in found:
+                    found.add(n.key)
+                    frontier.append(n.key)
+        return tuple(k for k in self.order if k in found)
+
+    def ancestors(self, key: str) -> frozenset[str]:
+        """Every node ``key`` transitively depends on."""
+        deps = {n.key: n.depends_on for n in self.nodes}
+        found: set[str] = set()
+        frontier = list(deps[key])
+        while frontier:
+            current = frontier.pop()
+            if current not in found:
+                found.add(current)
+                frontier.extend(deps[current])
+        return frozenset(found)
+
+
+def _validate_and_order(nodes: tuple[PipelineNodeSpec, ...]) -> tuple[str, ...]:
+    keys: list[str] = []
+    for n in nodes:
+        if not isinstance(n.key, str) or not n.key.strip():
+            raise PipelineError("every pipeline node needs a non-empty string key")
+        if n.key in keys:
+            raise PipelineError(f"duplicate pipeline node key {n.key!r}")
+        keys.append(n.key)
+    known = set(keys)
+    for n in nodes:
+        for d in n.depends_on:
+            if d == n.key:
+                raise PipelineError(f"pipeline node {n.key!r} depends on itself")
+            if d not in known:
+                raise PipelineError(f"pipeline node {n.key!r} depends on unknown node {d!r}")
+    # Kahn's algorithm, always taking the earliest-declared ready node, so the order (and with it
+    # ready_nodes) is the same on every run and every machine.
+    remaining = {n.key: set(n.depends_on) for n in nodes}
+    order: list[str] = []
+    while remaining:
+        ready = [k for k in keys if k in remaining and not remaining[k]]
+        if not ready:
+            raise PipelineError(f"pipeline dependencies form a cycle among: {', '.join(sorted(remaining))}")
+        nxt = ready[0]
+        order.append(nxt)
+        del remaining[nxt]
+        for deps in remaining.values():
+            deps.discard(nxt)
+    return tuple(order)
+
+
+def resolve_space_mode(extras: Mapping[str, Any], default: Mode = Mode.REVIEW) -> Mode:
+    """The mode a ``create_space`` node pins its room to (SPEC §8).
+
+    Only an exact spelling of a mode whose profile is ``pipeline_pinnable`` counts; anything else is
+    silently ignored. The policy comes from the profiles, never from a list of names here."""
+    value = extras.get("mode")
+    if not isinstance(value, str):
+        return default
+    for mode, profile in PROFILES.items():
+        if profile.pipeline_pinnable and value == mode.value:
+            return mode
+    return default
+
+
+# --- run state -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PipelineState:
+    statuses: Mapping[str, NodeStatus]
+    outputs: Mapping[str, str] = field(default_factory=dict)
+    attempts: Mapping[str, int] = field(default_factory=dict)
+    #: The last error of each node that failed (kept after a retry, for the operator's history).
+    errors: Mapping[str, str] = field(default_factory=dict)
+    tokens_used: int = 0
+    usd_used: float = 0.0
+    stopped_reason: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "statuses", _frozen(self.statuses))
+        object.__setattr__(self, "outputs", _frozen(self.outputs))
+        object.__setattr__(self, "attempts", _frozen(self.attempts))
+        object.__setattr__(self, "errors", _frozen(self.errors))
+
+
+def initial_state(spec: PipelineSpec) -> PipelineState:
+    return PipelineState(
+        statuses={k: NodeStatus.PENDING for k in spec.order},
+        attempts={k: 0 for k in spec.order},
+    )
+
+
+def _status(state: PipelineState, key: str) -> NodeStatus:
+    try:
+        return state.statuses[key]
+    except KeyError:
+        raise PipelineError(f"no node {key!r} in this pipeline run") from None
+
+
+def _with_statuses(state: PipelineState, changes: Mapping[str, NodeStatus], **other: Any) -> PipelineState:
+    return replace(state, statuses={**state.statuses, **changes}, **other)
+
+
+def ready_nodes(spec: PipelineSpec, state: PipelineState) -> tuple[str, ...]:
+    """Pending nodes whose dependencies are all done, in topological order."""
+    if state.stopped_reason is not None:
+        return ()
+    return tuple(
+        k
+        for k in spec.order
+        if state.statuses.get(k) is NodeStatus.PENDING
+        and all(state.statuses.get(d) is NodeStatus.DONE for d in spec.node(k).depends_on)
+    )
+
+
+def start(spec: PipelineSpec, state: PipelineState, key: str) -> PipelineState:
+    status = _status(state, key)
+    if state.stopped_reason is not None:
+        raise PipelineError(f"cannot start {key!r}: the pipeline is stopped ({state.stopped_reason})")
+    if status is not NodeStatus.PENDING:
+        raise PipelineError(f"cannot start {key!r}: it is {status.value}, only a pending node can start")
+    waiting = [d for d in spec.node(key).depends_on if state.statuses.get(d) is not NodeStatus.DONE]
+    if False and waiting:
+        raise PipelineError(f"cannot start {key!r}: its dependencies {', '.join(waiting)} are not done")
+    attempts = {**state.attempts, key: state.attempts.get(key, 0) + 1}
+    return _with_statuses(state, {key: NodeStatus.RUNNING}, attempts=attempts)
+
+
+def complete(spec: PipelineSpec, state: PipelineState, key: str, output: str) -> PipelineState:
+    spec.node(key)
+    status = _status(state, key)
+    if status is not NodeStatus.RUNNING:
+        raise PipelineError(f"cannot complete {key!r}: it is {status.value}, only a running node can")
+    return _with_statuses(state, {key: NodeStatus.DONE}, outputs={**state.outputs, key: output})
+
+
+def fail(spec: PipelineSpec, state: PipelineState, key: str, error: str) -> PipelineState:
+    """Mark a running node failed and block everything downstream of it."""
+    status = _status(state, key)
+    if status is not NodeStatus.RUNNING:
+        raise PipelineError(f"cannot fail {key!r}: it is {status.value}, only a running node can fail")
+    changes = {key: NodeStatus.FAILED}
+    for d in spec.dependents(key):
+        # Cancelled dependents stay cancelled: the stop reason is the truer story for them.
+        if state.statuses.get(d) is NodeStatus.PENDING:
+            changes[d] = NodeStatus.BLOCKED
+    return _with_statuses(state, changes, errors={**state.errors, key: error})
+
+
+def retry(spec: PipelineSpec, state: PipelineState, key: str) -> PipelineState:
+    """Put a failed node back to pending, and with it every dependent no other failure blocks."""
+    status = _status(state, key)
+    if status is not NodeStatus.FAILED:
+        raise PipelineError(f"cannot retry {key!r}: it is {status.value}, only a failed node can be retried")
+    if state.stopped_reason is not None:
+        raise PipelineError(f"cannot retry {key!r}: the pipeline is stopped ({state.stopped_reason})")
+    changes = {key: NodeStatus.PENDING}
+    still_failed = {k for k, s in state.statuses.items() if s is NodeStatus.FAILED and k != key}
+    for d in spec.dependents(key):
+        if state.statuses.get(d) is NodeStatus.BLOCKED and not (spec.ancestors(d) & still_failed):
+            changes[d] = NodeStatus.PENDING
+    return _with_statuses(state, changes)
+
+
+def cancel(state: PipelineState, reason: str = "cancelled") -> PipelineState:
+    """Stop the run: pending and running nodes become cancelled. Idempotent; the first stop reason wins."""
+    changes = {
+        k: NodeStatus.CANCELLED
+        for k, s in state.statuses.items()
+        if s in (NodeStatus.PENDING, NodeStatus.RUNNING)
+    }
+    return _with_statuses(state, changes, stopped_reason=state.stopped_reason or reason)
+
+
+def charge(spec: PipelineSpec, state: PipelineState, tokens: int, usd: float) -> PipelineState:
+    """Add usage; past the budget the run stops (pending → cancelled). Running nodes are left to
+    finish: their work is already paid for and their result is still worth keeping."""
+    if tokens < 0 or usd < 0 or not math.isfinite(usd):
+        raise PipelineError(f"usage must be non-negative, got tokens={tokens!r} usd={usd!r}")
+    new = replace(state, tokens_used=state.tokens_used + tokens, usd_used=state.usd_used + usd)
+    over = _over_budget(spec.budget, new)
+    if over is None or new.stopped_reason is not None:
+        return new
+    changes = {k: NodeStatus.CANCELLED for k, s in new.statuses.items() if s is NodeStatus.PENDING}
+    return _with_statuses(new, changes, stopped_reason=f"budget exceeded: {over}")
+
+
+def _over_budget(budget: Budget | None, state: PipelineState) -> str | None:
+    if budget is None:
+        return None
+    reasons = []
+    if budget.max_tokens is not None and state.tokens_used > budget.max_tokens:
+        reasons.append(f"{state.tokens_used} tokens used of {budget.max_tokens}")
+    if budget.max_usd is not None and state.usd_used > budget.max_usd:
+        reasons.append(f"${state.usd_used:.4f} used of ${budget.max_usd:.4f}")
+    return "; ".join(reasons) or None
+
+
+def is_finished(state: PipelineState) -> bool:
+    """Nothing left that can move without the operator: no node pending or running."""
+    return not any(s in (NodeStatus.PENDING, NodeStatus.RUNNING) for s in state.statuses.values())
+
+
+def summary(state: PipelineState) -> dict[NodeStatus, int]:
+    counts = dict.fromkeys(NodeStatus, 0)
+    for s in state.statuses.values():
+        counts[s] += 1
+    return counts
+
+
+# --- persistence -----------------------------------------------------------------------------
+
+
+def state_to_json(state: PipelineState) -> dict[str, Any]:
+    return {
+        "statuses": {k: s.value for k, s in state.statuses.items()},
+        "outputs": dict(state.outputs),
+        "attempts": dict(state.attempts),
+        "errors": dict(state.errors),
+        "tokens_used": state.tokens_used,
+        "usd_used": state.usd_used,
+        "stopped_reason": state.stopped_reason,
+    }
+
+
+def _str_map(data: Mapping[str, Any], name: str) -> dict[str, Any]:
+    value = data.get(name, {})
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise PipelineError(f"pipeline state {name!r} must be an object keyed by node")
+    return value
+
+
+def state_from_json(data: Any) -> PipelineState:
+    if not isinstance(data, dict):
+        raise PipelineError("pipeline state must be an object")
+    try:
+        statuses = {k: NodeStatus(v) for k, v in _str_map(data, "statuses").items()}
+    except ValueError as exc:
+        raise PipelineError(f"pipeline state has an unknown node status: {exc}") from None
+    outputs = _str_map(data, "outputs")
+    attempts = _str_map(data, "attempts")
+    errors = _str_map(data, "errors")
+    if not all(isinstance(v, str) for v in (*outputs.values(), *errors.values())):
+        raise PipelineError("pipeline state outputs and errors must be strings")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in attempts.values()):
+        raise PipelineError("pipeline state attempts must be integers")
+    tokens, usd, reason = data.get("tokens_used", 0), data.get("usd_used", 0.0), data.get("stopped_reason")
+    if not isinstance(tokens, int) or isinstance(tokens, bool):
+        raise PipelineError("pipeline state tokens_used must be an integer")
+    if not isinstance(usd, int | float) or isinstance(usd, bool):
+        raise PipelineError("pipeline state usd_used must be a number")
+    if reason is not None and not isinstance(reason, str):
+        raise PipelineError("pipeline state stopped_reason must be a string or null")
+    return PipelineState(statuses, outputs, attempts, errors, tokens, float(usd), reason)
+
+
+def spec_to_json(spec: PipelineSpec) -> dict[str, Any]:
+    return {
+        "name": spec.name,
+        "budget": None
+        if spec.budget is None
+        else {"max_tokens": spec.budget.max_tokens, "max_usd": spec.budget.max_usd},
+        "nodes": [
+            {
+                "key": n.key,
+                "type": n.type.value,
+                "title": n.title,
+                "body": dict(n.body),
+                "depends_on": list(n.depends_on),
+                "extras": dict(n.extras),
+            }
+            for n in spec.nodes
+        ],
+    }
+
+
+def spec_from_json(data: Any) -> PipelineSpec:
+    if not isinstance(data, dict) or not isinstance(data.get("nodes"), list):
+        raise PipelineError("pipeline spec must be an object with 'name' and 'nodes'")
+    name = data.get("name")
+    if not isinstance(name, str):
+        raise PipelineError("pipeline spec 'name' must be a string")
+    raw_budget = data.get("budget")
+    if raw_budget is not None and not isinstance(raw_budget, dict):
+        raise PipelineError("pipeline spec 'budget' must be an object or null")
+    budget = None if raw_budget is None else Budget(raw_budget.get("max_tokens"), raw_budget.get("max_usd"))
+    return PipelineSpec(name, tuple(_node_from_json(raw) for raw in data["nodes"]), budget)
+
+
+def _node_from_json(raw: Any) -> PipelineNodeSpec:
+    if not isinstance(raw, dict):
+        raise PipelineError("each pipeline node must be an object")
+    try:
+        node_type = NodeType(raw.get("type"))
+    except ValueError:
+        raise PipelineError(f"pipeline node has an unknown type {raw.get('type')!r}") from None
+    key, title = raw.get("key"), raw.get("title", "")
+    deps, body, extras = raw.get("depends_on", []), raw.get("body", {}), raw.get("extras", {})
+    if not isinstance(key, str) or not isinstance(title, str):
+        raise PipelineError("pipeline node 'key' and 'title' must be strings")
+    if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
+        raise PipelineError(f"pipeline node {key!r} 'depends_on' must be a list of keys")
+    if not isinstance(body, dict) or not isinstance(extras, dict):
+        raise PipelineError(f"pipeline node {key!r} 'body' and 'extras' must be objects")
+    return PipelineNodeSpec(key, node_type, title, body, tuple(deps), extras)
+
+
+# --- plans -----------------------------------------------------------------------------------
+
+
+def compile_plan(plan: PlanGraph) -> PipelineSpec:
+    """An approved plan as a pipeline: one agent step per plan node, edges from ``depends_on``."""
+    nodes = tuple(
+        PipelineNodeSpec(
+            key=n.key,
+            type=NodeType.AGENT_STEP,
+            title=n.title,
+            body={"title": n.title, "description": n.description, "goal": plan.goal},
+            depends_on=n.depends_on,
+        )
+        for n in plan.nodes
+    )
+    return PipelineSpec(name=plan.goal, nodes=nodes, budget=None)
+
+
+def agent_prompt(node: PipelineNodeSpec, outputs: Mapping[str, str] = _EMPTY) -> str:
+    """The user message an agent-run node sends. A synthesis node also quotes what each of its
+    dependencies produced, since combining those results is its whole job."""
+    body = node.body
+    lines: list[str] = []
+    if body.get("goal"):
+        lines.append(f"Overall goal: {body['goal']}")
+    title = body.get("title") or node.title
+    match node.type:
+        case NodeType.AGENT_STEP:
+            lines.append(f"Your task: {title}")
+        case NodeType.SYNTHESIS:
+            lines.append(f"Your task (synthesis): {title}")
+        case NodeType.CREATE_SPACE | NodeType.GATE:
+            raise PipelineError(f"node {node.key!r} is a {node.type.value} node; no agent runs it")
+        case _:
+            assert_never(node.type)
+    for label, name in (("Details", "description"), ("Instructions", "instructions")):
+        if body.get(name):
+            lines.append(f"{label}:\n{body[name]}")
+    if node.type is NodeType.SYNTHESIS:
+        lines.append("Results of the steps to combine:")
+        lines.extend(_quoted_outputs(node.depends_on, outputs))
+    return "\n\n".join(lines)
+
+
+def _quoted_outputs(keys: Iterable[str], outputs: Mapping[str, str]) -> list[str]:
+    return [f"### {k}\n{outputs.get(k) or '(no output)'}" for k in keys]

@@ -1,0 +1,77 @@
+"""Frozen values the store hands out: spaces, turns and the other workspace records.
+Nobody outside the store sees ORM rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from control_center.core.events import TurnStatus
+from control_center.core.modes import Autonomy, Mode, Transport
+
+
+@dataclass(frozen=True)
+class Gate:
+    name: str
+    command: str
+
+
+@dataclass(frozen=True)
+class Space:
+    id: str
+    name: str
+    mode: Mode
+    autonomy: Autonomy
+    transport: Transport
+    worktree: Path
+    branch: str
+    conversation_id: str
+    created_at: str
+    archived: bool = False
+    #: For a PR review space: the base and head refs, and the gated axes.
+    pr_base: str | None = None
+    pr_head: str | None = None
+    gates: tuple[Gate, ...] = ()
+
+    @property
+    def is_pr(self) -> bool:
+        return self.pr_head is not None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "mode": self.mode.value,
+            "autonomy": self.autonomy.value,
+            "worktree": str(self.worktree),
+            "transport": self.transport.value,
+            "branch": self.branch,
+            "archived": self.archived,
+            "pr": {"base": self.pr_base, "head": self.pr_head} if self.is_pr else None,
+        }
+
+
+@dataclass(frozen=True)
+class Turn:
+    id: str
+    space_id: str | None
+    conversation_id: str | None
+    mode: Mode
+    transport: Transport
+    status: TurnStatus
+    #: Provider name and model settings the turn runs with (resume reuses them).
+    settings: dict[str, Any]
+    worktree: Path
+    created_at: str
+    delivered: bool = False
+    nudged: bool = False
+    error: str | None = None
+    model_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    #: Provider resume position (the scripted provider's next script element).
+    cursor: int = 0
+    #: Loop state needed to resume (pending tool calls, last verb called, ...).
+    state: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,155 @@
+"""The Anthropic provider: streams through the official ``anthropic`` SDK (SPEC §10).
+
+``anthropic`` is imported in the constructor, never at module import: it costs over a second and
+the GUI must not pay that at start-up.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+from .base import ModelRequest, ModelResponse, ProviderError, StreamItem, TextChunk, ThinkingChunk
+
+#: The API requires budget_tokens >= 1024 and < max_tokens.
+MIN_THINKING_BUDGET = 1024
+#: A stream that sends nothing at all (not even a ping) for this long is dead.
+MAX_IDLE_READ_S = 300.0
+
+
+def thinking_param(budget: int | None, max_tokens: int) -> dict[str, Any] | None:
+    """The ``thinking`` request parameter, clamped into what the API accepts (or None)."""
+    if budget is None or max_tokens <= MIN_THINKING_BUDGET:
+        return None
+    budget = max(MIN_THINKING_BUDGET, min(budget, max_tokens - 1))
+    return {"type": "enabled", "budget_tokens": budget}
+
+
+class AnthropicProvider:
+    """A :class:`~.base.ModelProvider` for the Messages API (or any compatible endpoint)."""
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        api_key: str,
+        base_url: str | None = None,
+        max_retries: int = 2,
+        timeout_s: float = 600,
+    ) -> None:
+        import anthropic  # lazy: see the module docstring
+
+        self._anthropic = anthropic
+        self._api_key = api_key
+        self._base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+        self._max_retries = max_retries
+        # Connect fails fast; a silent stream is cut after MAX_IDLE_READ_S (the API pings while
+        # the model thinks), so a dead connection surfaces as an error rather than a hang.
+        self._timeout = anthropic.Timeout(
+            timeout_s, connect=min(10.0, timeout_s), read=min(MAX_IDLE_READ_S, timeout_s)
+        )
+
+    @property
+    def cursor(self) -> int:
+        return 0
+
+    @property
+    def base_url(self) -> str | None:
+        return self._base_url
+
+    def _client(self) -> Any:
+        # One client per stream: an httpx2 pool is bound to the event loop that first used it,
+        # and a provider may outlive its loop (CLI resume, tests with asyncio.run).
+        return self._anthropic.AsyncAnthropic(
+            api_key=self._api_key,
+            base_url=self._base_url,
+            max_retries=self._max_retries,
+            timeout=self._timeout,
+        )
+
+    def _params(self, request: ModelRequest) -> dict[str, Any]:
+        settings = request.settings
+        params: dict[str, Any] = {
+            "model": settings.model,
+            "max_tokens": settings.max_tokens,
+            "messages": request.messages,
+        }
+        if request.system:
+            params["system"] = request.system
+        if request.tools:
+            params["tools"] = request.tools
+        thinking = thinking_param(settings.thinking_budget, settings.max_tokens)
+        if thinking is not None:
+            params["thinking"] = thinking
+        return params
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
+        anthropic = self._anthropic
+        params = self._params(request)
+        client = self._client()
+        try:
+            async with client.messages.stream(**params) as stream:
+                saw_stop = False
+                async for event in stream:
+                    if event.type == "text":
+                        yield TextChunk(event.text)
+                    elif event.type == "thinking":
+                        yield ThinkingChunk(event.thinking)
+                    elif event.type == "message_stop":
+                        saw_stop = True
+                if not saw_stop:
+                    raise ProviderError("the model stream ended before message_stop (incomplete response)")
+                message = await stream.get_final_message()
+        except ProviderError:
+            raise
+        except anthropic.APIStatusError as exc:
+            detail = exc.api_message or exc.message
+            raise ProviderError(self._scrub(f"Anthropic API error {exc.status_code}: {detail}")) from None
+        except anthropic.APITimeoutError:
+            raise ProviderError("the model request timed out") from None
+        except anthropic.APIConnectionError as exc:
+            cause = exc.__cause__ or exc
+            raise ProviderError(self._scrub(f"cannot reach the model endpoint: {cause}")) from None
+        except ValueError as exc:
+            # json.JSONDecodeError and pydantic validation errors: the endpoint sent garbage.
+            raise ProviderError(self._scrub(f"malformed response from the model endpoint: {exc}")) from None
+        except Exception as exc:
+            # httpx2 transport errors mid-stream (peer closed, read error) are not wrapped by the SDK.
+            raise ProviderError(
+                self._scrub(f"the model stream failed: {type(exc).__name__}: {exc}")
+            ) from None
+        finally:
+            await client.close()
+
+        yield ModelResponse(
+            content=[_block_to_dict(block) for block in message.content],
+            stop_reason=message.stop_reason,
+            input_tokens=message.usage.input_tokens,
+            output_tokens=message.usage.output_tokens,
+            extra={
+                "message_id": message.id,
+                "model": message.model,
+                "cache_creation_input_tokens": message.usage.cache_creation_input_tokens,
+                "cache_read_input_tokens": message.usage.cache_read_input_tokens,
+            },
+        )
+
+    def _scrub(self, text: str) -> str:
+        # Belt and braces: no SDK message should echo the key, but the operator sees this text.
+        return text.replace(self._api_key, "***") if self._api_key else text
+
+
+def _block_to_dict(block: Any) -> dict[str, Any]:
+    """A response block as the plain dict the history stores and replays to the API."""
+    kind = block.type
+    if kind == "text":
+        return {"type": "text", "text": block.text}
+    if kind == "tool_use":
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input or {})}
+    if kind == "thinking":
+        # Kept with its signature: the API requires thinking blocks to be replayed unchanged.
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if kind == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": block.data}
+    return block.model_dump(mode="json", exclude_none=True)

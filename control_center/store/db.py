@@ -1,0 +1,105 @@
+"""Opening a workspace database: SQLite in WAL mode, foreign keys on, a busy timeout, and the
+schema brought to the code's version by Alembic migrations."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, create_engine, event, inspect
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+MARKER_TABLE = "workspace_meta"
+
+
+class StoreError(Exception):
+    """A database that cannot be used; the message says why, and nothing was changed."""
+
+
+def _alembic_config(url: str) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.set_main_option("sqlalchemy.url", url)
+    return cfg
+
+
+def head_revision() -> str:
+    script = ScriptDirectory.from_config(_alembic_config("sqlite://"))
+    head = script.get_current_head()
+    assert head is not None
+    return head
+
+
+def _on_connect(dbapi_conn: sqlite3.Connection, _record: object) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA busy_timeout=10000")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.close()
+
+
+def make_engine(path: Path) -> Engine:
+    engine = create_engine(
+        f"sqlite:///{path}", connect_args={"check_same_thread": False, "timeout": 10}, future=True
+    )
+    event.listen(engine, "connect", _on_connect)
+    return engine
+
+
+def _check_is_sqlite(path: Path) -> None:
+    with path.open("rb") as fh:
+        header = fh.read(16)
+    if header and header != b"SQLite format 3\x00":
+        raise StoreError(f"{path} is not a Control Center workspace database (not an SQLite file)")
+
+
+def open_database(path: Path, *, create: bool) -> Engine:
+    """Open (and with ``create``, create) the database at ``path`` and migrate it to head.
+
+    Refuses, changing nothing: a file that is not SQLite, an SQLite file that is not a workspace,
+    and a workspace whose schema is newer than this code."""
+    exists = path.exists() and path.stat().st_size > 0
+    if not exists and not create:
+        raise StoreError(f"no workspace database at {path}")
+    if exists:
+        _check_is_sqlite(path)
+        # Inspect read-only first, so a foreign database is never touched.
+        try:
+            ro = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            try:
+                tables = {r[0] for r in ro.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                version = None
+                if "alembic_version" in tables:
+                    row = ro.execute("SELECT version_num FROM alembic_version").fetchone()
+                    version = row[0] if row else None
+            finally:
+                ro.close()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{path} is not a Control Center workspace database ({exc})") from None
+        if tables and MARKER_TABLE not in tables:
+            raise StoreError(f"{path} is an SQLite database but not a Control Center workspace")
+        script = ScriptDirectory.from_config(_alembic_config("sqlite://"))
+        if version is not None and version not in {r.revision for r in script.walk_revisions()}:
+            raise StoreError(
+                f"{path} has schema version {version}, newer than this Control Center understands "
+                f"(latest known: {head_revision()}); upgrade Control Center to open it"
+            )
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    engine = make_engine(path)
+    with engine.begin() as conn:
+        ctx = MigrationContext.configure(conn)
+        current = ctx.get_current_revision()
+    if current != head_revision():
+        cfg = _alembic_config(f"sqlite:///{path}")
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "head")
+    if MARKER_TABLE not in inspect(engine).get_table_names():
+        raise StoreError(f"{path}: migration did not create the workspace schema")
+    return engine

@@ -1,0 +1,719 @@
+"""The workspace store: one SQLite file, repositories returning frozen core values.
+
+Writes are serialised through one lock (one writer per process; WAL lets readers run beside it,
+and SQLite's busy timeout arbitrates between processes). Each method is one unit of work."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func
+from sqlmodel import Session, col, select
+
+from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
+from control_center.core.events import TurnStatus
+from control_center.core.modes import Autonomy, Mode, Transport
+from control_center.core.records import Gate, Space, Turn
+from control_center.store.db import StoreError, open_database
+from control_center.store.tables import (
+    AgentRow,
+    ApprovalRow,
+    ConversationRow,
+    MessageRow,
+    PipelineRow,
+    PlanRow,
+    ProjectRow,
+    ProposalRow,
+    ReviewNodeRow,
+    ReviewRow,
+    SpaceRow,
+    TicketRow,
+    TurnRow,
+    WorkspaceMeta,
+)
+
+DB_FILENAME = "workspace.db"
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class NotFound(StoreError):
+    pass
+
+
+def _space(row: SpaceRow) -> Space:
+    return Space(
+        id=row.id,
+        name=row.name,
+        mode=Mode(row.mode),
+        autonomy=Autonomy(row.autonomy),
+        transport=Transport(row.transport),
+        worktree=Path(row.worktree),
+        branch=row.branch,
+        conversation_id=row.conversation_id,
+        created_at=row.created_at,
+        archived=row.archived,
+        pr_base=row.pr_base,
+        pr_head=row.pr_head,
+        gates=tuple(Gate(g["name"], g["command"]) for g in row.gates),
+    )
+
+
+def _turn(row: TurnRow) -> Turn:
+    return Turn(
+        id=row.id,
+        space_id=row.space_id,
+        conversation_id=row.conversation_id,
+        mode=Mode(row.mode),
+        transport=Transport(row.transport),
+        status=TurnStatus(row.status),
+        settings=dict(row.settings),
+        worktree=Path(row.worktree),
+        created_at=row.created_at,
+        delivered=row.delivered,
+        nudged=row.nudged,
+        error=row.error,
+        model_calls=row.model_calls,
+        input_tokens=row.input_tokens,
+        output_tokens=row.output_tokens,
+        cost_usd=row.cost_usd,
+        cursor=row.cursor,
+        state=dict(row.state),
+    )
+
+
+def _approval(row: ApprovalRow) -> Approval:
+    return Approval(
+        id=row.id,
+        kind=ApprovalKind(row.kind),
+        status=ApprovalStatus(row.status),
+        space_id=row.space_id,
+        turn_id=row.turn_id,
+        summary=row.summary,
+        payload=dict(row.payload),
+        created_at=row.created_at,
+        decided_at=row.decided_at,
+        decided_by=row.decided_by,
+        reason=row.reason,
+    )
+
+
+class Store:
+    def __init__(self, db_path: Path, *, create: bool = False) -> None:
+        self.path = db_path
+        self.engine = open_database(db_path, create=create)
+        self._write_lock = threading.RLock()
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    @contextmanager
+    def _read(self) -> Iterator[Session]:
+        with Session(self.engine, expire_on_commit=False) as s:
+            yield s
+
+    @contextmanager
+    def _write(self) -> Iterator[Session]:
+        with self._write_lock, Session(self.engine, expire_on_commit=False) as s:
+            yield s
+            s.commit()
+
+    # -- workspace metadata -------------------------------------------------------------------
+
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        with self._read() as s:
+            row = s.get(WorkspaceMeta, key)
+            return row.value if row else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._write() as s:
+            row = s.get(WorkspaceMeta, key)
+            if row:
+                row.value = value
+            else:
+                s.add(WorkspaceMeta(key=key, value=value))
+
+    # -- spaces ---------------------------------------------------------------------------------
+
+    def create_space(
+        self,
+        *,
+        name: str,
+        mode: Mode,
+        autonomy: Autonomy,
+        transport: Transport,
+        worktree: Path,
+        branch: str,
+        space_id: str | None = None,
+        pr_base: str | None = None,
+        pr_head: str | None = None,
+        gates: Sequence[Gate] = (),
+    ) -> Space:
+        sid = space_id or new_id()
+        ts = now_iso()
+        with self._write() as s:
+            if s.exec(select(SpaceRow).where(SpaceRow.name == name)).first():
+                raise StoreError(f"a space named {name!r} already exists")
+            conv = ConversationRow(id=new_id(), space_id=None, created_at=ts)
+            row = SpaceRow(
+                id=sid,
+                name=name,
+                mode=mode.value,
+                autonomy=autonomy.value,
+                transport=transport.value,
+                worktree=str(worktree),
+                branch=branch,
+                conversation_id=conv.id,
+                created_at=ts,
+                last_active_at=ts,
+                pr_base=pr_base,
+                pr_head=pr_head,
+                gates=[{"name": g.name, "command": g.command} for g in gates],
+            )
+            s.add(row)
+            s.flush()
+            conv.space_id = sid
+            s.add(conv)
+            s.flush()
+            return _space(row)
+
+    def space(self, space_id: str) -> Space | None:
+        with self._read() as s:
+            row = s.get(SpaceRow, space_id)
+            return _space(row) if row else None
+
+    def find_space(self, id_or_name: str) -> Space | None:
+        """A space by id, else by name; None when it is not in this workspace."""
+        with self._read() as s:
+            row = (
+                s.get(SpaceRow, id_or_name)
+                or s.exec(select(SpaceRow).where(SpaceRow.name == id_or_name)).first()
+            )
+            return _space(row) if row else None
+
+    def spaces(self, *, include_archived: bool = False) -> list[Space]:
+        with self._read() as s:
+            q = select(SpaceRow).order_by(col(SpaceRow.created_at))
+            if not include_archived:
+                q = q.where(SpaceRow.archived == False)  # noqa: E712
+            return [_space(r) for r in s.exec(q)]
+
+    def most_recent_space(self) -> Space | None:
+        with self._read() as s:
+            row = s.exec(
+                select(SpaceRow)
+                .where(SpaceRow.archived == False)  # noqa: E712
+                .order_by(col(SpaceRow.last_active_at).desc())
+            ).first()
+            return _space(row) if row else None
+
+    def update_space(self, space_id: str, **fields: Any) -> Space:
+        allowed = {"mode", "autonomy", "transport", "name", "archived"}
+        with self._write() as s:
+            row = s.get(SpaceRow, space_id)
+            if row is None:
+                raise NotFound(f"no space {space_id!r} in this workspace")
+            for key, value in fields.items():
+                if key not in allowed:
+                    raise ValueError(f"cannot update space field {key!r}")
+                if key == "name" and value != row.name:
+                    clash = s.exec(select(SpaceRow).where(SpaceRow.name == value)).first()
+                    if clash:
+                        raise StoreError(f"a space named {value!r} already exists")
+                setattr(row, key, value.value if hasattr(value, "value") else value)
+            s.add(row)
+            s.flush()
+            return _space(row)
+
+    def touch_space(self, space_id: str) -> None:
+        with self._write() as s:
+            row = s.get(SpaceRow, space_id)
+            if row:
+                row.last_active_at = now_iso()
+                s.add(row)
+
+    # -- conversations and messages ------------------------------------------------------------
+
+    def create_conversation(self, *, space_id: str | None, parent_message_id: str | None = None) -> str:
+        with self._write() as s:
+            conv = ConversationRow(
+                id=new_id(), space_id=space_id, parent_message_id=parent_message_id, created_at=now_iso()
+            )
+            s.add(conv)
+            return conv.id
+
+    def thread_of(self, message_id: str) -> str | None:
+        with self._read() as s:
+            row = s.exec(
+                select(ConversationRow).where(ConversationRow.parent_message_id == message_id)
+            ).first()
+            return row.id if row else None
+
+    def add_message(
+        self,
+        conversation_id: str,
+        *,
+        role: str,
+        kind: str,
+        text: str = "",
+        blocks: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+        turn_id: str | None = None,
+    ) -> str:
+        with self._write() as s:
+            seq = s.exec(
+                select(func.coalesce(func.max(MessageRow.seq), 0)).where(
+                    MessageRow.conversation_id == conversation_id
+                )
+            ).one()
+            row = MessageRow(
+                id=new_id(),
+                conversation_id=conversation_id,
+                seq=seq + 1,
+                turn_id=turn_id,
+                role=role,
+                kind=kind,
+                text=text,
+                blocks=blocks or [],
+                meta=meta or {},
+                created_at=now_iso(),
+            )
+            s.add(row)
+            return row.id
+
+    def update_message_meta(self, message_id: str, **meta: Any) -> None:
+        with self._write() as s:
+            row = s.get(MessageRow, message_id)
+            if row is None:
+                raise NotFound(f"no message {message_id!r}")
+            row.meta = {**row.meta, **meta}
+            s.add(row)
+
+    def messages(self, conversation_id: str, *, limit: int | None = None) -> list[MessageRow]:
+        """Rows in order. Callers inside the store layer's clients turn them into values at once
+        (the transcript builder); rows are detached and safe to read on any thread."""
+        with self._read() as s:
+            q = select(MessageRow).where(MessageRow.conversation_id == conversation_id)
+            if limit is not None:
+                q = q.order_by(col(MessageRow.seq).desc()).limit(limit)
+                return list(reversed(s.exec(q).all()))
+            return list(s.exec(q.order_by(col(MessageRow.seq))))
+
+    def thread_counts(self, conversation_id: str) -> dict[str, int]:
+        """Message id -> number of messages in the thread hanging off it."""
+        with self._read() as s:
+            parent = (
+                select(MessageRow.id).where(MessageRow.conversation_id == conversation_id).scalar_subquery()
+            )
+            rows = s.exec(
+                select(ConversationRow.parent_message_id, func.count(MessageRow.id))
+                .join(MessageRow, MessageRow.conversation_id == ConversationRow.id)
+                .where(col(ConversationRow.parent_message_id).in_(parent))
+                .group_by(ConversationRow.parent_message_id)
+            ).all()
+            return {str(pid): int(n) for pid, n in rows}
+
+    # -- turns ----------------------------------------------------------------------------------
+
+    def create_turn(
+        self,
+        *,
+        space_id: str | None,
+        conversation_id: str | None,
+        mode: Mode,
+        transport: Transport,
+        settings: dict[str, Any],
+        worktree: Path,
+    ) -> Turn:
+        ts = now_iso()
+        with self._write() as s:
+            row = TurnRow(
+                id=new_id(),
+                space_id=space_id,
+                conversation_id=conversation_id,
+                mode=mode.value,
+                transport=transport.value,
+                status=TurnStatus.RUNNING.value,
+                settings=settings,
+                worktree=str(worktree),
+                created_at=ts,
+                updated_at=ts,
+            )
+            s.add(row)
+            s.flush()
+            return _turn(row)
+
+    def turn(self, turn_id: str) -> Turn | None:
+        with self._read() as s:
+            row = s.get(TurnRow, turn_id)
+            return _turn(row) if row else None
+
+    def update_turn(self, turn_id: str, **fields: Any) -> Turn:
+        with self._write() as s:
+            row = s.get(TurnRow, turn_id)
+            if row is None:
+                raise NotFound(f"no turn {turn_id!r} in this workspace")
+            for key, value in fields.items():
+                if not hasattr(row, key) or key == "id":
+                    raise ValueError(f"cannot update turn field {key!r}")
+                if isinstance(value, Path):
+                    value = str(value)
+                setattr(row, key, value.value if isinstance(value, TurnStatus | Mode | Transport) else value)
+            row.updated_at = now_iso()
+            s.add(row)
+            s.flush()
+            return _turn(row)
+
+    def turns(self, *, status: TurnStatus | None = None, space_id: str | None = None) -> list[Turn]:
+        with self._read() as s:
+            q = select(TurnRow).order_by(col(TurnRow.created_at))
+            if status is not None:
+                q = q.where(TurnRow.status == status.value)
+            if space_id is not None:
+                q = q.where(TurnRow.space_id == space_id)
+            return [_turn(r) for r in s.exec(q)]
+
+    def mark_running_turns_interrupted(self) -> list[str]:
+        """At start-up: a turn still ``running`` belongs to a process that died."""
+        with self._write() as s:
+            rows = s.exec(select(TurnRow).where(TurnRow.status == TurnStatus.RUNNING.value)).all()
+            for row in rows:
+                row.status = TurnStatus.INTERRUPTED.value
+                row.error = "the process running this turn stopped; resume to continue"
+                row.updated_at = now_iso()
+                s.add(row)
+            return [r.id for r in rows]
+
+    # -- approvals ------------------------------------------------------------------------------
+
+    def create_approval(
+        self,
+        *,
+        kind: ApprovalKind,
+        space_id: str | None,
+        turn_id: str | None,
+        summary: str,
+        payload: dict[str, Any],
+    ) -> Approval:
+        with self._write() as s:
+            row = ApprovalRow(
+                id=new_id(),
+                kind=kind.value,
+                status=ApprovalStatus.PENDING.value,
+                space_id=space_id,
+                turn_id=turn_id,
+                summary=summary,
+                payload=payload,
+                created_at=now_iso(),
+            )
+            s.add(row)
+            s.flush()
+            return _approval(row)
+
+    def approval(self, approval_id: str) -> Approval | None:
+        with self._read() as s:
+            row = s.get(ApprovalRow, approval_id)
+            return _approval(row) if row else None
+
+    def approvals(
+        self,
+        *,
+        status: ApprovalStatus | None = None,
+        kind: ApprovalKind | None = None,
+        space_id: str | None = None,
+        turn_id: str | None = None,
+    ) -> list[Approval]:
+        """Newest first."""
+        with self._read() as s:
+            q = select(ApprovalRow).order_by(col(ApprovalRow.created_at).desc(), col(ApprovalRow.id))
+            if status is not None:
+                q = q.where(ApprovalRow.status == status.value)
+            if kind is not None:
+                q = q.where(ApprovalRow.kind == kind.value)
+            if space_id is not None:
+                q = q.where(ApprovalRow.space_id == space_id)
+            if turn_id is not None:
+                q = q.where(ApprovalRow.turn_id == turn_id)
+            return [_approval(r) for r in s.exec(q)]
+
+    def decide_approval(
+        self, approval_id: str, status: ApprovalStatus, *, by: str, reason: str | None = None
+    ) -> Approval:
+        with self._write() as s:
+            row = s.get(ApprovalRow, approval_id)
+            if row is None:
+                raise NotFound(f"no approval {approval_id!r} in this workspace")
+            if row.status != ApprovalStatus.PENDING.value:
+                raise StoreError(f"approval {approval_id} was already {row.status} by {row.decided_by}")
+            row.status = status.value
+            row.decided_at = now_iso()
+            row.decided_by = by
+            row.reason = reason
+            s.add(row)
+            s.flush()
+            return _approval(row)
+
+    def update_approval_payload(self, approval_id: str, **payload: Any) -> Approval:
+        with self._write() as s:
+            row = s.get(ApprovalRow, approval_id)
+            if row is None:
+                raise NotFound(f"no approval {approval_id!r}")
+            row.payload = {**row.payload, **payload}
+            s.add(row)
+            s.flush()
+            return _approval(row)
+
+    # -- plans ----------------------------------------------------------------------------------
+
+    def add_plan(
+        self, *, space_id: str, turn_id: str | None, graph: dict[str, Any], content_hash: str
+    ) -> tuple[str, int]:
+        """Store a new plan version (earlier pending versions become superseded)."""
+        with self._write() as s:
+            prior = s.exec(select(PlanRow).where(PlanRow.space_id == space_id)).all()
+            for p in prior:
+                if p.status == "pending":
+                    p.status = "superseded"
+                    s.add(p)
+            row = PlanRow(
+                id=new_id(),
+                space_id=space_id,
+                turn_id=turn_id,
+                version=len(prior) + 1,
+                graph=graph,
+                content_hash=content_hash,
+                status="pending",
+                created_at=now_iso(),
+            )
+            s.add(row)
+            return row.id, row.version
+
+    def plans(self, space_id: str) -> list[PlanRow]:
+        with self._read() as s:
+            return list(
+                s.exec(select(PlanRow).where(PlanRow.space_id == space_id).order_by(col(PlanRow.version)))
+            )
+
+    def plan(self, plan_id: str) -> PlanRow | None:
+        with self._read() as s:
+            return s.get(PlanRow, plan_id)
+
+    def update_plan(self, plan_id: str, **fields: Any) -> None:
+        with self._write() as s:
+            row = s.get(PlanRow, plan_id)
+            if row is None:
+                raise NotFound(f"no plan {plan_id!r}")
+            for k, v in fields.items():
+                setattr(row, k, v)
+            s.add(row)
+
+    # -- orchestration proposals ----------------------------------------------------------------
+
+    def add_proposal(self, *, space_id: str, turn_id: str | None, payload: dict[str, Any]) -> str:
+        with self._write() as s:
+            for p in s.exec(
+                select(ProposalRow).where(ProposalRow.space_id == space_id, ProposalRow.status == "pending")
+            ):
+                p.status = "superseded"
+                s.add(p)
+            row = ProposalRow(
+                id=new_id(),
+                space_id=space_id,
+                turn_id=turn_id,
+                payload=payload,
+                status="pending",
+                created_at=now_iso(),
+                created_ts=time.time(),
+            )
+            s.add(row)
+            return row.id
+
+    def proposals(self, space_id: str) -> list[ProposalRow]:
+        with self._read() as s:
+            return list(
+                s.exec(
+                    select(ProposalRow)
+                    .where(ProposalRow.space_id == space_id)
+                    .order_by(col(ProposalRow.created_ts))
+                )
+            )
+
+    def proposal(self, proposal_id: str) -> ProposalRow | None:
+        with self._read() as s:
+            return s.get(ProposalRow, proposal_id)
+
+    def update_proposal(self, proposal_id: str, **fields: Any) -> None:
+        with self._write() as s:
+            row = s.get(ProposalRow, proposal_id)
+            if row is None:
+                raise NotFound(f"no proposal {proposal_id!r}")
+            for k, v in fields.items():
+                setattr(row, k, v)
+            s.add(row)
+
+    # -- review ---------------------------------------------------------------------------------
+
+    def add_review_node(self, *, space_id: str, author: str, raw: dict[str, Any]) -> str:
+        with self._write() as s:
+            row = ReviewNodeRow(id=new_id(), space_id=space_id, author=author, raw=raw, created_at=now_iso())
+            s.add(row)
+            return row.id
+
+    def review_nodes(self, space_id: str) -> list[ReviewNodeRow]:
+        with self._read() as s:
+            return list(
+                s.exec(
+                    select(ReviewNodeRow)
+                    .where(ReviewNodeRow.space_id == space_id)
+                    .order_by(col(ReviewNodeRow.created_at), col(ReviewNodeRow.id))
+                )
+            )
+
+    def review_node(self, node_id: str) -> ReviewNodeRow | None:
+        with self._read() as s:
+            return s.get(ReviewNodeRow, node_id)
+
+    def set_review_node_state(self, node_id: str, *, state: str, confirmed_by: str) -> None:
+        with self._write() as s:
+            row = s.get(ReviewNodeRow, node_id)
+            if row is None:
+                raise NotFound(f"no review node {node_id!r}")
+            row.state = state
+            row.confirmed_by = confirmed_by
+            s.add(row)
+
+    def review(self, space_id: str) -> ReviewRow | None:
+        with self._read() as s:
+            return s.get(ReviewRow, space_id)
+
+    def save_review(self, space_id: str, **fields: Any) -> None:
+        with self._write() as s:
+            row = s.get(ReviewRow, space_id) or ReviewRow(space_id=space_id)
+            for k, v in fields.items():
+                setattr(row, k, v)
+            s.add(row)
+
+    # -- tickets, agents, projects --------------------------------------------------------------
+
+    def add_ticket(
+        self,
+        *,
+        space_id: str | None,
+        title: str,
+        body: str,
+        parent: str | None,
+        created_by: str,
+        ticket_id: str | None = None,
+    ) -> str:
+        with self._write() as s:
+            if ticket_id and s.get(TicketRow, ticket_id):
+                return ticket_id
+            row = TicketRow(
+                id=ticket_id or new_id(),
+                space_id=space_id,
+                title=title,
+                body=body,
+                parent=parent,
+                created_by=created_by,
+                created_at=now_iso(),
+            )
+            s.add(row)
+            return row.id
+
+    def tickets(self, space_id: str | None = None) -> list[TicketRow]:
+        with self._read() as s:
+            q = select(TicketRow).order_by(col(TicketRow.created_at))
+            if space_id is not None:
+                q = q.where(TicketRow.space_id == space_id)
+            return list(s.exec(q))
+
+    def ensure_agent(self, *, agent_id: str, name: str, role: str, instructions: str) -> bool:
+        """Create the agent unless it exists; returns whether it was created (idempotent hire)."""
+        with self._write() as s:
+            if s.get(AgentRow, agent_id):
+                return False
+            s.add(
+                AgentRow(id=agent_id, name=name, role=role, instructions=instructions, created_at=now_iso())
+            )
+            return True
+
+    def agents(self) -> list[AgentRow]:
+        with self._read() as s:
+            return list(s.exec(select(AgentRow).order_by(col(AgentRow.created_at))))
+
+    def ensure_project(self, *, project_id: str, name: str, source: str) -> bool:
+        with self._write() as s:
+            if s.get(ProjectRow, project_id):
+                return False
+            s.add(ProjectRow(id=project_id, name=name, source=source, created_at=now_iso()))
+            return True
+
+    def projects(self) -> list[ProjectRow]:
+        with self._read() as s:
+            return list(s.exec(select(ProjectRow)))
+
+    # -- pipelines ------------------------------------------------------------------------------
+
+    def create_pipeline(
+        self,
+        *,
+        space_id: str | None,
+        source_kind: str,
+        source_id: str,
+        spec: dict[str, Any],
+        state: dict[str, Any],
+        pipeline_id: str | None = None,
+    ) -> str:
+        ts = now_iso()
+        with self._write() as s:
+            if pipeline_id and s.get(PipelineRow, pipeline_id):
+                return pipeline_id
+            row = PipelineRow(
+                id=pipeline_id or new_id(),
+                space_id=space_id,
+                source_kind=source_kind,
+                source_id=source_id,
+                spec=spec,
+                state=state,
+                status="running",
+                created_at=ts,
+                updated_at=ts,
+            )
+            s.add(row)
+            return row.id
+
+    def pipeline(self, pipeline_id: str) -> PipelineRow | None:
+        with self._read() as s:
+            return s.get(PipelineRow, pipeline_id)
+
+    def pipelines(self, *, space_id: str | None = None, status: str | None = None) -> list[PipelineRow]:
+        with self._read() as s:
+            q = select(PipelineRow).order_by(col(PipelineRow.created_at))
+            if space_id is not None:
+                q = q.where(PipelineRow.space_id == space_id)
+            if status is not None:
+                q = q.where(PipelineRow.status == status)
+            return list(s.exec(q))
+
+    def update_pipeline(self, pipeline_id: str, **fields: Any) -> None:
+        with self._write() as s:
+            row = s.get(PipelineRow, pipeline_id)
+            if row is None:
+                raise NotFound(f"no pipeline {pipeline_id!r}")
+            for k, v in fields.items():
+                setattr(row, k, v)
+            row.updated_at = now_iso()
+            s.add(row)

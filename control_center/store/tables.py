@@ -1,0 +1,200 @@
+"""SQLModel tables. Only the store imports this module; everything leaves as core values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import JSON, Column, Index
+from sqlmodel import Field, SQLModel
+
+# SQLModel's shared metadata: every table of the workspace schema is declared here.
+metadata = SQLModel.metadata
+
+
+def _json(default: Any = None) -> Any:
+    factory = (lambda: dict(default)) if isinstance(default, dict) else (lambda: list(default or []))
+    return Field(default_factory=factory, sa_column=Column(JSON, nullable=False))
+
+
+class WorkspaceMeta(SQLModel, table=True):
+    __tablename__ = "workspace_meta"
+    key: str = Field(primary_key=True)
+    value: str
+
+
+class SpaceRow(SQLModel, table=True):
+    __tablename__ = "space"
+    id: str = Field(primary_key=True)
+    name: str = Field(index=True, unique=True)
+    mode: str
+    autonomy: str
+    transport: str
+    worktree: str
+    branch: str
+    conversation_id: str
+    created_at: str
+    last_active_at: str
+    archived: bool = False
+    pr_base: str | None = None
+    pr_head: str | None = None
+    gates: list = _json([])
+
+
+class ConversationRow(SQLModel, table=True):
+    __tablename__ = "conversation"
+    id: str = Field(primary_key=True)
+    space_id: str | None = Field(default=None, foreign_key="space.id", index=True)
+    #: A thread hangs off a message of another conversation.
+    parent_message_id: str | None = Field(default=None, index=True)
+    created_at: str
+
+
+class MessageRow(SQLModel, table=True):
+    __tablename__ = "message"
+    __table_args__ = (Index("ix_message_conversation_seq", "conversation_id", "seq"),)
+    id: str = Field(primary_key=True)
+    conversation_id: str = Field(foreign_key="conversation.id")
+    seq: int
+    turn_id: str | None = Field(default=None, index=True)
+    #: "user" / "assistant" go to the model; "system" rows are for the operator only.
+    role: str
+    #: Display kind (see core.transcript.ItemKind).
+    kind: str
+    text: str = ""
+    #: Anthropic content blocks sent to the model for this row.
+    blocks: list = _json([])
+    #: Display data (tool views, approval ids, plan ids, ...).
+    meta: dict = _json({})
+    created_at: str
+
+
+class TurnRow(SQLModel, table=True):
+    __tablename__ = "turn"
+    id: str = Field(primary_key=True)
+    space_id: str | None = Field(default=None, index=True)
+    conversation_id: str | None = None
+    mode: str
+    transport: str
+    status: str = Field(index=True)
+    settings: dict = _json({})
+    worktree: str
+    created_at: str
+    updated_at: str
+    delivered: bool = False
+    nudged: bool = False
+    error: str | None = None
+    model_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    cursor: int = 0
+    state: dict = _json({})
+
+
+class ApprovalRow(SQLModel, table=True):
+    __tablename__ = "approval"
+    __table_args__ = (Index("ix_approval_status_created", "status", "created_at"),)
+    id: str = Field(primary_key=True)
+    kind: str = Field(index=True)
+    status: str
+    space_id: str | None = Field(default=None, index=True)
+    turn_id: str | None = None
+    summary: str
+    payload: dict = _json({})
+    created_at: str
+    decided_at: str | None = None
+    decided_by: str | None = None
+    reason: str | None = None
+
+
+class PlanRow(SQLModel, table=True):
+    __tablename__ = "plan"
+    id: str = Field(primary_key=True)
+    space_id: str = Field(index=True)
+    turn_id: str | None = None
+    version: int
+    graph: dict = _json({})
+    content_hash: str
+    #: pending / approved / rejected / superseded
+    status: str
+    approval_id: str | None = None
+    created_at: str
+
+
+class ProposalRow(SQLModel, table=True):
+    __tablename__ = "proposal"
+    id: str = Field(primary_key=True)
+    space_id: str = Field(index=True)
+    turn_id: str | None = None
+    payload: dict = _json({})
+    status: str
+    approval_id: str | None = None
+    created_at: str
+    created_ts: float
+
+
+class ReviewNodeRow(SQLModel, table=True):
+    __tablename__ = "review_node"
+    id: str = Field(primary_key=True)
+    space_id: str = Field(index=True)
+    author: str
+    #: Stored as given (lenient write); validated at the read boundary.
+    raw: dict = _json({})
+    state: str = "open"
+    confirmed_by: str | None = None
+    created_at: str
+
+
+class ReviewRow(SQLModel, table=True):
+    __tablename__ = "review"
+    space_id: str = Field(primary_key=True)
+    agent_verdict: str | None = None
+    summary: str | None = None
+    axes: list = _json([])
+    finalized_at: str | None = None
+    operator_decision: str | None = None
+    operator_decided_at: str | None = None
+
+
+class TicketRow(SQLModel, table=True):
+    __tablename__ = "ticket"
+    id: str = Field(primary_key=True)
+    space_id: str | None = Field(default=None, index=True)
+    title: str
+    body: str = ""
+    parent: str | None = None
+    created_by: str
+    status: str = "open"
+    created_at: str
+
+
+class AgentRow(SQLModel, table=True):
+    __tablename__ = "agent"
+    id: str = Field(primary_key=True)
+    name: str
+    role: str
+    instructions: str = ""
+    created_at: str
+
+
+class ProjectRow(SQLModel, table=True):
+    __tablename__ = "project"
+    id: str = Field(primary_key=True)
+    name: str
+    source: str
+    created_at: str
+
+
+class PipelineRow(SQLModel, table=True):
+    __tablename__ = "pipeline"
+    id: str = Field(primary_key=True)
+    space_id: str | None = Field(default=None, index=True)
+    #: "plan" or "orchestration", and the id of the plan version / proposal it runs.
+    source_kind: str
+    source_id: str
+    spec: dict = _json({})
+    state: dict = _json({})
+    #: running / completed / failed / cancelled / interrupted
+    status: str
+    created_at: str
+    updated_at: str

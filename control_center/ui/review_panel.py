@@ -1,0 +1,670 @@
+"""The review panel: a review's verdict, its gates and its findings, read visually (SPEC §6).
+
+The widget only displays a ``ReviewSnapshot``; folding, validation and lifecycle rules live in
+``control_center.core.review``. Everything the operator decides leaves as a signal.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QIcon,
+    QPainter,
+    QPixmap,
+    QStandardItem,
+    QStandardItemModel,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextCursor,
+    QTextFormat,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSizePolicy,
+    QSlider,
+    QSplitter,
+    QTextEdit,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from control_center.core.review import (
+    KINDS,
+    PRIORITIES,
+    STATES,
+    AxisStatus,
+    ReviewNode,
+    ReviewSnapshot,
+    Verdict,
+    group_by_file,
+    priority_rank,
+)
+
+# --- colours (chosen to read on the default light palette) ------------------------------------
+
+_VERDICT_STYLE: dict[Verdict | None, tuple[str, str, str]] = {
+    # verdict: (badge text, background, foreground)
+    Verdict.SHIP: ("SHIP", "#2e7d32", "#ffffff"),
+    Verdict.HOLD: ("HOLD", "#f0a500", "#1a1a1a"),
+    Verdict.BLOCK: ("BLOCK", "#c62828", "#ffffff"),
+    None: ("NOT FINALIZED", "#9e9e9e", "#ffffff"),
+}
+_AXIS_STYLE: dict[AxisStatus, tuple[str, str]] = {
+    AxisStatus.PASSED: ("✔", "#2e7d32"),
+    AxisStatus.FAILED: ("✘", "#c62828"),
+    AxisStatus.NOT_RUN: ("?", "#e69500"),
+}
+_PRIORITY_COLOUR = {"P0": "#c62828", "P1": "#e65100", "P2": "#8d6e00", "P3": "#546e7a"}
+_ANCHOR_BACKGROUND = QColor("#fff59d")
+
+REPOSITORY_WIDE = "Repository-wide"
+
+# --- item roles and columns -------------------------------------------------------------------
+
+NodeIdRole = Qt.ItemDataRole.UserRole + 1
+SortRole = Qt.ItemDataRole.UserRole + 2
+KindRole = Qt.ItemDataRole.UserRole + 3
+PriorityRankRole = Qt.ItemDataRole.UserRole + 4
+ConfidenceRole = Qt.ItemDataRole.UserRole + 5
+StateRole = Qt.ItemDataRole.UserRole + 6
+GroupOrderRole = Qt.ItemDataRole.UserRole + 7
+
+COLUMNS = ("Title", "Priority", "Kind", "Confidence", "State", "Lines")
+COL_TITLE, COL_PRIORITY, COL_KIND, COL_CONFIDENCE, COL_STATE, COL_LINES = range(len(COLUMNS))
+
+
+def _lines_text(node: ReviewNode) -> str:
+    if node.anchor is None:
+        return "—"
+    a = node.anchor
+    return str(a.start_line) if a.start_line == a.end_line else f"{a.start_line}–{a.end_line}"
+
+
+def _dot_icon(colour: str, glyph: str) -> QIcon:
+    """A filled circle with a glyph: status reads by colour and by shape."""
+    pix = QPixmap(18, 18)
+    pix.fill(Qt.GlobalColor.transparent)
+    p = QPainter(pix)
+    p.setRenderHint(QPainter.RenderHint.Antialiasing)
+    p.setBrush(QColor(colour))
+    p.setPen(Qt.PenStyle.NoPen)
+    p.drawEllipse(1, 1, 16, 16)
+    p.setPen(QColor("#ffffff"))
+    font = p.font()
+    font.setBold(True)
+    font.setPixelSize(11)
+    p.setFont(font)
+    p.drawText(pix.rect(), Qt.AlignmentFlag.AlignCenter, glyph)
+    p.end()
+    return QIcon(pix)
+
+
+# --- diff helpers -----------------------------------------------------------------------------
+
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+def new_line_rows(diff_text: str) -> dict[int, int]:
+    """Map new-file line numbers to row numbers (0-based) of a one-file unified diff.
+
+    Walks the hunk headers: context and added lines exist in the new file and advance the counter;
+    removed lines do not. Lines outside every hunk are absent from the map.
+    """
+    rows: dict[int, int] = {}
+    new_line: int | None = None
+    for row, line in enumerate(diff_text.split("\n")):
+        m = _HUNK.match(line)
+        if m:
+            new_line = int(m.group(1))
+            continue
+        if new_line is None or line.startswith("\\"):
+            continue  # before the first hunk, or "\ No newline at end of file"
+        if line.startswith("diff ") or line.startswith("+++ ") or line.startswith("--- "):
+            new_line = None  # a next file's header: stop until its first hunk
+            continue
+        if line.startswith("-"):
+            continue
+        rows[new_line] = row
+        new_line += 1
+    return rows
+
+
+class DiffHighlighter(QSyntaxHighlighter):
+    """Colours added/removed lines and hunk headers of a unified diff."""
+
+    def __init__(self, document: Any) -> None:
+        super().__init__(document)
+        self._added = self._fmt("#1b5e20", "#e6f4ea")
+        self._removed = self._fmt("#b71c1c", "#fdecea")
+        self._hunk = self._fmt("#4a148c", "#ede7f6")
+        self._header = self._fmt("#455a64", None, bold=True)
+
+    @staticmethod
+    def _fmt(fg: str, bg: str | None, *, bold: bool = False) -> QTextCharFormat:
+        fmt = QTextCharFormat()
+        fmt.setForeground(QColor(fg))
+        if bg:
+            fmt.setBackground(QColor(bg))
+        if bold:
+            fmt.setFontWeight(QFont.Weight.Bold)
+        return fmt
+
+    def highlightBlock(self, text: str) -> None:  # noqa: N802 (Qt override)
+        if text.startswith(("diff ", "index ", "+++ ", "--- ", "new file", "deleted file")):
+            fmt = self._header
+        elif text.startswith("@@"):
+            fmt = self._hunk
+        elif text.startswith("+"):
+            fmt = self._added
+        elif text.startswith("-"):
+            fmt = self._removed
+        else:
+            return
+        self.setFormat(0, len(text), fmt)
+
+
+# --- findings model and filter ----------------------------------------------------------------
+
+
+def _item(text: str, sort_value: Any) -> QStandardItem:
+    item = QStandardItem(text)
+    item.setEditable(False)
+    item.setData(sort_value, SortRole)
+    return item
+
+
+def build_findings_model(model: QStandardItemModel, nodes: tuple[ReviewNode, ...]) -> None:
+    """Fill ``model`` with one group row per file (repository-wide last) and one row per finding."""
+    model.clear()
+    model.setHorizontalHeaderLabels(list(COLUMNS))
+    bold = QFont()
+    bold.setBold(True)
+    for order, (file, group) in enumerate(group_by_file(nodes).items()):
+        label = file if file is not None else REPOSITORY_WIDE
+        head = _item(f"{label}  ({len(group)})", order)
+        head.setData(order, GroupOrderRole)
+        head.setData(label, Qt.ItemDataRole.ToolTipRole)
+        head.setFont(bold)
+        heads = [head] + [_item("", order) for _ in COLUMNS[1:]]
+        for h in heads[1:]:
+            h.setData(order, GroupOrderRole)
+        for node in group:
+            title = _item(node.title, node.title.lower())
+            title.setData(node.id, NodeIdRole)
+            title.setData(node.kind, KindRole)
+            title.setData(priority_rank(node.priority), PriorityRankRole)
+            title.setData(node.confidence, ConfidenceRole)
+            title.setData(node.state, StateRole)
+            title.setData(node.title, Qt.ItemDataRole.ToolTipRole)
+            prio = _item(node.priority, priority_rank(node.priority))
+            prio.setForeground(QColor(_PRIORITY_COLOUR.get(node.priority, "#000000")))
+            prio.setFont(bold)
+            conf = _item(f"{node.confidence:.2f}", node.confidence)
+            conf.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            state = _item("confirmed" if node.state == "consensusReady" else node.state, node.state)
+            line = node.anchor.start_line if node.anchor else 0
+            lines = _item(_lines_text(node), line)
+            head.appendRow([title, prio, _item(node.kind, node.kind), conf, state, lines])
+        model.appendRow(heads)
+
+
+class FindingsFilterProxy(QSortFilterProxyModel):
+    """Filters findings by kind, maximum priority, minimum confidence and state.
+
+    Group rows are never accepted on their own; recursive filtering shows a group exactly when one
+    of its findings passes, so emptied groups disappear. Groups keep file order whatever the sort.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setRecursiveFilteringEnabled(True)
+        self.setSortRole(SortRole)
+        self._kind: str | None = None
+        self._max_priority_rank: int | None = None
+        self._min_confidence = 0.0
+        self._state: str | None = None
+
+    def set_kind(self, kind: str | None) -> None:
+        self._kind = kind
+        self.invalidateRowsFilter()
+
+    def set_max_priority(self, priority: str | None) -> None:
+        self._max_priority_rank = None if priority is None else priority_rank(priority)
+        self.invalidateRowsFilter()
+
+    def set_min_confidence(self, value: float) -> None:
+        self._min_confidence = value
+        self.invalidateRowsFilter()
+
+    def set_state(self, state: str | None) -> None:
+        self._state = state
+        self.invalidateRowsFilter()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex) -> bool:  # noqa: N802
+        if not source_parent.isValid():
+            return False  # a group: shown by recursive filtering when a child passes
+        idx = self.sourceModel().index(source_row, 0, source_parent)
+        if self._kind is not None and idx.data(KindRole) != self._kind:
+            return False
+        if self._max_priority_rank is not None and idx.data(PriorityRankRole) > self._max_priority_rank:
+            return False
+        if idx.data(ConfidenceRole) < self._min_confidence - 1e-9:
+            return False
+        return self._state is None or idx.data(StateRole) == self._state
+
+    def lessThan(  # noqa: N802
+        self, left: QModelIndex | QPersistentModelIndex, right: QModelIndex | QPersistentModelIndex
+    ) -> bool:
+        if not left.parent().isValid():
+            lo, ro = left.data(GroupOrderRole), right.data(GroupOrderRole)
+            # Qt asks lessThan(right, left) when sorting descending; invert so files stay in order.
+            return lo < ro if self.sortOrder() == Qt.SortOrder.AscendingOrder else lo > ro
+        return super().lessThan(left, right)
+
+
+# --- the panel --------------------------------------------------------------------------------
+
+
+class ReviewVerdictPanel(QWidget):
+    """Verdict badge, gates, findings tree and the selected finding's body and diff."""
+
+    confirm_requested = Signal(str)
+    open_ticket_requested = Signal(str)
+    operator_decision_requested = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("reviewVerdictPanel")
+        self._snapshot: ReviewSnapshot | None = None
+        self._nodes: dict[str, ReviewNode] = {}
+        self._diff_provider: Callable[[str], str] | None = None
+        self._diff_cache: dict[str, str] = {}
+        self._selected_id: str | None = None
+
+        self.axes_model = QStandardItemModel(self)
+        self.findings_model = QStandardItemModel(self)
+        self.findings_proxy = FindingsFilterProxy(self)
+        self.findings_proxy.setSourceModel(self.findings_model)
+
+        root = QVBoxLayout(self)
+        root.setContentsMargins(8, 8, 8, 8)
+        root.addWidget(self._build_header())
+        self.dropped_notice = QLabel(objectName="droppedNotice")
+        self.dropped_notice.setWordWrap(True)
+        self.dropped_notice.setStyleSheet(
+            "QLabel { background: #fff3cd; color: #5c4400; border: 1px solid #e0c060;"
+            " border-radius: 4px; padding: 4px 8px; }"
+        )
+        self.dropped_notice.hide()
+        root.addWidget(self.dropped_notice)
+
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self._build_left())
+        split.addWidget(self._build_detail())
+        split.setStretchFactor(0, 5)
+        split.setStretchFactor(1, 6)
+        split.setSizes([520, 640])
+        root.addWidget(split, 1)
+
+        self.set_snapshot(ReviewSnapshot.build(agent_verdict=None))
+
+    # -- construction --
+
+    def _build_header(self) -> QWidget:
+        box = QFrame(objectName="verdictHeader")
+        row = QHBoxLayout(box)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.verdict_badge = QLabel(objectName="verdictBadge")
+        self.verdict_badge.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.verdict_badge.setMinimumSize(170, 64)
+        self.verdict_badge.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+        row.addWidget(self.verdict_badge, 0, Qt.AlignmentFlag.AlignTop)
+
+        middle = QVBoxLayout()
+        self.agent_verdict_label = QLabel(objectName="agentVerdictLabel")
+        self.operator_decision_label = QLabel(objectName="operatorDecisionLabel")
+        verdicts = QHBoxLayout()
+        verdicts.addWidget(self.agent_verdict_label)
+        verdicts.addSpacing(24)
+        verdicts.addWidget(self.operator_decision_label)
+        verdicts.addStretch(1)
+        middle.addLayout(verdicts)
+        self.reasons_label = QLabel(objectName="verdictReasons")
+        self.reasons_label.setWordWrap(True)
+        self.reasons_label.setTextFormat(Qt.TextFormat.PlainText)
+        middle.addWidget(self.reasons_label)
+        self.summary_label = QLabel(objectName="reviewSummary")
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setStyleSheet("color: #444; font-style: italic;")
+        middle.addWidget(self.summary_label)
+        row.addLayout(middle, 1)
+
+        decide = QVBoxLayout()
+        decide.addWidget(QLabel("Operator decision"), 0, Qt.AlignmentFlag.AlignRight)
+        buttons = QHBoxLayout()
+        self.decision_buttons: dict[str, QPushButton] = {}
+        for verdict in Verdict:
+            button = QPushButton(verdict.value.capitalize(), objectName=f"decide{verdict.value.capitalize()}")
+            button.setToolTip(f"Record the operator's decision '{verdict.value}' beside the model's verdict")
+            button.clicked.connect(lambda _=False, v=verdict.value: self.operator_decision_requested.emit(v))
+            buttons.addWidget(button)
+            self.decision_buttons[verdict.value] = button
+        decide.addLayout(buttons)
+        decide.addStretch(1)
+        row.addLayout(decide)
+        return box
+
+    def _build_left(self) -> QWidget:
+        left = QWidget()
+        col = QVBoxLayout(left)
+        col.setContentsMargins(0, 0, 4, 0)
+
+        col.addWidget(self._section("Gates"))
+        self.axes_view = QTreeView(objectName="axesView")
+        self.axes_view.setModel(self.axes_model)
+        self.axes_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.axes_view.setMaximumHeight(150)
+        self.axes_view.setHeaderHidden(True)
+        col.addWidget(self.axes_view)
+
+        findings_head = QHBoxLayout()
+        findings_head.addWidget(self._section("Findings"))
+        self.count_label = QLabel(objectName="findingsCount")
+        self.count_label.setStyleSheet("color: #555;")
+        findings_head.addWidget(self.count_label, 1, Qt.AlignmentFlag.AlignRight)
+        col.addLayout(findings_head)
+
+        filters = QHBoxLayout()
+        self.kind_filter = QComboBox(objectName="kindFilter")
+        self.kind_filter.addItem("All kinds", None)
+        for kind in KINDS:
+            self.kind_filter.addItem(kind, kind)
+        self.priority_filter = QComboBox(objectName="priorityFilter")
+        self.priority_filter.addItem("All priorities", None)
+        for i, p in enumerate(PRIORITIES[:-1]):
+            self.priority_filter.addItem("P0 only" if i == 0 else f"P0–{p}", p)
+        self.state_filter = QComboBox(objectName="stateFilter")
+        self.state_filter.addItem("All states", None)
+        for s in STATES:
+            self.state_filter.addItem("confirmed" if s == "consensusReady" else s, s)
+        self.confidence_slider = QSlider(Qt.Orientation.Horizontal, objectName="confidenceFilter")
+        self.confidence_slider.setRange(0, 100)
+        self.confidence_slider.setSingleStep(5)
+        self.confidence_slider.setPageStep(10)
+        self.confidence_label = QLabel()
+        self.confidence_label.setMinimumWidth(60)
+        for w in (self.kind_filter, self.priority_filter, self.state_filter):
+            filters.addWidget(w)
+        filters.addWidget(self.confidence_label)
+        filters.addWidget(self.confidence_slider, 1)
+        col.addLayout(filters)
+
+        self.kind_filter.currentIndexChanged.connect(
+            lambda: self.findings_proxy.set_kind(self.kind_filter.currentData())
+        )
+        self.priority_filter.currentIndexChanged.connect(
+            lambda: self.findings_proxy.set_max_priority(self.priority_filter.currentData())
+        )
+        self.state_filter.currentIndexChanged.connect(
+            lambda: self.findings_proxy.set_state(self.state_filter.currentData())
+        )
+        self.confidence_slider.valueChanged.connect(self._on_confidence_changed)
+        self._on_confidence_changed(0)
+
+        self.findings_view = QTreeView(objectName="findingsView")
+        self.findings_view.setModel(self.findings_proxy)
+        self.findings_view.setSortingEnabled(True)
+        self.findings_view.sortByColumn(COL_PRIORITY, Qt.SortOrder.AscendingOrder)
+        self.findings_view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.findings_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.findings_view.setAlternatingRowColors(True)
+        self.findings_view.setUniformRowHeights(True)
+        self.findings_view.selectionModel().currentRowChanged.connect(self._on_current_changed)
+        col.addWidget(self.findings_view, 1)
+        return left
+
+    def _build_detail(self) -> QWidget:
+        right = QWidget()
+        col = QVBoxLayout(right)
+        col.setContentsMargins(4, 0, 0, 0)
+        self.title_label = QLabel(objectName="findingTitle")
+        self.title_label.setWordWrap(True)
+        font = self.title_label.font()
+        font.setBold(True)
+        font.setPointSizeF(font.pointSizeF() * 1.15)
+        self.title_label.setFont(font)
+        col.addWidget(self.title_label)
+        self.meta_label = QLabel(objectName="findingMeta")
+        self.meta_label.setStyleSheet("color: #555;")
+        self.meta_label.setWordWrap(True)
+        col.addWidget(self.meta_label)
+        self.body_view = QPlainTextEdit(objectName="findingBody")
+        self.body_view.setReadOnly(True)
+        self.body_view.setMaximumHeight(110)
+        col.addWidget(self.body_view)
+
+        self.diff_header = QLabel(objectName="diffHeader")
+        self.diff_header.setStyleSheet("color: #555;")
+        col.addWidget(self.diff_header)
+        self.diff_view = QPlainTextEdit(objectName="diffView")
+        self.diff_view.setReadOnly(True)
+        self.diff_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.diff_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.diff_highlighter = DiffHighlighter(self.diff_view.document())
+        col.addWidget(self.diff_view, 1)
+
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        self.confirm_button = QPushButton("Confirm", objectName="confirmButton")
+        self.confirm_button.setToolTip("Confirm this finding as a peer (the operator); never its author")
+        self.confirm_button.clicked.connect(self._emit_confirm)
+        self.open_ticket_button = QPushButton("Open ticket", objectName="openTicketButton")
+        self.open_ticket_button.clicked.connect(self._emit_open_ticket)
+        buttons.addWidget(self.confirm_button)
+        buttons.addWidget(self.open_ticket_button)
+        col.addLayout(buttons)
+        return right
+
+    @staticmethod
+    def _section(text: str) -> QLabel:
+        label = QLabel(text)
+        font = label.font()
+        font.setBold(True)
+        label.setFont(font)
+        return label
+
+    # -- public API --
+
+    def set_diff_provider(self, fn: Callable[[str], str]) -> None:
+        self._diff_provider = fn
+        self._diff_cache.clear()
+        self._show_node(self._nodes.get(self._selected_id or ""))
+
+    def set_snapshot(self, snapshot: ReviewSnapshot) -> None:
+        """Show ``snapshot``; the selected finding stays selected if it is still there."""
+        keep = self._selected_id
+        self._snapshot = snapshot
+        self._nodes = {n.id: n for n in snapshot.nodes}
+        self._diff_cache.clear()
+        self._show_verdict(snapshot)
+        self._show_axes(snapshot)
+        self._show_dropped(snapshot)
+        build_findings_model(self.findings_model, snapshot.nodes)
+        self.findings_view.expandAll()
+        header = self.findings_view.header()
+        header.setSectionResizeMode(COL_TITLE, QHeaderView.ResizeMode.Stretch)
+        for c in range(1, len(COLUMNS)):
+            header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(False)
+        n, groups = len(snapshot.nodes), self.findings_model.rowCount()
+        self.count_label.setText(
+            f"{n} finding{'s' if n != 1 else ''} in {groups} group{'s' if groups != 1 else ''}"
+        )
+        self._selected_id = None
+        if keep is not None and keep in self._nodes:
+            self.select_node(keep)
+        else:
+            self._show_node(None)
+
+    def snapshot(self) -> ReviewSnapshot | None:
+        return self._snapshot
+
+    def selected_node_id(self) -> str | None:
+        return self._selected_id
+
+    def select_node(self, node_id: str) -> bool:
+        """Select a finding by id (in the filtered view); False when it is not visible."""
+        for g in range(self.findings_proxy.rowCount()):
+            group = self.findings_proxy.index(g, 0)
+            for r in range(self.findings_proxy.rowCount(group)):
+                idx = self.findings_proxy.index(r, 0, group)
+                if idx.data(NodeIdRole) == node_id:
+                    self.findings_view.setCurrentIndex(idx)
+                    self.findings_view.scrollTo(idx)
+                    return True
+        return False
+
+    # -- rendering pieces --
+
+    def _show_verdict(self, snap: ReviewSnapshot) -> None:
+        text, bg, fg = _VERDICT_STYLE[snap.verdict.verdict]
+        self.verdict_badge.setText(text)
+        size = 26 if snap.verdict.verdict is not None else 15
+        self.verdict_badge.setStyleSheet(
+            f"QLabel {{ background: {bg}; color: {fg}; border-radius: 8px; padding: 8px 16px;"
+            f" font-size: {size}px; font-weight: bold; }}"
+        )
+        agent = snap.agent_verdict.value if snap.agent_verdict else "— (not finalized)"
+        self.agent_verdict_label.setText(f"Agent verdict: <b>{agent}</b>")
+        decision = snap.operator_decision or "none yet"
+        self.operator_decision_label.setText(f"Operator decision: <b>{decision}</b>")
+        self.reasons_label.setText("\n".join(f"• {line}" for line in snap.drivers()))
+        self.summary_label.setText(snap.summary)
+        self.summary_label.setVisible(bool(snap.summary))
+
+    def _show_axes(self, snap: ReviewSnapshot) -> None:
+        self.axes_model.clear()
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        for axis in snap.axes:
+            glyph, colour = _AXIS_STYLE[axis.status]
+            item = QStandardItem(f"{axis.name} — {axis.status.value.replace('_', ' ')}")
+            item.setIcon(_dot_icon(colour, glyph))
+            item.setEditable(False)
+            detail = QStandardItem(axis.detail.rstrip() or "(no output captured)")
+            detail.setEditable(False)
+            detail.setFont(mono)
+            item.appendRow(detail)
+            self.axes_model.appendRow(item)
+        if not snap.axes:
+            none = QStandardItem("No gates configured for this review")
+            none.setEditable(False)
+            none.setForeground(QColor("#777"))
+            self.axes_model.appendRow(none)
+
+    def _show_dropped(self, snap: ReviewSnapshot) -> None:
+        if not snap.dropped:
+            self.dropped_notice.hide()
+            self.dropped_notice.clear()
+            return
+        n = len(snap.dropped)
+        parts = [f"“{d.title or d.id}”: {d.reason}" for d in snap.dropped]
+        self.dropped_notice.setText(
+            f"⚠ {n} finding{'s' if n != 1 else ''} dropped (invalid priority/confidence/kind, not counted):  "
+            + ";  ".join(parts)
+        )
+        self.dropped_notice.setToolTip("\n".join(f"{d.id}: {d.reason}" for d in snap.dropped))
+        self.dropped_notice.show()
+
+    def _on_confidence_changed(self, value: int) -> None:
+        self.confidence_label.setText(f"conf ≥ {value / 100:.2f}")
+        self.findings_proxy.set_min_confidence(value / 100)
+
+    def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        node_id = current.siblingAtColumn(0).data(NodeIdRole) if current.isValid() else None
+        self._selected_id = node_id
+        self._show_node(self._nodes.get(node_id) if node_id else None)
+
+    def _show_node(self, node: ReviewNode | None) -> None:
+        self.confirm_button.setEnabled(node is not None)
+        self.open_ticket_button.setEnabled(node is not None)
+        self.diff_view.setExtraSelections([])
+        if node is None:
+            self.title_label.setText("No finding selected")
+            self.meta_label.setText("Select a finding to see its body and the diff of its file.")
+            self.body_view.clear()
+            self.diff_header.clear()
+            self.diff_view.clear()
+            return
+        self.title_label.setText(node.title)
+        where = f"{node.anchor.file}:{_lines_text(node)}" if node.anchor else REPOSITORY_WIDE.lower()
+        state = "confirmed by " + ", ".join(node.confirmed_by) if node.confirmed_by else node.state
+        self.meta_label.setText(
+            f"{node.kind} · {node.priority} · confidence {node.confidence:.2f} · {state}"
+            f" · by {node.author or 'unknown'} · {where}"
+        )
+        self.body_view.setPlainText(node.body or "(no body)")
+        if node.anchor is None:
+            self.diff_header.setText("Repository-wide note: no file diff.")
+            self.diff_view.clear()
+            return
+        self._show_diff(node)
+
+    def _show_diff(self, node: ReviewNode) -> None:
+        assert node.anchor is not None
+        file = node.anchor.file
+        if self._diff_provider is None:
+            self.diff_header.setText(f"{file}: no diff source connected.")
+            self.diff_view.clear()
+            return
+        if file not in self._diff_cache:
+            try:
+                self._diff_cache[file] = self._diff_provider(file).replace("\r\n", "\n")
+            except Exception as exc:  # the provider runs git; show the failure, keep the panel alive
+                self.diff_header.setText(f"{file}: could not load the diff ({exc}).")
+                self.diff_view.clear()
+                return
+        text = self._diff_cache[file]
+        self.diff_view.setPlainText(text)
+        if not text.strip():
+            self.diff_header.setText(f"{file}: unchanged in this pull request.")
+            return
+        rows = new_line_rows(text)
+        wanted = [rows[n] for n in range(node.anchor.start_line, node.anchor.end_line + 1) if n in rows]
+        if not wanted:
+            self.diff_header.setText(f"{file}: lines {_lines_text(node)} are outside the changed hunks.")
+            return
+        self.diff_header.setText(f"{file} — lines {_lines_text(node)} highlighted")
+        doc = self.diff_view.document()
+        selections = []
+        for row in wanted:
+            sel = QTextEdit.ExtraSelection()
+            sel.cursor = QTextCursor(doc.findBlockByNumber(row))
+            sel.format.setBackground(_ANCHOR_BACKGROUND)
+            sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+            selections.append(sel)
+        self.diff_view.setExtraSelections(selections)
+        self.diff_view.setTextCursor(QTextCursor(doc.findBlockByNumber(wanted[0])))
+        self.diff_view.centerCursor()
+
+    def _emit_confirm(self) -> None:
+        if self._selected_id is not None:
+            self.confirm_requested.emit(self._selected_id)
+
+    def _emit_open_ticket(self) -> None:
+        if self._selected_id is not None:
+            self.open_ticket_requested.emit(self._selected_id)

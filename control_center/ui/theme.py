@@ -1,0 +1,258 @@
+"""Look and feel shared by the desktop widgets: light/dark detection, semantic colours, icons and
+fonts. Widgets ask for colours by meaning ("diff_add", "failed") so both palettes stay readable."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QIcon, QPalette
+
+from control_center.core.modes import Mode
+
+#: Top-level ``resources/`` of the repository (the package sits one level below it).
+RESOURCES_DIR = Path(__file__).resolve().parents[2] / "resources"
+ICONS_DIR = RESOURCES_DIR / "icons"
+
+
+@dataclass(frozen=True)
+class Colors:
+    """Semantic colours for one palette. Backgrounds are tints that keep palette text readable."""
+
+    dark: bool
+    text: QColor
+    muted: QColor
+    accent: QColor
+    error: QColor
+    user_bubble: QColor
+    card: QColor
+    card_border: QColor
+    nudge: QColor
+    code_bg: QColor
+    diff_add: QColor
+    diff_remove: QColor
+    diff_hunk: QColor
+    diff_add_text: QColor
+    diff_remove_text: QColor
+    diff_hunk_text: QColor
+    running: QColor
+    waiting: QColor
+    done: QColor
+    failed: QColor
+    modes: dict[Mode, QColor]
+
+    def mode(self, mode: Mode) -> QColor:
+        return self.modes[mode]
+
+    def status(self, status: str) -> QColor:
+        """Colour for a status word used across the app (tool calls, approvals, plans)."""
+        return {
+            "running": self.running,
+            "pending": self.waiting,
+            "waiting": self.waiting,
+            "awaiting_approval": self.waiting,
+            "done": self.done,
+            "granted": self.done,
+            "approved": self.done,
+            "succeeded": self.done,
+            "failed": self.failed,
+            "error": self.failed,
+            "rejected": self.failed,
+            "refused": self.failed,
+            "blocked": self.failed,
+        }.get(status, self.muted)
+
+
+def _light(text: QColor) -> Colors:
+    return Colors(
+        dark=False,
+        text=text,
+        muted=QColor("#6b7079"),
+        accent=QColor("#2563c9"),
+        error=QColor("#c42b1c"),
+        user_bubble=QColor("#e3edfb"),
+        card=QColor("#f4f5f7"),
+        card_border=QColor("#d5d8de"),
+        nudge=QColor("#fff4d6"),
+        code_bg=QColor("#eef0f3"),
+        diff_add=QColor("#dcf5e0"),
+        diff_remove=QColor("#fbe0e0"),
+        diff_hunk=QColor("#e4e9f7"),
+        diff_add_text=QColor("#176b2c"),
+        diff_remove_text=QColor("#a01d1d"),
+        diff_hunk_text=QColor("#3a4f8f"),
+        running=QColor("#2563c9"),
+        waiting=QColor("#b86e00"),
+        done=QColor("#1f8a3b"),
+        failed=QColor("#c42b1c"),
+        modes={
+            Mode.CHAT: QColor("#2563c9"),
+            Mode.PLAN: QColor("#7a4fc9"),
+            Mode.ORCHESTRATE: QColor("#b8620a"),
+            Mode.REVIEW: QColor("#1f7f7a"),
+        },
+    )
+
+
+def _dark(text: QColor) -> Colors:
+    return Colors(
+        dark=True,
+        text=text,
+        muted=QColor("#9aa0a9"),
+        accent=QColor("#6ea8ff"),
+        error=QColor("#ff7b72"),
+        user_bubble=QColor("#24344f"),
+        card=QColor("#2a2d33"),
+        card_border=QColor("#3d424b"),
+        nudge=QColor("#3d3420"),
+        code_bg=QColor("#23262b"),
+        diff_add=QColor("#1e3b26"),
+        diff_remove=QColor("#46211f"),
+        diff_hunk=QColor("#25304a"),
+        diff_add_text=QColor("#8ddb9d"),
+        diff_remove_text=QColor("#ffaba5"),
+        diff_hunk_text=QColor("#a9bcf5"),
+        running=QColor("#6ea8ff"),
+        waiting=QColor("#e3a33b"),
+        done=QColor("#56c271"),
+        failed=QColor("#ff7b72"),
+        modes={
+            Mode.CHAT: QColor("#6ea8ff"),
+            Mode.PLAN: QColor("#b79bff"),
+            Mode.ORCHESTRATE: QColor("#f0a25a"),
+            Mode.REVIEW: QColor("#4fc7bf"),
+        },
+    )
+
+
+def palette_is_dark(palette: QPalette) -> bool:
+    return palette.color(QPalette.ColorRole.Window).lightness() < 128
+
+
+def is_dark(palette: QPalette | None = None) -> bool:
+    """Whether to paint dark. A widget's own palette wins (it is what is actually painted);
+    otherwise the system colour scheme, falling back to the application palette's lightness."""
+    if palette is not None:
+        return palette_is_dark(palette)
+    app = QGuiApplication.instance()
+    if app is None:
+        return False
+    scheme = QGuiApplication.styleHints().colorScheme()
+    if scheme == Qt.ColorScheme.Dark:
+        return True
+    if scheme == Qt.ColorScheme.Light:
+        return False
+    return palette_is_dark(QGuiApplication.palette())
+
+
+def colors(palette: QPalette | None = None) -> Colors:
+    """Semantic colours matching ``palette`` (default: the application's)."""
+    pal = palette if palette is not None else QGuiApplication.palette()
+    # Cached: delegates ask for colours on every row they paint.
+    return _colors_for(is_dark(palette), pal.color(QPalette.ColorRole.Text).rgba())
+
+
+@lru_cache(maxsize=8)
+def _colors_for(dark: bool, text_rgba: int) -> Colors:
+    text = QColor.fromRgba(text_rgba)
+    return _dark(text) if dark else _light(text)
+
+
+def light_palette() -> QPalette:
+    pal = QPalette()
+    roles = {
+        QPalette.ColorRole.Window: "#f6f7f9",
+        QPalette.ColorRole.WindowText: "#1d2025",
+        QPalette.ColorRole.Base: "#ffffff",
+        QPalette.ColorRole.AlternateBase: "#f1f3f6",
+        QPalette.ColorRole.Text: "#1d2025",
+        QPalette.ColorRole.Button: "#eceef2",
+        QPalette.ColorRole.ButtonText: "#1d2025",
+        QPalette.ColorRole.Highlight: "#2563c9",
+        QPalette.ColorRole.HighlightedText: "#ffffff",
+        QPalette.ColorRole.ToolTipBase: "#ffffff",
+        QPalette.ColorRole.ToolTipText: "#1d2025",
+        QPalette.ColorRole.PlaceholderText: "#8a8f98",
+        QPalette.ColorRole.Link: "#2563c9",
+        QPalette.ColorRole.Mid: "#c5c9d0",
+    }
+    for role, value in roles.items():
+        pal.setColor(role, QColor(value))
+    pal.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText, QColor("#a0a4ab"))
+    pal.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text, QColor("#a0a4ab"))
+    pal.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.WindowText, QColor("#a0a4ab"))
+    return pal
+
+
+def dark_palette() -> QPalette:
+    pal = QPalette()
+    roles = {
+        QPalette.ColorRole.Window: "#1f2125",
+        QPalette.ColorRole.WindowText: "#e4e6ea",
+        QPalette.ColorRole.Base: "#17191c",
+        QPalette.ColorRole.AlternateBase: "#1d2024",
+        QPalette.ColorRole.Text: "#e4e6ea",
+        QPalette.ColorRole.Button: "#2b2e34",
+        QPalette.ColorRole.ButtonText: "#e4e6ea",
+        QPalette.ColorRole.Highlight: "#3b6fd1",
+        QPalette.ColorRole.HighlightedText: "#ffffff",
+        QPalette.ColorRole.ToolTipBase: "#2b2e34",
+        QPalette.ColorRole.ToolTipText: "#e4e6ea",
+        QPalette.ColorRole.PlaceholderText: "#80858e",
+        QPalette.ColorRole.Link: "#6ea8ff",
+        QPalette.ColorRole.Mid: "#44484f",
+    }
+    for role, value in roles.items():
+        pal.setColor(role, QColor(value))
+    pal.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText, QColor("#6d7179"))
+    pal.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text, QColor("#6d7179"))
+    pal.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.WindowText, QColor("#6d7179"))
+    return pal
+
+
+def follow_system_scheme(app: QGuiApplication) -> None:
+    """Apply the palette matching the system scheme now and whenever it changes. Platforms whose
+    style already follows the scheme are left alone unless the palette disagrees with it."""
+
+    def apply(*_: object) -> None:
+        scheme = QGuiApplication.styleHints().colorScheme()
+        if scheme == Qt.ColorScheme.Unknown:
+            return
+        want_dark = scheme == Qt.ColorScheme.Dark
+        if palette_is_dark(QGuiApplication.palette()) != want_dark:
+            app.setPalette(dark_palette() if want_dark else light_palette())
+
+    apply()
+    QGuiApplication.styleHints().colorSchemeChanged.connect(apply)
+
+
+@lru_cache(maxsize=64)
+def _icon_cached(path: str) -> QIcon:
+    return QIcon(path)
+
+
+def icon(name: str) -> QIcon:
+    """The icon ``resources/icons/<name>.svg``, or an empty icon when it is not there (a packaged
+    build without resources still starts)."""
+    path = ICONS_DIR / f"{name}.svg"
+    if not path.is_file():
+        return QIcon()
+    return _icon_cached(str(path))
+
+
+def ui_font() -> QFont:
+    return QFontDatabase.systemFont(QFontDatabase.SystemFont.GeneralFont)
+
+
+def monospace_font(point_delta: float = 0.0) -> QFont:
+    """A fixed-pitch font for code and diffs, sized in points (never pixels) so it scales on
+    high-DPI screens."""
+    font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    font.setStyleHint(QFont.StyleHint.Monospace)
+    font.setFixedPitch(True)
+    base = ui_font().pointSizeF()
+    if base > 0:
+        font.setPointSizeF(max(6.0, base - 0.5 + point_delta))
+    return font

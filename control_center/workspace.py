@@ -1,0 +1,266 @@
+"""Workspaces and spaces: a folder with one SQLite file and the git worktrees of its spaces,
+bound to one source repository. This is the service layer the CLI, the harness and the UI share."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from control_center.core.modes import Autonomy, Mode, Transport
+from control_center.core.profiles import DISPATCH_DEFAULT_MODE, PR_SPACE_MODE, profile_for
+from control_center.core.records import Gate, Space
+from control_center.store.db import StoreError
+from control_center.store.store import DB_FILENAME, Store, new_id
+
+WORKTREES_DIR = "worktrees"
+SCRATCH_DIR = "scratch"
+
+
+class WorkspaceError(Exception):
+    """An operator-facing error: the message is one clear line."""
+
+
+def git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        ["git", "-C", str(repo), *args],
+        capture_output=True,
+        text=True,
+        env={"GIT_TERMINAL_PROMPT": "0", "PATH": _path_env(), "HOME": str(Path.home())},
+    )
+    if check and proc.returncode != 0:
+        msg = (proc.stderr or proc.stdout).strip().splitlines()
+        raise WorkspaceError(f"git {' '.join(args[:2])} failed: {msg[-1] if msg else proc.returncode}")
+    return proc
+
+
+def _path_env() -> str:
+    import os
+
+    return os.environ.get("PATH", "/usr/bin:/bin")
+
+
+def _slug(name: str) -> str:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.").lower()
+    return slug[:40] or "space"
+
+
+@dataclass
+class Workspace:
+    root: Path
+    store: Store
+
+    # -- opening --------------------------------------------------------------------------------
+
+    @classmethod
+    def init(cls, root: Path, repo: Path) -> Workspace:
+        root = root.expanduser().resolve()
+        repo = repo.expanduser().resolve()
+        if not repo.is_dir():
+            raise WorkspaceError(f"repository {repo} does not exist")
+        top = git(repo, "rev-parse", "--show-toplevel", check=False)
+        if top.returncode != 0:
+            raise WorkspaceError(f"{repo} is not a git repository")
+        repo = Path(top.stdout.strip())
+        if git(repo, "rev-parse", "--verify", "HEAD", check=False).returncode != 0:
+            raise WorkspaceError(f"repository {repo} has no commits yet; commit something first")
+        if root.exists() and not root.is_dir():
+            raise WorkspaceError(f"{root} exists and is not a folder")
+        db = root / DB_FILENAME
+        if db.exists():
+            ws = cls.open(root)
+            bound = ws.repo
+            if bound != repo:
+                ws.close()
+                raise WorkspaceError(f"{root} is already a workspace bound to {bound}")
+            return ws
+        root.mkdir(parents=True, exist_ok=True)
+        try:
+            store = Store(db, create=True)
+        except StoreError as exc:
+            raise WorkspaceError(str(exc)) from None
+        store.set_meta("repo", str(repo))
+        store.set_meta("workspace_id", new_id())
+        return cls(root, store)
+
+    @classmethod
+    def open(cls, root: Path) -> Workspace:
+        root = root.expanduser().resolve()
+        db = root / DB_FILENAME
+        if not db.exists():
+            raise WorkspaceError(f"{root} is not a workspace (no {DB_FILENAME}); create one with init")
+        try:
+            store = Store(db)
+        except StoreError as exc:
+            raise WorkspaceError(str(exc)) from None
+        if store.get_meta("repo") is None:
+            store.close()
+            raise WorkspaceError(f"{root} is not a workspace (it is bound to no repository)")
+        return cls(root, store)
+
+    def close(self) -> None:
+        self.store.close()
+
+    @property
+    def repo(self) -> Path:
+        value = self.store.get_meta("repo")
+        assert value is not None
+        return Path(value)
+
+    # -- spaces ---------------------------------------------------------------------------------
+
+    def create_space(
+        self,
+        name: str,
+        *,
+        mode: Mode = Mode.CHAT,
+        autonomy: Autonomy = Autonomy.ASK,
+        transport: Transport = Transport.BUILTIN,
+        operator: bool = True,
+    ) -> Space:
+        """A new space on its own worktree and branch. ``operator`` requests may only pick
+        operator-selectable modes (review is set by the system for PR spaces)."""
+        name = name.strip()
+        if not name:
+            raise WorkspaceError("a space needs a non-empty name")
+        if operator and not profile_for(mode).operator_selectable:
+            raise WorkspaceError(self._not_selectable(mode))
+        if self.store.find_space(name):
+            raise WorkspaceError(f"a space named {name!r} already exists")
+        sid = new_id()
+        branch = f"cc/{_slug(name)}-{sid[:6]}"
+        worktree = self.root / WORKTREES_DIR / sid
+        git(self.repo, "worktree", "add", "-b", branch, str(worktree), "HEAD")
+        return self._record_space(sid, name, mode, autonomy, transport, worktree, branch)
+
+    def open_review(
+        self,
+        *,
+        base: str,
+        head: str,
+        name: str | None = None,
+        autonomy: Autonomy = Autonomy.ASK,
+        gates: tuple[Gate, ...] = (),
+    ) -> Space:
+        """A PR space: review mode, worktree detached at the head."""
+        for ref in (base, head):
+            if git(
+                self.repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False
+            ).returncode:
+                raise WorkspaceError(f"unknown git ref {ref!r} in {self.repo}")
+        seen: set[str] = set()
+        for g in gates:
+            if g.name in seen:
+                raise WorkspaceError(f"gate {g.name!r} is given twice")
+            seen.add(g.name)
+        name = (name or f"Review {head} → {base}").strip()
+        if self.store.find_space(name):
+            raise WorkspaceError(f"a space named {name!r} already exists")
+        sid = new_id()
+        worktree = self.root / WORKTREES_DIR / sid
+        git(self.repo, "worktree", "add", "--detach", str(worktree), head)
+        mode = PR_SPACE_MODE
+        try:
+            return self.store.create_space(
+                name=name,
+                mode=mode,
+                autonomy=autonomy,
+                transport=Transport.BUILTIN,
+                worktree=worktree,
+                branch=head,
+                space_id=sid,
+                pr_base=base,
+                pr_head=head,
+                gates=gates,
+            )
+        except StoreError as exc:
+            raise WorkspaceError(str(exc)) from None
+
+    def _record_space(
+        self,
+        sid: str,
+        name: str,
+        mode: Mode,
+        autonomy: Autonomy,
+        transport: Transport,
+        worktree: Path,
+        branch: str,
+    ) -> Space:
+        try:
+            return self.store.create_space(
+                name=name,
+                mode=mode,
+                autonomy=autonomy,
+                transport=transport,
+                worktree=worktree,
+                branch=branch,
+                space_id=sid,
+            )
+        except StoreError as exc:
+            git(self.repo, "worktree", "remove", "--force", str(worktree), check=False)
+            raise WorkspaceError(str(exc)) from None
+
+    @staticmethod
+    def _not_selectable(mode: Mode) -> str:
+        return (
+            f"mode {mode.value!r} cannot be chosen by the operator: the system sets it "
+            "(review spaces are opened with 'review open')"
+        )
+
+    def require_space(self, id_or_name: str) -> Space:
+        space = self.store.find_space(id_or_name)
+        if space is None:
+            raise WorkspaceError(f"no space {id_or_name!r} in this workspace")
+        return space
+
+    def set_mode(self, id_or_name: str, mode: Mode, *, operator: bool = True) -> Space:
+        space = self.require_space(id_or_name)
+        if operator and not profile_for(mode).operator_selectable:
+            raise WorkspaceError(self._not_selectable(mode))
+        if operator and not profile_for(space.mode).operator_selectable:
+            raise WorkspaceError(
+                f"space {space.name!r} is in {space.mode.value} mode, which the system set; "
+                "its mode cannot be changed by the operator"
+            )
+        return self.store.update_space(space.id, mode=mode)
+
+    def set_autonomy(self, id_or_name: str, autonomy: Autonomy) -> Space:
+        return self.store.update_space(self.require_space(id_or_name).id, autonomy=autonomy)
+
+    def rename_space(self, id_or_name: str, name: str) -> Space:
+        name = name.strip()
+        if not name:
+            raise WorkspaceError("a space needs a non-empty name")
+        try:
+            return self.store.update_space(self.require_space(id_or_name).id, name=name)
+        except StoreError as exc:
+            raise WorkspaceError(str(exc)) from None
+
+    def archive_space(self, id_or_name: str) -> Space:
+        return self.store.update_space(self.require_space(id_or_name).id, archived=True)
+
+    # -- dispatch resolution --------------------------------------------------------------------
+
+    def resolve_dispatch(self, space_ref: str | None) -> Space | None:
+        """The space a turn runs in, read at the start of each turn. None — a one-shot run, or a
+        space that is not in this workspace — means the turn resolves to chat."""
+        if space_ref is None:
+            return None
+        return self.store.find_space(space_ref)
+
+    def scratch_worktree(self, key: str) -> Path:
+        """A detached worktree at HEAD for a run that has no space."""
+        path = self.root / SCRATCH_DIR / key
+        if not path.exists():
+            git(self.repo, "worktree", "add", "--detach", str(path), "HEAD")
+        return path
+
+    def remove_scratch(self, path: Path) -> None:
+        git(self.repo, "worktree", "remove", "--force", str(path), check=False)
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def resolved_mode(space: Space | None) -> Mode:
+    return space.mode if space is not None else DISPATCH_DEFAULT_MODE
