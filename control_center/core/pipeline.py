@@ -232,7 +232,7 @@ def start(spec: PipelineSpec, state: PipelineState, key: str) -> PipelineState:
     if status is not NodeStatus.PENDING:
         raise PipelineError(f"cannot start {key!r}: it is {status.value}, only a pending node can start")
     waiting = [d for d in spec.node(key).depends_on if state.statuses.get(d) is not NodeStatus.DONE]
-    if False and waiting:
+    if waiting:
         raise PipelineError(f"cannot start {key!r}: its dependencies {', '.join(waiting)} are not done")
     attempts = {**state.attempts, key: state.attempts.get(key, 0) + 1}
     return _with_statuses(state, {key: NodeStatus.RUNNING}, attempts=attempts)

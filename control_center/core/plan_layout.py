@@ -195,32 +195,16 @@ def diff_plans(old: PlanGraph, new: PlanGraph) -> PlanDiff:
 
 
 def _crossings_between(pairs: list[tuple[float, float]]) -> int:
-    """Strict crossings among segments given as (upper end, lower end) in two parallel lines.
+    """Strict crossings among segments given as (upper end, lower end) on two parallel lines.
 
-    Segments that share an end never cross. Sorting by (upper, lower) leaves only inversions of
-    the lower ends to count, done with a Fenwick tree in O(E log E).
+    Segments that share an end never cross. Sorted by (upper, lower), a crossing is a later
+    segment whose lower end lies strictly below an earlier one's: counted with a sorted list.
     """
-    if len(pairs) < 2:
-        return 0
-    pairs = sorted(pairs)
-    ranks = {v: i + 1 for i, v in enumerate(sorted({b for _, b in pairs}))}
-    size = len(ranks)
-    tree = [0] * (size + 1)
     total = 0
-    inserted = 0
-    for _, b in pairs:
-        r = ranks[b]
-        # inserted so far with lower end <= b
-        i, not_greater = r, 0
-        while i > 0:
-            not_greater += tree[i]
-            i -= i & -i
-        total += inserted - not_greater
-        i = r
-        while i <= size:
-            tree[i] += 1
-            i += i & -i
-        inserted += 1
+    seen: list[float] = []
+    for _, lower in sorted(pairs):
+        total += len(seen) - bisect_right(seen, lower)
+        insort(seen, lower)
     return total
 
 

@@ -38,7 +38,7 @@ _ERROR_TYPES = {
 class Fault:
     """One injected failure, consumed by the next request that reaches the server."""
 
-    kind: str  # "http_status" | "drop_mid_stream" | "malformed_event" | "stall"
+    kind: str  # "http_status" | "drop_mid_stream" | "malformed_event" | "error_event" | "stall"
     status: int = 0
     retry_after: float | None = None
     message: str = ""
@@ -58,6 +58,12 @@ def drop_mid_stream() -> Fault:
 def malformed_event() -> Fault:
     """Send ``message_start``, then an SSE event whose data is not valid JSON."""
     return Fault("malformed_event")
+
+
+def error_event(message: str = "Overloaded") -> Fault:
+    """Start the stream, then send an SSE ``error`` event (what the API does when it overloads
+    mid-stream) and end the stream."""
+    return Fault("error_event", message=message)
 
 
 def stall(seconds: float) -> Fault:
@@ -304,6 +310,14 @@ class _Handler(BaseHTTPRequestHandler):
                         return
                     if fault.kind == "malformed_event":
                         self._write_chunk(b"event: content_block_delta\ndata: {this is not json\n\n")
+                        self._end_chunks()
+                        return
+                    if fault.kind == "error_event":
+                        err = {
+                            "type": "error",
+                            "error": {"type": "overloaded_error", "message": fault.message},
+                        }
+                        self._write_chunk(f"event: error\ndata: {json.dumps(err)}\n\n".encode())
                         self._end_chunks()
                         return
                     if fault.kind == "stall":

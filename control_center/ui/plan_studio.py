@@ -96,8 +96,8 @@ class _Theme:
 
 
 class _PlanScene(QGraphicsScene):
-    def __init__(self, theme: _Theme) -> None:
-        super().__init__()
+    def __init__(self, theme: _Theme, parent: QWidget) -> None:
+        super().__init__(parent)  # owned by the studio: dies with it, never outlives its slots
         self.theme = theme
         self.setBackgroundBrush(theme.background)
 
@@ -126,7 +126,7 @@ class PlanNodeItem(QGraphicsItem):
         self.setToolTip(f"{node.key}: {node.title}")
 
     def _elide(self) -> None:
-        room = self._w - _BAND - 2 * _PAD - (58 if self.marker else 0)
+        room = self._w - _BAND - 2 * _PAD
         self._elided = QFontMetricsF(self._font).elidedText(self.title, Qt.TextElideMode.ElideRight, room)
 
     @property
@@ -193,18 +193,22 @@ class PlanNodeItem(QGraphicsItem):
             QRectF(left, 8, self._w - left - _PAD, 22), Qt.AlignmentFlag.AlignVCenter, self._elided
         )
         painter.setFont(self._small)
-        painter.setPen(theme.muted_text)
-        meta = QFontMetricsF(self._small).elidedText(
-            f"{self.key} · {self.status}", Qt.TextElideMode.ElideMiddle, self._w - left - _PAD
-        )
-        painter.drawText(QRectF(left, 34, self._w - left - _PAD, 20), Qt.AlignmentFlag.AlignVCenter, meta)
+        metrics = QFontMetricsF(self._small)
+        room = self._w - left - _PAD
         if self.marker:
-            badge = QRectF(self._w - _PAD - 52, 9, 52, 18)
+            # the diff badge sits on the second line so the title keeps the full width
+            label = self.marker.upper()
+            bw = metrics.horizontalAdvance(label) + 14
+            badge = QRectF(self._w - _PAD - bw, 36, bw, 17)
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(QColor(MARKER_COLORS.get(self.marker, _UNKNOWN_STATUS_COLOR)))
-            painter.drawRoundedRect(badge, 9, 9)
+            painter.drawRoundedRect(badge, 8.5, 8.5)
             painter.setPen(QColor("white"))
-            painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, self.marker.upper())
+            painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
+            room -= bw + 6
+        painter.setPen(theme.muted_text)
+        meta = metrics.elidedText(f"{self.key} · {self.status}", Qt.TextElideMode.ElideMiddle, room)
+        painter.drawText(QRectF(left, 34, room, 20), Qt.AlignmentFlag.AlignVCenter, meta)
 
 
 class PlanEdgeItem(QGraphicsItem):
@@ -255,9 +259,17 @@ class PlanEdgeItem(QGraphicsItem):
         theme: _Theme = self.scene().theme  # type: ignore[attr-defined]
         color = theme.highlight if self.emphasized else theme.edge
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        pen = QPen(color, 2.5 if self.emphasized else 1.2)
         if lod >= _TEXT_LOD:
             painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setPen(QPen(color, 2.5 if self.emphasized else 1.2))
+        else:  # zoomed far out: a faint hairline, or bundles of long edges turn into grey slabs
+            if not self.emphasized:
+                faint = QColor(color)
+                faint.setAlphaF(0.18)
+                pen.setColor(faint)
+            pen.setCosmetic(True)
+            pen.setWidthF(1.5 if self.emphasized else 1.0)
+        painter.setPen(pen)
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawPath(self._path)
         painter.setPen(Qt.PenStyle.NoPen)
@@ -271,7 +283,7 @@ class PlanGraphView(QGraphicsView):
     def __init__(self, scene: QGraphicsScene, parent: QWidget | None = None) -> None:
         super().__init__(scene, parent)
         self.setObjectName("planGraphView")
-        self.setRenderHint(QPainter.RenderHint.Antialiasing)
+        # no view-wide antialiasing: items turn it on when zoomed in enough for it to show
         self.setRenderHint(QPainter.RenderHint.TextAntialiasing)
         self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
@@ -328,7 +340,7 @@ class PlanStudioView(QWidget):
         self._diff: PlanDiff | None = None
 
         self._theme = _Theme(self.palette())
-        self._scene = _PlanScene(self._theme)
+        self._scene = _PlanScene(self._theme, self)
         self._scene.selectionChanged.connect(self._on_selection_changed)
         self.view = PlanGraphView(self._scene)
 
@@ -530,7 +542,8 @@ class PlanStudioView(QWidget):
     # -- internals ---------------------------------------------------------------------------
 
     def _rebuild_scene(self) -> None:
-        assert self._graph is not None and self._layout is not None
+        assert self._graph is not None
+        assert self._layout is not None
         self._scene.clearSelection()
         self._scene.clear()
         self._node_items.clear()

@@ -84,8 +84,9 @@ ConfidenceRole = Qt.ItemDataRole.UserRole + 5
 StateRole = Qt.ItemDataRole.UserRole + 6
 GroupOrderRole = Qt.ItemDataRole.UserRole + 7
 
-COLUMNS = ("Title", "Priority", "Kind", "Confidence", "State", "Lines")
-COL_TITLE, COL_PRIORITY, COL_KIND, COL_CONFIDENCE, COL_STATE, COL_LINES = range(len(COLUMNS))
+# Priority first: it is what the operator triages by, and it keeps the stretching title column wide.
+COLUMNS = ("Priority", "Title", "Kind", "Conf.", "State", "Lines")
+COL_PRIORITY, COL_TITLE, COL_KIND, COL_CONFIDENCE, COL_STATE, COL_LINES = range(len(COLUMNS))
 
 
 def _lines_text(node: ReviewNode) -> str:
@@ -164,7 +165,7 @@ class DiffHighlighter(QSyntaxHighlighter):
             fmt.setFontWeight(QFont.Weight.Bold)
         return fmt
 
-    def highlightBlock(self, text: str) -> None:  # noqa: N802 (Qt override)
+    def highlightBlock(self, text: str) -> None:
         if text.startswith(("diff ", "index ", "+++ ", "--- ", "new file", "deleted file")):
             fmt = self._header
         elif text.startswith("@@"):
@@ -205,13 +206,14 @@ def build_findings_model(model: QStandardItemModel, nodes: tuple[ReviewNode, ...
             h.setData(order, GroupOrderRole)
         for node in group:
             title = _item(node.title, node.title.lower())
-            title.setData(node.id, NodeIdRole)
-            title.setData(node.kind, KindRole)
-            title.setData(priority_rank(node.priority), PriorityRankRole)
-            title.setData(node.confidence, ConfidenceRole)
-            title.setData(node.state, StateRole)
             title.setData(node.title, Qt.ItemDataRole.ToolTipRole)
             prio = _item(node.priority, priority_rank(node.priority))
+            # Column 0 carries what the filter and the selection need.
+            prio.setData(node.id, NodeIdRole)
+            prio.setData(node.kind, KindRole)
+            prio.setData(priority_rank(node.priority), PriorityRankRole)
+            prio.setData(node.confidence, ConfidenceRole)
+            prio.setData(node.state, StateRole)
             prio.setForeground(QColor(_PRIORITY_COLOUR.get(node.priority, "#000000")))
             prio.setFont(bold)
             conf = _item(f"{node.confidence:.2f}", node.confidence)
@@ -219,7 +221,7 @@ def build_findings_model(model: QStandardItemModel, nodes: tuple[ReviewNode, ...
             state = _item("confirmed" if node.state == "consensusReady" else node.state, node.state)
             line = node.anchor.start_line if node.anchor else 0
             lines = _item(_lines_text(node), line)
-            head.appendRow([title, prio, _item(node.kind, node.kind), conf, state, lines])
+            head.appendRow([prio, title, _item(node.kind, node.kind), conf, state, lines])
         model.appendRow(heads)
 
 
@@ -239,23 +241,30 @@ class FindingsFilterProxy(QSortFilterProxyModel):
         self._min_confidence = 0.0
         self._state: str | None = None
 
+    def _refilter(self, change: Callable[[], None]) -> None:
+        # Qt 6.10 deprecates invalidateRowsFilter() for the begin/endFilterChange bracket.
+        if hasattr(self, "beginFilterChange"):
+            self.beginFilterChange()
+            change()
+            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+        else:  # older Qt
+            change()
+            self.invalidateRowsFilter()
+
     def set_kind(self, kind: str | None) -> None:
-        self._kind = kind
-        self.invalidateRowsFilter()
+        self._refilter(lambda: setattr(self, "_kind", kind))
 
     def set_max_priority(self, priority: str | None) -> None:
-        self._max_priority_rank = None if priority is None else priority_rank(priority)
-        self.invalidateRowsFilter()
+        rank = None if priority is None else priority_rank(priority)
+        self._refilter(lambda: setattr(self, "_max_priority_rank", rank))
 
     def set_min_confidence(self, value: float) -> None:
-        self._min_confidence = value
-        self.invalidateRowsFilter()
+        self._refilter(lambda: setattr(self, "_min_confidence", value))
 
     def set_state(self, state: str | None) -> None:
-        self._state = state
-        self.invalidateRowsFilter()
+        self._refilter(lambda: setattr(self, "_state", state))
 
-    def filterAcceptsRow(self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex) -> bool:  # noqa: N802
+    def filterAcceptsRow(self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex) -> bool:
         if not source_parent.isValid():
             return False  # a group: shown by recursive filtering when a child passes
         idx = self.sourceModel().index(source_row, 0, source_parent)
@@ -267,7 +276,7 @@ class FindingsFilterProxy(QSortFilterProxyModel):
             return False
         return self._state is None or idx.data(StateRole) == self._state
 
-    def lessThan(  # noqa: N802
+    def lessThan(
         self, left: QModelIndex | QPersistentModelIndex, right: QModelIndex | QPersistentModelIndex
     ) -> bool:
         if not left.parent().isValid():
@@ -318,7 +327,7 @@ class ReviewVerdictPanel(QWidget):
         split.addWidget(self._build_detail())
         split.setStretchFactor(0, 5)
         split.setStretchFactor(1, 6)
-        split.setSizes([520, 640])
+        split.setSizes([600, 560])
         root.addWidget(split, 1)
 
         self.set_snapshot(ReviewSnapshot.build(agent_verdict=None))
@@ -380,6 +389,10 @@ class ReviewVerdictPanel(QWidget):
         self.axes_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.axes_view.setMaximumHeight(150)
         self.axes_view.setHeaderHidden(True)
+        # Captured output keeps its full width (horizontal scrolling) instead of being elided.
+        self.axes_view.header().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.axes_view.header().setStretchLastSection(False)
+        self.axes_view.setTextElideMode(Qt.TextElideMode.ElideNone)
         col.addWidget(self.axes_view)
 
         findings_head = QHBoxLayout()
@@ -430,11 +443,20 @@ class ReviewVerdictPanel(QWidget):
         self.findings_view.setModel(self.findings_proxy)
         self.findings_view.setSortingEnabled(True)
         self.findings_view.sortByColumn(COL_PRIORITY, Qt.SortOrder.AscendingOrder)
+        self.findings_view.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.findings_view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.findings_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.findings_view.setAlternatingRowColors(True)
         self.findings_view.setUniformRowHeights(True)
         self.findings_view.selectionModel().currentRowChanged.connect(self._on_current_changed)
+        # Group rows span all columns so file paths are not clipped; filtering re-inserts rows
+        # (new indexes), so the spans are re-applied whenever the proxy's rows change.
+        for sig in (
+            self.findings_proxy.rowsInserted,
+            self.findings_proxy.layoutChanged,
+            self.findings_proxy.modelReset,
+        ):
+            sig.connect(self._span_groups)
         col.addWidget(self.findings_view, 1)
         return left
 
@@ -508,8 +530,9 @@ class ReviewVerdictPanel(QWidget):
         self.findings_view.expandAll()
         header = self.findings_view.header()
         header.setSectionResizeMode(COL_TITLE, QHeaderView.ResizeMode.Stretch)
-        for c in range(1, len(COLUMNS)):
-            header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
+        for c in range(len(COLUMNS)):
+            if c != COL_TITLE:
+                header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(False)
         n, groups = len(snapshot.nodes), self.findings_model.rowCount()
         self.count_label.setText(
@@ -568,6 +591,7 @@ class ReviewVerdictPanel(QWidget):
             detail = QStandardItem(axis.detail.rstrip() or "(no output captured)")
             detail.setEditable(False)
             detail.setFont(mono)
+            detail.setToolTip(axis.detail)
             item.appendRow(detail)
             self.axes_model.appendRow(item)
         if not snap.axes:
@@ -589,6 +613,10 @@ class ReviewVerdictPanel(QWidget):
         )
         self.dropped_notice.setToolTip("\n".join(f"{d.id}: {d.reason}" for d in snap.dropped))
         self.dropped_notice.show()
+
+    def _span_groups(self, *_args: object) -> None:
+        for g in range(self.findings_proxy.rowCount()):
+            self.findings_view.setFirstColumnSpanned(g, QModelIndex(), True)
 
     def _on_confidence_changed(self, value: int) -> None:
         self.confidence_label.setText(f"conf ≥ {value / 100:.2f}")

@@ -105,7 +105,12 @@ class AnthropicProvider:
             raise
         except anthropic.APIStatusError as exc:
             detail = exc.api_message or exc.message
-            raise ProviderError(self._scrub(f"Anthropic API error {exc.status_code}: {detail}")) from None
+            if exc.status_code < 400:
+                # An SSE `error` event inside a 200 stream (e.g. overloaded mid-response).
+                text = f"the model stream reported an error ({exc.type or 'error'}): {detail}"
+            else:
+                text = f"Anthropic API error {exc.status_code}: {detail}"
+            raise ProviderError(self._scrub(text)) from None
         except anthropic.APITimeoutError:
             raise ProviderError("the model request timed out") from None
         except anthropic.APIConnectionError as exc:

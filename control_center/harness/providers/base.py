@@ -12,7 +12,7 @@ class ModelSettings:
     """Per-mode model settings (SPEC §8); recorded on each turn so ``resume`` reuses them."""
 
     provider: str = "scripted"
-    model: str = "claude-sonnet-4-5"
+    model: str = "claude-sonnet-5-5"
     max_tokens: int = 8192
     #: Extended-thinking budget in tokens, or None for no thinking. Always < max_tokens.
     thinking_budget: int | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 from typing import Any
 
 from control_center.harness import sandbox
@@ -17,7 +18,7 @@ MAX_LOG_COUNT = 500
 
 
 def _git(ctx: ToolContext, *args: str, read: bool = True) -> subprocess.CompletedProcess[str]:
-    argv = ["git", "--no-pager", "-c", "color.ui=false", "-C", str(ctx.worktree), *args]
+    argv = ["git", "--no-pager", "-c", "color.ui=false", "-C", str(Path(ctx.worktree).resolve()), *args]
     argv = sandbox.wrap_argv(argv, ctx.worktree, ctx.read_only)
     env = dict(os.environ, GIT_TERMINAL_PROMPT="0")
     if read:

@@ -24,6 +24,8 @@ MAX_TIMEOUT_S = 1800.0
 KILL_GRACE_S = 2.0
 _POLL_S = 0.05
 _READ_CHUNK = 65_536
+#: How long to wait for the output pipe to drain once the process group is gone.
+_READER_JOIN_S = 2.0
 GATE_OUTPUT_CAP = 16_000
 
 
@@ -69,6 +71,9 @@ class _Capture:
 
     def join(self, timeout: float) -> None:
         self._thread.join(timeout)
+
+    def alive(self) -> bool:
+        return self._thread.is_alive()
 
     def text(self) -> str:
         head = self._head.decode("utf-8", errors="replace")
@@ -150,8 +155,10 @@ def run_process(
         _kill_group(proc)
     else:
         _signal_group(proc.pid, signal.SIGKILL)
-    capture.join(timeout=5.0)
-    if proc.stdout is not None:
+    capture.join(timeout=_READER_JOIN_S)
+    # A process that left our group (setsid) may still hold the pipe: then the reader thread keeps
+    # it (closing would block on the reader's lock) and we return with what was captured so far.
+    if proc.stdout is not None and not capture.alive():
         proc.stdout.close()
     return ProcessResult(
         exit_code=proc.returncode,

@@ -1,0 +1,156 @@
+"""CLI commands that drive the harness, approvals and reviews (loaded on use: they import the
+harness, which the GUI's start-up must not pay for)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from control_center.core.approvals import ApprovalStatus, Decision
+from control_center.core.events import TurnEnded, TurnEvent
+from control_center.core.modes import Transport
+from control_center.harness.loop import Harness, HarnessError, RunRequest
+from control_center.harness.providers.base import ProviderError
+from control_center.harness.providers.scripted import load_script
+from control_center.harness.settings import AppSettings
+from control_center.harness.verbs import OPERATOR, review_snapshot
+from control_center.pipeline.decisions import DecisionError, decide
+from control_center.workspace import Workspace, WorkspaceError
+
+
+class CommandError(Exception):
+    pass
+
+
+def _printer(as_json: bool):
+    def emit(event: TurnEvent) -> None:
+        if as_json:
+            sys.stdout.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+            return
+        data = event.to_json()
+        kind = data["event"]
+        if kind == "text":
+            sys.stdout.write(data["text"])
+        elif kind == "tool_call":
+            sys.stdout.write(f"\n→ {data['name']} {json.dumps(data['input'], ensure_ascii=False)[:200]}\n")
+        elif kind == "tool_result":
+            mark = "✗" if data["is_error"] else "✓"
+            sys.stdout.write(f"{mark} {data['content'][:300]}\n")
+        elif kind == "approval_requested":
+            sys.stdout.write(f"\n⏸ approval {data['approval']} ({data['kind']}) requested\n")
+        elif kind == "nudge":
+            sys.stdout.write(f"\n[nudge] {data['text']}\n")
+        elif kind == "turn_ended":
+            err = f": {data['error']}" if data["error"] else ""
+            sys.stdout.write(f"\n[turn {data['turn']} {data['status']}{err}]\n")
+        sys.stdout.flush()
+
+    return emit
+
+
+def _run_async(coro: Any) -> TurnEnded:
+    try:
+        return asyncio.run(coro)
+    except HarnessError as exc:
+        raise WorkspaceError(str(exc)) from None
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    ws = Workspace.open(Path(args.workspace))
+    try:
+        script = None
+        if args.script:
+            if args.provider not in (None, "scripted"):
+                raise WorkspaceError("--script goes with --provider scripted")
+            try:
+                script = load_script(Path(args.script))
+            except (ValueError, OSError) as exc:
+                raise WorkspaceError(f"cannot use script {args.script}: {exc}") from None
+        elif args.provider == "scripted":
+            raise WorkspaceError("--provider scripted needs --script FILE")
+        provider = args.provider or ("scripted" if script is not None else None)
+        harness = Harness(ws, AppSettings.load())
+        req = RunRequest(
+            message=args.message,
+            space_ref=args.space,
+            provider=provider,
+            script=script,
+            transport=Transport(args.transport) if args.transport else None,
+            author=getattr(args, "agent", None) or "agent",
+        )
+        ended = _run_async(harness.run(req, _printer(args.json)))
+    except ProviderError as exc:
+        raise WorkspaceError(str(exc)) from None
+    finally:
+        ws.close()
+    return 0 if ended.status.value in ("completed", "awaiting_approval") else 1
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    ws = Workspace.open(Path(args.workspace))
+    try:
+        harness = Harness(ws, AppSettings.load())
+        ended = _run_async(harness.resume(args.turn, _printer(args.json)))
+    finally:
+        ws.close()
+    return 0 if ended.status.value in ("completed", "awaiting_approval") else 1
+
+
+def cmd_approvals_list(args: argparse.Namespace) -> int:
+    ws = Workspace.open(Path(args.workspace))
+    try:
+        status = ApprovalStatus(args.status) if args.status else None
+        approvals = ws.store.approvals(status=status)
+        if args.json:
+            sys.stdout.write(json.dumps([a.to_json() for a in approvals], ensure_ascii=False) + "\n")
+        else:
+            for a in approvals:
+                print(f"{a.id}  {a.kind.value:<13} {a.status.value:<8} {a.summary}")
+    finally:
+        ws.close()
+    return 0
+
+
+def cmd_approvals_decide(args: argparse.Namespace) -> int:
+    ws = Workspace.open(Path(args.workspace))
+    try:
+        try:
+            outcome = decide(
+                ws, args.id, Decision(args.decision), by=OPERATOR, reason=args.reason, run_work=True
+            )
+        except DecisionError as exc:
+            raise WorkspaceError(str(exc)) from None
+        if getattr(args, "json", False):
+            sys.stdout.write(json.dumps(outcome.to_json(), ensure_ascii=False) + "\n")
+        else:
+            print(outcome.message)
+    finally:
+        ws.close()
+    return 0
+
+
+def cmd_review_show(args: argparse.Namespace) -> int:
+    ws = Workspace.open(Path(args.workspace))
+    try:
+        space = ws.require_space(args.space)
+        snapshot = review_snapshot(ws, space.id)
+        if args.json:
+            sys.stdout.write(json.dumps(snapshot.to_json(), ensure_ascii=False) + "\n")
+        else:
+            v = snapshot.verdict.verdict
+            print(f"verdict: {v.value if v else 'not finalized'}")
+            for line in snapshot.drivers():
+                print(f"  {line}")
+            for n in snapshot.nodes:
+                where = f"{n.anchor.file}:{n.anchor.start_line}" if n.anchor else "repository"
+                print(f"  [{n.priority}] {n.kind:<14} {n.confidence:.2f} {where}  {n.title}")
+            if snapshot.dropped:
+                print(f"  {len(snapshot.dropped)} finding(s) dropped")
+    finally:
+        ws.close()
+    return 0

@@ -1,0 +1,714 @@
+"""The turn loop: a step machine over (call the model, run tools, wait for an approval, nudge,
+finish). No Qt here: the CLI runs it directly, the GUI on a worker thread.
+
+At the start of every turn (and every resume) the mode is read from the space's row and the
+prompt, tool surface and model handler are rebuilt from that mode's capability profile."""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import logging
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from control_center.core.approvals import ApprovalKind, ApprovalStatus
+from control_center.core.events import (
+    ApprovalRequested,
+    NudgeEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEnded,
+    TurnEvent,
+    TurnStarted,
+    TurnStatus,
+    UsageEvent,
+)
+from control_center.core.modes import Autonomy, Transport
+from control_center.core.profiles import CapabilityProfile, profile_for
+from control_center.core.records import Space, Turn
+from control_center.core.review import AxisResult, AxisStatus
+from control_center.core.schema import validate
+from control_center.core.surface import (
+    Deny,
+    build_system_prompt,
+    guardrail,
+    materialize_surface,
+    needs_approval,
+)
+from control_center.core.tools import ToolSpec
+from control_center.harness import extra_tools
+from control_center.harness.history import model_history
+from control_center.harness.pricing import cost_usd
+from control_center.harness.providers.base import (
+    ModelProvider,
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    ProviderError,
+    TextChunk,
+    ThinkingChunk,
+)
+from control_center.harness.providers.factory import make_provider
+from control_center.harness.settings import AppSettings
+from control_center.harness.tools.base import ToolContext, ToolError, ToolOutput
+from control_center.harness.tools.registry import PURE_TOOLS
+from control_center.harness.tools.shell import run_gate
+from control_center.harness.verbs import VERBS, NoOperator, OperatorChannel, VerbContext, summarize_input
+from control_center.store.store import new_id
+from control_center.workspace import Workspace, WorkspaceError, resolved_mode
+
+log = logging.getLogger(__name__)
+
+EventSink = Callable[[TurnEvent], None]
+
+FALLBACK_SCRIPT: list[list[dict[str, Any]]] = [
+    [
+        {
+            "type": "text",
+            "text": "This is Control Center's built-in scripted model: no API key is set and this space has "
+            "no script. Add a key in Settings (or ANTHROPIC_API_KEY) to talk to a real model.",
+        }
+    ]
+]
+GATE_TIMEOUT_S = 600.0
+SCRIPT_META_PREFIX = "script:"
+
+
+class HarnessError(Exception):
+    """A turn that cannot start or resume; one clear line for the operator."""
+
+
+@dataclass
+class RunRequest:
+    message: str
+    space_ref: str | None = None
+    #: "scripted" / "anthropic"; None uses the settings ("auto": anthropic when a key exists).
+    provider: str | None = None
+    script: list[Any] | None = None
+    transport: Transport | None = None
+    #: A thread: the conversation to post into (defaults to the space's main conversation).
+    conversation_id: str | None = None
+    #: The agent's name (authorship of findings, tickets; peers confirm each other's findings).
+    author: str = "agent"
+
+
+@dataclass
+class _Needs:
+    """A call that waits for an operator decision."""
+
+
+@dataclass
+class _TurnCtx:
+    turn: Turn
+    space: Space | None
+    profile: CapabilityProfile
+    autonomy: Autonomy
+    transport: Transport
+    surface: dict[str, ToolSpec]
+    system: str
+    settings: ModelSettings
+    provider: ModelProvider
+    conversation_id: str
+    author: str
+    state: dict[str, Any] = field(default_factory=dict)
+    delivered: bool = False
+    nudged: bool = False
+    model_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    cancel_event: threading.Event = field(default_factory=threading.Event)
+    emit: EventSink = field(default=lambda _e: None)
+
+
+class Harness:
+    """Runs turns of one workspace. ``emit`` receives every event as it happens."""
+
+    def __init__(
+        self,
+        ws: Workspace,
+        settings: AppSettings | None = None,
+        *,
+        operator: OperatorChannel | None = None,
+        provider_factory: Callable[..., ModelProvider] = make_provider,
+    ) -> None:
+        self.ws = ws
+        self.settings = settings or AppSettings()
+        self.operator = operator or NoOperator()
+        self.provider_factory = provider_factory
+
+    # -- entry points ---------------------------------------------------------------------------
+
+    async def run(self, req: RunRequest, emit: EventSink | None = None) -> TurnEnded:
+        emit = emit or (lambda _e: None)
+        store = self.ws.store
+        # SPEC §8: the mode is read from the space's row at the start of each turn.
+        space = self.ws.resolve_dispatch(req.space_ref)
+        mode = resolved_mode(space)
+        if space is not None:
+            self._refuse_if_busy(space)
+        profile = profile_for(mode)
+        transport = req.transport or (space.transport if space else self.settings.default_transport)
+        settings = self._settings_for(mode, req.provider)
+        script = req.script
+        if settings.provider == "scripted" and script is None:
+            script = self._space_script(space)
+        if space is not None:
+            worktree, conversation_id = space.worktree, req.conversation_id or space.conversation_id
+        else:
+            worktree = self.ws.scratch_worktree(new_id())
+            conversation_id = req.conversation_id or store.create_conversation(space_id=None)
+        recorded = {**settings.to_json(), "agent": req.author, "script": script}
+        turn = store.create_turn(
+            space_id=space.id if space else None,
+            conversation_id=conversation_id,
+            mode=mode,
+            transport=transport,
+            settings=recorded,
+            worktree=worktree,
+        )
+        store.update_turn(turn.id, state={"pid": os.getpid()})
+        if space is not None:
+            store.touch_space(space.id)
+        store.add_message(
+            conversation_id,
+            role="user",
+            kind="user",
+            text=req.message,
+            blocks=[{"type": "text", "text": req.message}],
+            turn_id=turn.id,
+        )
+        if transport is Transport.CLAUDE_CODE:
+            return await self._run_external(turn, space, profile, req.message, emit)
+        try:
+            ctx = self._context(store.turn(turn.id) or turn, space, profile, settings, script, 0, req.author)
+        except ProviderError as exc:
+            return self._finish_early(turn, space, mode.value, transport, emit, str(exc))
+        emit(
+            TurnStarted(
+                turn.id, ctx.space.id if ctx.space else None, mode.value, transport.value, tuple(ctx.surface)
+            )
+        )
+        return await self._drive(ctx, emit)
+
+    async def resume(self, turn_id: str, emit: EventSink | None = None) -> TurnEnded:
+        emit = emit or (lambda _e: None)
+        store = self.ws.store
+        turn = store.turn(turn_id)
+        if turn is None:
+            raise HarnessError(f"no turn {turn_id!r} in this workspace")
+        if turn.status is TurnStatus.RUNNING and _alive(turn.state.get("pid")):
+            raise HarnessError(f"turn {turn_id} is still running")
+        if turn.status in (TurnStatus.COMPLETED, TurnStatus.FAILED) and not turn.state.get("pending"):
+            raise HarnessError(f"turn {turn_id} has ended ({turn.status.value}); start a new turn instead")
+        pending = turn.state.get("pending")
+        if pending:
+            approval = store.approval(pending["approval_id"])
+            if approval is not None and approval.status is ApprovalStatus.PENDING:
+                raise HarnessError(
+                    f"turn {turn_id} waits for approval {approval.id}; decide it first "
+                    "(control-center approvals decide)"
+                )
+        # The mode is re-read at the start of the resumed run, like any turn.
+        space = store.space(turn.space_id) if turn.space_id else None
+        mode = resolved_mode(space) if turn.space_id else turn.mode
+        profile = profile_for(mode)
+        settings = ModelSettings.from_json(turn.settings)
+        if space is not None and space.mode != turn.mode:
+            store.update_turn(turn.id, mode=space.mode)
+        store.update_turn(
+            turn.id, status=TurnStatus.RUNNING, error=None, state={**turn.state, "pid": os.getpid()}
+        )
+        turn = store.turn(turn.id) or turn
+        try:
+            ctx = self._context(
+                turn,
+                space,
+                profile,
+                settings,
+                turn.settings.get("script"),
+                turn.cursor,
+                turn.settings.get("agent", "agent"),
+            )
+        except ProviderError as exc:
+            return self._finish_early(turn, space, mode.value, turn.transport, emit, str(exc))
+        emit(
+            TurnStarted(
+                turn.id,
+                space.id if space else None,
+                mode.value,
+                turn.transport.value,
+                tuple(ctx.surface),
+                resumed=True,
+            )
+        )
+        return await self._drive(ctx, emit)
+
+    # -- set-up ---------------------------------------------------------------------------------
+
+    def _refuse_if_busy(self, space: Space) -> None:
+        for t in self.ws.store.turns(status=TurnStatus.RUNNING, space_id=space.id):
+            if _alive(t.state.get("pid")) and t.state.get("pid") != os.getpid():
+                raise HarnessError(f"a turn is already running in space {space.name!r}")
+
+    def _settings_for(self, mode: Any, provider: str | None) -> ModelSettings:
+        from dataclasses import replace
+
+        base = self.settings.model_for(mode)
+        choice = provider or self.settings.provider
+        if choice in ("auto", None):
+            from control_center.harness.credentials import resolve_api_key
+
+            key, _source = resolve_api_key()
+            choice = "anthropic" if key else "scripted"
+        return replace(base, provider=choice)
+
+    def _space_script(self, space: Space | None) -> list[Any]:
+        if space is not None:
+            path = self.ws.store.get_meta(SCRIPT_META_PREFIX + space.id)
+            if path:
+                from control_center.harness.providers.scripted import load_script
+
+                p = Path(path)
+                return load_script(p if p.is_absolute() else self.ws.root / p)
+        return FALLBACK_SCRIPT
+
+    def _context(
+        self,
+        turn: Turn,
+        space: Space | None,
+        profile: CapabilityProfile,
+        settings: ModelSettings,
+        script: list[Any] | None,
+        cursor: int,
+        author: str,
+    ) -> _TurnCtx:
+        autonomy = space.autonomy if space else Autonomy.ASK
+        transport = turn.transport
+        tools = materialize_surface(profile, autonomy, transport)
+        system = build_system_prompt(profile, tools, autonomy, transport)
+        provider = self.provider_factory(settings, script=script, start=cursor)
+        return _TurnCtx(
+            turn=turn,
+            space=space,
+            profile=profile,
+            autonomy=autonomy,
+            transport=transport,
+            surface={t.name: t for t in tools},
+            system=system,
+            settings=settings,
+            provider=provider,
+            conversation_id=turn.conversation_id or "",
+            author=author,
+            state=dict(turn.state),
+            delivered=turn.delivered,
+            nudged=turn.nudged,
+            model_calls=turn.model_calls,
+            input_tokens=turn.input_tokens,
+            output_tokens=turn.output_tokens,
+            cost=turn.cost_usd,
+        )
+
+    def _finish_early(
+        self, turn: Turn, space: Space | None, mode: str, transport: Transport, emit: EventSink, error: str
+    ) -> TurnEnded:
+        emit(TurnStarted(turn.id, space.id if space else None, mode, transport.value, ()))
+        self.ws.store.update_turn(turn.id, status=TurnStatus.FAILED, error=error)
+        self._note(turn.conversation_id, turn.id, "error", error)
+        ended = TurnEnded(turn.id, TurnStatus.FAILED, False, error)
+        emit(ended)
+        return ended
+
+    def _note(self, conversation_id: str | None, turn_id: str, kind: str, text: str, **meta: Any) -> None:
+        if conversation_id:
+            self.ws.store.add_message(
+                conversation_id, role="system", kind=kind, text=text, meta=meta, turn_id=turn_id
+            )
+
+    # -- the step machine -----------------------------------------------------------------------
+
+    async def _drive(self, ctx: _TurnCtx, emit: EventSink) -> TurnEnded:
+        store = self.ws.store
+        ctx.emit = emit
+        calls_this_run = 0
+        tokens_at_start = ctx.input_tokens + ctx.output_tokens
+        try:
+            pending = ctx.state.get("pending")
+            if pending:
+                outcome = await self._process_calls(
+                    ctx, pending["uses"], pending["index"], emit, resumed=True
+                )
+                if outcome == "awaiting":
+                    return self._end(ctx, TurnStatus.AWAITING_APPROVAL, emit)
+                if outcome == "end_run" and not self._nudge(ctx, emit):
+                    return self._end(ctx, TurnStatus.COMPLETED, emit)
+            while True:
+                if calls_this_run >= ctx.profile.max_model_calls:
+                    return self._end(
+                        ctx,
+                        TurnStatus.INTERRUPTED,
+                        emit,
+                        f"step limit reached ({calls_this_run} model calls this run); resume to continue",
+                    )
+                if ctx.input_tokens + ctx.output_tokens - tokens_at_start >= ctx.profile.max_turn_tokens:
+                    return self._end(
+                        ctx,
+                        TurnStatus.INTERRUPTED,
+                        emit,
+                        f"token budget reached ({ctx.profile.max_turn_tokens} tokens this run); "
+                        "resume to continue",
+                    )
+                response = await self._call_model(ctx, emit)
+                calls_this_run += 1
+                uses = response.tool_uses
+                if not uses:
+                    if self._nudge(ctx, emit):
+                        continue
+                    return self._end(ctx, TurnStatus.COMPLETED, emit)
+                outcome = await self._process_calls(ctx, uses, 0, emit)
+                if outcome == "awaiting":
+                    return self._end(ctx, TurnStatus.AWAITING_APPROVAL, emit)
+                if outcome == "end_run":
+                    if self._nudge(ctx, emit):
+                        continue
+                    return self._end(ctx, TurnStatus.COMPLETED, emit)
+        except asyncio.CancelledError:
+            ctx.cancel_event.set()
+            self._end(ctx, TurnStatus.INTERRUPTED, emit, "cancelled by the operator; resume to continue")
+            raise
+        except ProviderError as exc:
+            return self._end(ctx, TurnStatus.FAILED, emit, str(exc))
+        except Exception as exc:  # a bug must end the turn visibly, never leave it "running"
+            log.exception("turn %s failed", ctx.turn.id)
+            return self._end(ctx, TurnStatus.FAILED, emit, f"internal error: {type(exc).__name__}: {exc}")
+        finally:
+            store.update_turn(ctx.turn.id, cursor=ctx.provider.cursor)
+
+    def _nudge(self, ctx: _TurnCtx, emit: EventSink) -> bool:
+        """One reminder when a run with a completion contract ends without its output verb."""
+        if not ctx.profile.has_completion_contract or ctx.delivered or ctx.nudged or not ctx.profile.nudge:
+            return False
+        ctx.nudged = True
+        self.ws.store.add_message(
+            ctx.conversation_id,
+            role="user",
+            kind="nudge",
+            text=ctx.profile.nudge,
+            blocks=[{"type": "text", "text": ctx.profile.nudge}],
+            turn_id=ctx.turn.id,
+        )
+        self.ws.store.update_turn(ctx.turn.id, nudged=True)
+        emit(NudgeEvent(ctx.profile.nudge))
+        return True
+
+    async def _call_model(self, ctx: _TurnCtx, emit: EventSink) -> ModelResponse:
+        store = self.ws.store
+        request = ModelRequest(
+            system=ctx.system,
+            messages=model_history(store.messages(ctx.conversation_id)),
+            tools=[
+                {"name": t.name, "description": t.description, "input_schema": t.schema_dict()}
+                for t in ctx.surface.values()
+            ],
+            settings=ctx.settings,
+        )
+        response: ModelResponse | None = None
+        streamed: list[str] = []
+        try:
+            async for item in ctx.provider.stream(request):
+                if isinstance(item, TextChunk):
+                    streamed.append(item.text)
+                    emit(TextDelta(item.text))
+                elif isinstance(item, ThinkingChunk):
+                    emit(ThinkingDelta(item.text))
+                elif isinstance(item, ModelResponse):
+                    response = item
+        except asyncio.CancelledError:
+            if streamed:  # keep what the operator already saw
+                text = "".join(streamed)
+                store.add_message(
+                    ctx.conversation_id,
+                    role="assistant",
+                    kind="assistant",
+                    text=text,
+                    blocks=[{"type": "text", "text": text}],
+                    turn_id=ctx.turn.id,
+                )
+            raise
+        if response is None:
+            raise ProviderError("the model stream ended without a response")
+        ctx.model_calls += 1
+        ctx.input_tokens += response.input_tokens
+        ctx.output_tokens += response.output_tokens
+        call_cost = cost_usd(
+            ctx.settings.model, response.input_tokens, response.output_tokens, ctx.settings.provider
+        )
+        ctx.cost += call_cost
+        emit(UsageEvent(response.input_tokens, response.output_tokens, call_cost))
+        text = "".join(b.get("text", "") for b in response.content if b.get("type") == "text")
+        blocks = [_clean_block(b) for b in response.content]
+        store.add_message(
+            ctx.conversation_id,
+            role="assistant",
+            kind="assistant",
+            text=text,
+            blocks=blocks,
+            turn_id=ctx.turn.id,
+        )
+        store.update_turn(
+            ctx.turn.id,
+            model_calls=ctx.model_calls,
+            input_tokens=ctx.input_tokens,
+            output_tokens=ctx.output_tokens,
+            cost_usd=ctx.cost,
+            cursor=ctx.provider.cursor,
+        )
+        return response
+
+    async def _process_calls(
+        self, ctx: _TurnCtx, uses: list[dict[str, Any]], start: int, emit: EventSink, *, resumed: bool = False
+    ) -> str:
+        """Run the calls of one model response from ``start``; returns "continue", "end_run" or
+        "awaiting" (a call waits for a decision; its place is saved for resume)."""
+        store = self.ws.store
+        end_run = False
+        for index in range(start, len(uses)):
+            use = uses[index]
+            call_id, name, args = use.get("id") or new_id(), use.get("name", ""), use.get("input") or {}
+            decided: ApprovalStatus | None = None
+            reason = None
+            if resumed and index == start:
+                approval = store.approval(ctx.state["pending"]["approval_id"])
+                decided = approval.status if approval else ApprovalStatus.REJECTED
+                reason = approval.reason if approval else "the approval was not found"
+            else:
+                emit(ToolCallEvent(call_id, name, args if isinstance(args, dict) else {"_": args}))
+            if decided is ApprovalStatus.REJECTED:
+                why = f": {reason}" if reason else ""
+                out = ToolOutput(
+                    f"The operator rejected this call{why}. Do not retry it as is.", is_error=True
+                )
+                end_flag = False
+            else:
+                result = await self._dispatch(ctx, name, args, approved=decided is ApprovalStatus.GRANTED)
+                if isinstance(result, _Needs):
+                    self._request_tool_approval(ctx, uses, index, call_id, name, args, emit)
+                    return "awaiting"
+                out, end_flag = result
+            ctx.state["last_tool"] = name
+            end_run = end_run or end_flag
+            store.add_message(
+                ctx.conversation_id,
+                role="user",
+                kind="tool_result",
+                text=out.content,
+                blocks=[
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": call_id,
+                        "content": out.content,
+                        "is_error": out.is_error,
+                    }
+                ],
+                meta={
+                    "call_id": call_id,
+                    "name": name,
+                    "is_error": out.is_error,
+                    "diff": out.data.get("diff"),
+                },
+                turn_id=ctx.turn.id,
+            )
+            emit(ToolResultEvent(call_id, name, out.is_error, out.content))
+        ctx.state.pop("pending", None)
+        store.update_turn(ctx.turn.id, state=ctx.state, delivered=ctx.delivered)
+        return "end_run" if end_run else "continue"
+
+    def _request_tool_approval(
+        self,
+        ctx: _TurnCtx,
+        uses: list[dict[str, Any]],
+        index: int,
+        call_id: str,
+        name: str,
+        args: dict[str, Any],
+        emit: EventSink,
+    ) -> None:
+        store = self.ws.store
+        diff = preview_diff(ctx.turn.worktree, name, args)
+        summary = f"{name} {summarize_input(args, 100)}"
+        approval = store.create_approval(
+            kind=ApprovalKind.TOOL_CALL,
+            space_id=ctx.space.id if ctx.space else None,
+            turn_id=ctx.turn.id,
+            summary=summary,
+            payload={"tool": name, "input": args, "call_id": call_id, "diff": diff},
+        )
+        ctx.state["pending"] = {"uses": uses, "index": index, "approval_id": approval.id}
+        store.update_turn(ctx.turn.id, state=ctx.state)
+        store.add_message(
+            ctx.conversation_id,
+            role="system",
+            kind="tool_waiting",
+            text=f"{name} waits for your approval",
+            meta={
+                "approval_id": approval.id,
+                "approval_kind": ApprovalKind.TOOL_CALL.value,
+                "call_id": call_id,
+                "tool": name,
+            },
+            turn_id=ctx.turn.id,
+        )
+        emit(ApprovalRequested(approval.id, ApprovalKind.TOOL_CALL.value, summary))
+
+    async def _dispatch(
+        self, ctx: _TurnCtx, name: str, args: Any, *, approved: bool
+    ) -> tuple[ToolOutput, bool] | _Needs:
+        spec = ctx.surface.get(name)
+        if spec is None:
+            # Off the surface: invisible, so answered exactly like a tool that does not exist.
+            return ToolOutput(f"unknown tool {name!r}", is_error=True), False
+        if not isinstance(args, dict):
+            return ToolOutput(f"invalid input for {name}: input must be an object", is_error=True), False
+        problems = validate(spec.input_schema, args)
+        if problems:
+            return ToolOutput(f"invalid input for {name}: " + "; ".join(problems), is_error=True), False
+        if name == "report_progress" and ctx.state.get("last_tool") == "report_progress":
+            return ToolOutput(
+                "report_progress refused: it was the previous call too; never call it twice in a row. "
+                "Do some work, or end your turn with your answer.",
+                is_error=True,
+            ), False
+        if not approved and needs_approval(spec, ctx.profile, ctx.autonomy):
+            return _Needs()
+        verdict = guardrail(spec, ctx.profile)
+        if isinstance(verdict, Deny):
+            return ToolOutput(verdict.reason, is_error=True), False
+        try:
+            if name in VERBS:
+                vctx = VerbContext(
+                    ws=self.ws,
+                    space=ctx.space,
+                    turn_id=ctx.turn.id,
+                    conversation_id=ctx.conversation_id,
+                    profile=ctx.profile,
+                    author=ctx.author,
+                    operator=self.operator,
+                    emit=ctx.emit,
+                    run_gates=self._run_gates,
+                )
+                res = await VERBS[name](vctx, args)
+                if res.delivered and name == ctx.profile.output_verb:
+                    ctx.delivered = True
+                return res.output, res.end_run
+            tool_ctx = ToolContext(
+                worktree=ctx.turn.worktree,
+                read_only=ctx.profile.read_only,
+                extras={
+                    "cancel_event": ctx.cancel_event,
+                    **(
+                        {"base": ctx.space.pr_base, "head": ctx.space.pr_head}
+                        if ctx.space and ctx.space.is_pr
+                        else {}
+                    ),
+                },
+            )
+            fn = PURE_TOOLS.get(name) or extra_tools.EXTRA_TOOLS.get(name)
+            if fn is None:
+                return ToolOutput(
+                    f"tool {name} has no implementation on this transport", is_error=True
+                ), False
+            if name in extra_tools.WORKSPACE_TOOLS:
+                out = await asyncio.to_thread(fn, tool_ctx, args, self.ws)
+            else:
+                out = await asyncio.to_thread(fn, tool_ctx, args)
+            return out, False
+        except ToolError as exc:
+            return ToolOutput(str(exc), is_error=True), False
+        except WorkspaceError as exc:
+            return ToolOutput(str(exc), is_error=True), False
+
+    async def _run_gates(self, space: Space) -> list[AxisResult]:
+        results = []
+        for gate in space.gates:
+            outcome = await asyncio.to_thread(run_gate, gate.command, space.worktree, GATE_TIMEOUT_S, False)
+            results.append(AxisResult(gate.name, AxisStatus(outcome.status), outcome.detail))
+        return results
+
+    def _end(self, ctx: _TurnCtx, status: TurnStatus, emit: EventSink, error: str | None = None) -> TurnEnded:
+        store = self.ws.store
+        store.update_turn(
+            ctx.turn.id,
+            status=status,
+            delivered=ctx.delivered,
+            error=error,
+            state=ctx.state,
+            cursor=ctx.provider.cursor,
+        )
+        if error:
+            kind = "error" if status is TurnStatus.FAILED else "note"
+            self._note(ctx.conversation_id, ctx.turn.id, kind, error)
+        usage = {
+            "input_tokens": ctx.input_tokens,
+            "output_tokens": ctx.output_tokens,
+            "cost_usd": round(ctx.cost, 6),
+            "model_calls": ctx.model_calls,
+        }
+        ended = TurnEnded(ctx.turn.id, status, ctx.delivered, error, usage)
+        emit(ended)
+        if ctx.space is None and status is TurnStatus.COMPLETED:
+            self.ws.remove_scratch(ctx.turn.worktree)
+        return ended
+
+    async def _run_external(
+        self, turn: Turn, space: Space | None, profile: CapabilityProfile, message: str, emit: EventSink
+    ) -> TurnEnded:
+        from control_center.harness.transports.claude_code import run_claude_code_turn
+
+        return await run_claude_code_turn(self, turn, space, profile, message, emit)
+
+
+def _clean_block(block: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in block.items() if v is not None}
+
+
+def _alive(pid: Any) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def preview_diff(worktree: Path, name: str, args: dict[str, Any]) -> str | None:
+    """What a write would change, computed without writing (for the approval's preview)."""
+    if name not in ("write_file", "edit_file", "delete_file") or not isinstance(args.get("path"), str):
+        return None
+    rel = args["path"]
+    try:
+        from control_center.harness.tools.paths import resolve_in_worktree
+
+        path = resolve_in_worktree(worktree, rel, must_exist=False)
+        old = path.read_text(errors="replace") if path.is_file() else ""
+    except (ToolError, OSError):
+        return None
+    if name == "write_file":
+        new = str(args.get("content", ""))
+    elif name == "edit_file":
+        new = old.replace(str(args.get("old", "")), str(args.get("new", "")), 1)
+    else:
+        new = ""
+    diff = difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{rel}", f"b/{rel}"
+    )
+    return "".join(diff) or None

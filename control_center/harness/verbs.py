@@ -1,0 +1,365 @@
+"""Tools whose effects live in the workspace rather than the worktree: the mode verbs
+(submit_plan, exit_plan_mode, plan_respond, propose_orchestration, report_progress), review data,
+tickets, messages and ask_user. The loop calls them after the surface, schema, gate and guardrail."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from control_center.core.approvals import ApprovalKind, ApprovalStatus
+from control_center.core.events import ApprovalRequested, ModeChanged, TurnEvent
+from control_center.core.orchestration import ProposalError, cooldown_remaining, parse_proposal
+from control_center.core.plan import PlanError, parse_plan
+from control_center.core.profiles import DISPATCH_DEFAULT_MODE, CapabilityProfile
+from control_center.core.records import Space
+from control_center.core.review import (
+    AxisResult,
+    AxisStatus,
+    RawReviewNode,
+    ReviewError,
+    Verdict,
+    confirm,
+    lenient_write_warnings,
+    read_boundary,
+)
+from control_center.harness.tools.base import ToolOutput
+from control_center.store.store import now_iso
+from control_center.workspace import Workspace
+
+#: The operator's name as a peer and as the decider of approvals in the audit trail.
+OPERATOR = "operator"
+
+
+class OperatorChannel(Protocol):
+    """How a run reaches the operator. ``None`` from ``ask`` means no operator is attached."""
+
+    async def ask(self, question: str, *, turn_id: str, space_id: str | None, item_id: str) -> str | None: ...
+
+
+class NoOperator:
+    """CLI runs never prompt on the terminal."""
+
+    async def ask(self, question: str, *, turn_id: str, space_id: str | None, item_id: str) -> str | None:
+        return None
+
+
+@dataclass
+class VerbContext:
+    ws: Workspace
+    space: Space | None
+    turn_id: str
+    conversation_id: str
+    profile: CapabilityProfile
+    author: str
+    operator: OperatorChannel
+    emit: Callable[[TurnEvent], None]
+    #: Gate runner injected by the loop (runs off the event loop).
+    run_gates: Callable[[Space], Awaitable[list[AxisResult]]] | None = None
+
+
+@dataclass
+class VerbResult:
+    output: ToolOutput
+    delivered: bool = False
+    #: plan_respond without needs_more_exploration: the run ends after this batch.
+    end_run: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _ok(text: str, **kw: Any) -> VerbResult:
+    return VerbResult(ToolOutput(text), **kw)
+
+
+def _err(text: str) -> VerbResult:
+    return VerbResult(ToolOutput(text, is_error=True))
+
+
+def _need_space(ctx: VerbContext, what: str) -> Space | None:
+    return ctx.space
+
+
+def _note(ctx: VerbContext, kind: str, text: str, **meta: Any) -> str:
+    return ctx.ws.store.add_message(
+        ctx.conversation_id, role="system", kind=kind, text=text, meta=meta, turn_id=ctx.turn_id
+    )
+
+
+def _request(ctx: VerbContext, kind: ApprovalKind, summary: str, payload: dict[str, Any]) -> str:
+    space_id = ctx.space.id if ctx.space else None
+    approval = ctx.ws.store.create_approval(
+        kind=kind, space_id=space_id, turn_id=ctx.turn_id, summary=summary, payload=payload
+    )
+    ctx.emit(ApprovalRequested(approval.id, kind.value, summary))
+    return approval.id
+
+
+# -- plan mode ------------------------------------------------------------------------------------
+
+
+async def submit_plan(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
+    try:
+        graph = parse_plan(args)
+    except PlanError as exc:
+        return _err(f"plan not stored: {exc}. Fix the plan and call submit_plan again.")
+    if ctx.space is None:
+        return _err("plan not stored: this run has no space to hold a plan")
+    store = ctx.ws.store
+    plan_id, version = store.add_plan(
+        space_id=ctx.space.id, turn_id=ctx.turn_id, graph=graph.to_json(), content_hash=graph.content_hash()
+    )
+    summary = f"Plan v{version}: {graph.goal} ({len(graph.nodes)} nodes)"
+    approval_id = _request(ctx, ApprovalKind.PLAN, summary, {"plan_id": plan_id, "version": version})
+    store.update_plan(plan_id, approval_id=approval_id)
+    _note(
+        ctx,
+        "plan",
+        graph.goal,
+        plan_id=plan_id,
+        version=version,
+        node_count=len(graph.nodes),
+        approval_id=approval_id,
+        approval_kind=ApprovalKind.PLAN.value,
+    )
+    return _ok(
+        f"Plan v{version} stored ({len(graph.nodes)} nodes). It waits for the operator's approval in the "
+        "Inbox; on approval the work runs in Agent mode.",
+        delivered=True,
+    )
+
+
+async def exit_plan_mode(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
+    """The durable plan_exit gate (SPEC §5): never suspends the turn, never opens a second gate."""
+    if ctx.space is None:
+        return _err("exit_plan_mode needs a space")
+    store = ctx.ws.store
+    gates = store.approvals(kind=ApprovalKind.PLAN_EXIT, space_id=ctx.space.id)
+    latest = gates[0] if gates else None
+    if latest is not None and latest.status is ApprovalStatus.PENDING:
+        return _ok(f"pending: the request to leave plan mode ({latest.id}) still waits for the operator.")
+    if latest is not None and latest.status is ApprovalStatus.GRANTED and not latest.payload.get("consumed"):
+        store.update_approval_payload(latest.id, consumed=True, consumed_by_turn=ctx.turn_id)
+        space = ctx.ws.set_mode(ctx.space.id, DISPATCH_DEFAULT_MODE, operator=False)
+        ctx.emit(ModeChanged(space.id, space.mode.value))
+        _note(ctx, "note", "Plan mode ended (approved): the space is in Agent mode from the next turn.")
+        return _ok(
+            "granted: the operator approved leaving plan mode; the space is in Agent mode from the next turn."
+        )
+    summary = str(args.get("summary") or "Leave plan mode")
+    approval_id = _request(ctx, ApprovalKind.PLAN_EXIT, summary, {"summary": summary})
+    _note(
+        ctx,
+        "approval",
+        f"Request to leave plan mode: {summary}",
+        approval_id=approval_id,
+        approval_kind=ApprovalKind.PLAN_EXIT.value,
+    )
+    hint = (
+        " (the previous request was rejected; revise your plan first)"
+        if latest and latest.status is ApprovalStatus.REJECTED
+        else ""
+    )
+    return _ok(
+        f"pending: a request to leave plan mode ({approval_id}) waits for the operator{hint}. "
+        "The space stays read-only; nothing has been delivered — submit_plan delivers a plan."
+    )
+
+
+async def plan_respond(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
+    more = bool(args.get("needs_more_exploration", False))
+    _note(ctx, "assistant_reply", str(args["response"]))
+    if more:
+        return _ok("Response shown to the operator. Keep exploring.")
+    return _ok("Response shown to the operator.", end_run=True)
+
+
+async def report_progress(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
+    _note(ctx, "note", str(args["message"]), progress=True)
+    return _ok("Progress noted. Continue with the work.")
+
+
+# -- orchestrate mode -----------------------------------------------------------------------------
+
+
+async def propose_orchestration(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
+    if ctx.space is None:
+        return _err("proposal not stored: this run has no space")
+    store = ctx.ws.store
+    proposals = store.proposals(ctx.space.id)
+    last = proposals[-1] if proposals else None
+    # The cooldown holds while the last proposal waits undecided; deciding it lifts the cooldown.
+    if last is not None and last.status in ("pending", "superseded"):
+        left = cooldown_remaining(last.created_ts, time.time(), ctx.profile.redelivery_cooldown_s)
+        if left > 0:
+            age = int(time.time() - last.created_ts)
+            return _err(
+                f"proposal refused: the last proposal in this space was stored {age} s ago; wait "
+                f"{int(left) + 1} s more, and batch your changes into one revised proposal."
+            )
+    try:
+        proposal = parse_proposal(args)
+    except ProposalError as exc:
+        return _err(f"proposal not stored: {exc}")
+    proposal_id = store.add_proposal(space_id=ctx.space.id, turn_id=ctx.turn_id, payload=dict(args))
+    summary = f"Orchestration: {proposal.goal} ({len(proposal.roles)} roles)"
+    approval_id = _request(ctx, ApprovalKind.ORCHESTRATION, summary, {"proposal_id": proposal_id})
+    store.update_proposal(proposal_id, approval_id=approval_id)
+    _note(
+        ctx,
+        "proposal",
+        proposal.goal,
+        proposal_id=proposal_id,
+        approval_id=approval_id,
+        approval_kind=ApprovalKind.ORCHESTRATION.value,
+        roles=[r.name for r in proposal.roles],
+    )
+    return _ok("Proposal stored. Nothing runs until the operator approves it in the Inbox.", delivered=True)
+
+
+# -- review ---------------------------------------------------------------------------------------
+
+
+async def add_review_node(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
+    if ctx.space is None:
+        return _err("finding not stored: this run has no space")
+    node_id = ctx.ws.store.add_review_node(space_id=ctx.space.id, author=ctx.author, raw=dict(args))
+    warnings = lenient_write_warnings(args)
+    text = f"Finding {node_id} stored."
+    if warnings:
+        text += " " + " ".join(warnings)
+    return _ok(text)
+
+
+async def finalize_review(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
+    if ctx.space is None:
+        return _err("no review to finalize: this run has no space")
+    verdict = Verdict(args["verdict"])
+    axes: list[AxisResult] = []
+    if ctx.space.gates and ctx.run_gates is not None:
+        axes = await ctx.run_gates(ctx.space)
+    store = ctx.ws.store
+    store.save_review(
+        ctx.space.id,
+        agent_verdict=verdict.value,
+        summary=str(args.get("summary") or ""),
+        axes=[a.to_json() for a in axes],
+        finalized_at=now_iso(),
+    )
+    snapshot = review_snapshot(ctx.ws, ctx.space.id)
+    folded = snapshot.verdict.verdict
+    lines = [
+        f"Review finalized: your verdict {verdict.value}, folded verdict {folded.value if folded else '-'}."
+    ]
+    lines += [f"- gate {a.name}: {a.status.value}" for a in axes]
+    _note(ctx, "note", lines[0], review=True)
+    return _ok("\n".join(lines))
+
+
+async def confirm_review_node(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
+    try:
+        confirm_node(
+            ctx.ws, str(args["node_id"]), by=ctx.author, space_id=ctx.space.id if ctx.space else None
+        )
+    except ReviewError as exc:
+        return _err(f"not confirmed: {exc}")
+    return _ok(f"Finding {args['node_id']} confirmed: consensusReady.")
+
+
+def confirm_node(ws: Workspace, node_id: str, *, by: str, space_id: str | None) -> None:
+    row = ws.store.review_node(node_id)
+    if row is None or (space_id is not None and row.space_id != space_id):
+        raise ReviewError(f"no finding {node_id!r} in this review")
+    raw = _raw(row)
+    nodes, dropped = read_boundary([raw])
+    if not nodes:
+        raise ReviewError(f"finding {node_id} is not valid ({dropped[0].reason}) and cannot be confirmed")
+    confirmed = confirm(nodes[0], by)
+    ws.store.set_review_node_state(
+        node_id, state=confirmed.state, confirmed_by=",".join(confirmed.confirmed_by)
+    )
+
+
+def _raw(row: Any) -> RawReviewNode:
+    base = RawReviewNode.from_tool_input(row.id, row.raw, author=row.author, created_at=row.created_at)
+    confirmed = tuple(x for x in (row.confirmed_by or "").split(",") if x)
+    from dataclasses import replace
+
+    return replace(base, state=row.state, confirmed_by=confirmed)
+
+
+def review_snapshot(ws: Workspace, space_id: str):  # -> ReviewSnapshot
+    from control_center.core.review import ReviewSnapshot
+
+    review = ws.store.review(space_id)
+    axes = tuple(
+        AxisResult(a["name"], AxisStatus(a["status"]), a.get("detail", ""))
+        for a in (review.axes if review else [])
+    )
+    agent = Verdict(review.agent_verdict) if review and review.agent_verdict else None
+    return ReviewSnapshot.build(
+        agent_verdict=agent,
+        axes=axes,
+        raw_nodes=[_raw(r) for r in ws.store.review_nodes(space_id)],
+        summary=(review.summary or "") if review else "",
+        operator_decision=review.operator_decision if review else None,
+    )
+
+
+# -- tickets, messages, questions -----------------------------------------------------------------
+
+
+async def create_ticket(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
+    ticket_id = ctx.ws.store.add_ticket(
+        space_id=ctx.space.id if ctx.space else None,
+        title=str(args["title"]),
+        body=str(args.get("body") or ""),
+        parent=args.get("parent"),
+        created_by=ctx.author,
+    )
+    _note(ctx, "note", f"Ticket opened: {args['title']}", ticket_id=ticket_id)
+    return _ok(f"Ticket {ticket_id} opened.")
+
+
+async def post_message(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
+    to = args.get("to")
+    _note(ctx, "note", str(args["text"]), post=True, to=to, author=ctx.author)
+    return _ok("Message posted" + (f" to {to}." if to else "."))
+
+
+async def ask_user(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
+    question = str(args["question"])
+    item_id = _note(ctx, "question", question, answered=False)
+    answer = await ctx.operator.ask(
+        question, turn_id=ctx.turn_id, space_id=ctx.space.id if ctx.space else None, item_id=item_id
+    )
+    if answer is None:
+        ctx.ws.store.update_message_meta(item_id, answered=False, no_operator=True)
+        return _ok(
+            "No operator is attached to this run (non-interactive), so nobody can answer. "
+            "Continue with your best judgement and state your assumptions."
+        )
+    ctx.ws.store.update_message_meta(item_id, answered=True, answer=answer)
+    return _ok(f"The operator answered: {answer}")
+
+
+VERBS: dict[str, Callable[[VerbContext, dict[str, Any]], Awaitable[VerbResult]]] = {
+    "submit_plan": submit_plan,
+    "exit_plan_mode": exit_plan_mode,
+    "plan_respond": plan_respond,
+    "report_progress": report_progress,
+    "propose_orchestration": propose_orchestration,
+    "add_review_node": add_review_node,
+    "finalize_review": finalize_review,
+    "confirm_review_node": confirm_review_node,
+    "create_ticket": create_ticket,
+    "post_message": post_message,
+    "ask_user": ask_user,
+}
+
+
+def summarize_input(args: dict[str, Any], limit: int = 160) -> str:
+    text = json.dumps(args, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,225 @@
+"""The operator's decisions on approvals, and what each decision sets in motion.
+
+- tool_call / plan_exit: recorded; the waiting turn continues on ``resume`` (the GUI resumes it).
+- plan: grant compiles the approved version into a pipeline, switches the space back to Agent
+  mode and (with ``run_work``) runs it; reject records the reason for the agent's next turn.
+- orchestration: grant materializes the proposal deterministically (hire, tickets, project,
+  pipeline) and runs it; reject invites a revision and lifts the cooldown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from control_center.core.approvals import Approval, ApprovalKind, Decision
+from control_center.core.orchestration import materialize, parse_proposal, stable_id
+from control_center.core.pipeline import compile_plan, initial_state, spec_to_json, state_to_json
+from control_center.core.plan import parse_plan
+from control_center.core.profiles import DISPATCH_DEFAULT_MODE
+from control_center.store.db import StoreError
+from control_center.workspace import Workspace
+
+
+class DecisionError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class DecisionOutcome:
+    approval: Approval
+    message: str
+    pipeline_id: str | None = None
+    resume_turn: str | None = None
+    pipeline_status: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.approval.to_json(),
+            "message": self.message,
+            "pipeline": self.pipeline_id,
+            "pipeline_status": self.pipeline_status,
+            "resume_turn": self.resume_turn,
+        }
+
+
+def decide(
+    ws: Workspace,
+    approval_id: str,
+    decision: Decision,
+    *,
+    by: str,
+    reason: str | None = None,
+    run_work: bool = False,
+    agent_path: bool = False,
+) -> DecisionOutcome:
+    """Record the decision and apply its consequences. ``agent_path`` marks a decision that
+    arrives through an agent-reachable surface (MCP): it may decide only agent-decidable kinds."""
+    store = ws.store
+    approval = store.approval(approval_id)
+    if approval is None:
+        raise DecisionError(f"no approval {approval_id!r} in this workspace")
+    if agent_path and not approval.kind.agent_decidable:
+        raise DecisionError(
+            f"approval {approval_id} is a {approval.kind.value} approval: only the operator can decide it, "
+            "in the app or with 'control-center approvals decide'"
+        )
+    try:
+        decided = store.decide_approval(approval_id, decision.status, by=by, reason=reason)
+    except StoreError as exc:
+        raise DecisionError(str(exc)) from None
+    match decided.kind:
+        case ApprovalKind.TOOL_CALL:
+            verb = "granted" if decision is Decision.GRANT else "rejected"
+            return DecisionOutcome(
+                decided,
+                f"{verb}; continue the turn with: control-center resume {decided.turn_id}",
+                resume_turn=decided.turn_id,
+            )
+        case ApprovalKind.PLAN_EXIT:
+            verb = (
+                "granted: the agent's next exit_plan_mode call switches the space to Agent mode"
+                if decision is Decision.GRANT
+                else "rejected"
+            )
+            return DecisionOutcome(decided, verb)
+        case ApprovalKind.PLAN:
+            return _decide_plan(ws, decided, decision, reason, run_work)
+        case ApprovalKind.ORCHESTRATION:
+            return _decide_orchestration(ws, decided, decision, reason, run_work)
+    raise DecisionError(f"unknown approval kind {decided.kind}")
+
+
+def _tell_agent(ws: Workspace, space_id: str | None, text: str) -> None:
+    """A message the agent reads on its next turn (and the operator sees in the conversation)."""
+    space = ws.store.space(space_id) if space_id else None
+    if space is None:
+        return
+    ws.store.add_message(
+        space.conversation_id, role="user", kind="note", text=text, blocks=[{"type": "text", "text": text}]
+    )
+
+
+def _source_run_info(ws: Workspace, turn_id: str | None, space_id: str | None) -> dict[str, Any]:
+    """The generated work runs with the provider settings of the turn that delivered the plan (a
+    scripted plan turn continues its script where it stopped)."""
+    info: dict[str, Any] = {"space_id": space_id}
+    turn = ws.store.turn(turn_id) if turn_id else None
+    if turn is not None:
+        info["provider"] = turn.settings.get("provider")
+        script = turn.settings.get("script")
+        if isinstance(script, list):
+            info["script"] = script
+            info["cursor"] = turn.cursor
+    return info
+
+
+def _decide_plan(
+    ws: Workspace, approval: Approval, decision: Decision, reason: str | None, run_work: bool
+) -> DecisionOutcome:
+    store = ws.store
+    plan_row = store.plan(approval.payload.get("plan_id", ""))
+    if plan_row is None:
+        raise DecisionError("the plan of this approval is gone")
+    if decision is Decision.REJECT:
+        store.update_plan(plan_row.id, status="rejected")
+        why = f": {reason}" if reason else ""
+        _tell_agent(
+            ws, plan_row.space_id, f"The operator rejected plan v{plan_row.version}{why}. Revise the plan."
+        )
+        return DecisionOutcome(approval, f"plan v{plan_row.version} rejected")
+    graph = parse_plan(plan_row.graph)
+    store.update_plan(plan_row.id, status="approved")
+    spec = compile_plan(graph)
+    run_info = _source_run_info(ws, plan_row.turn_id, plan_row.space_id)
+    run_info.update(plan_id=plan_row.id, plan_version=plan_row.version, content_hash=plan_row.content_hash)
+    pipeline_id = store.create_pipeline(
+        space_id=plan_row.space_id,
+        source_kind="plan",
+        source_id=plan_row.id,
+        spec={**spec_to_json(spec), "_run": run_info},
+        state=state_to_json(initial_state(spec)),
+        pipeline_id=f"pl-{approval.id}",
+    )
+    space = store.space(plan_row.space_id)
+    if space is not None and space.mode is not DISPATCH_DEFAULT_MODE:
+        ws.set_mode(space.id, DISPATCH_DEFAULT_MODE, operator=False)
+    if space is not None:
+        store.add_message(
+            space.conversation_id,
+            role="system",
+            kind="note",
+            text=f"Plan v{plan_row.version} approved (hash {plan_row.content_hash[:12]}); the space is "
+            f"back in Agent mode and the generated work runs as pipeline {pipeline_id}.",
+            meta={"pipeline_id": pipeline_id, "plan_id": plan_row.id},
+        )
+    status = _maybe_run(ws, pipeline_id, run_work)
+    return DecisionOutcome(
+        approval,
+        f"plan v{plan_row.version} approved; pipeline {pipeline_id} {status or 'created'}",
+        pipeline_id,
+        pipeline_status=status,
+    )
+
+
+def _decide_orchestration(
+    ws: Workspace, approval: Approval, decision: Decision, reason: str | None, run_work: bool
+) -> DecisionOutcome:
+    store = ws.store
+    proposal_row = store.proposal(approval.payload.get("proposal_id", ""))
+    if proposal_row is None:
+        raise DecisionError("the proposal of this approval is gone")
+    if decision is Decision.REJECT:
+        store.update_proposal(proposal_row.id, status="rejected")
+        why = f": {reason}" if reason else ""
+        _tell_agent(
+            ws,
+            proposal_row.space_id,
+            f"The operator rejected the orchestration proposal{why}. You may revise it now.",
+        )
+        return DecisionOutcome(approval, "orchestration proposal rejected")
+    store.update_proposal(proposal_row.id, status="approved")
+    mat = materialize(parse_proposal(proposal_row.payload), proposal_row.id)
+    for agent in mat.agents:
+        store.ensure_agent(
+            agent_id=agent.id, name=agent.name, role=agent.role, instructions=agent.instructions
+        )
+    store.ensure_project(project_id=mat.project.id, name=mat.project.name, source=proposal_row.id)
+    for ticket in mat.tickets:
+        store.add_ticket(
+            space_id=proposal_row.space_id,
+            title=ticket.title,
+            body=f"role: {ticket.role}",
+            parent=ticket.parent_id,
+            created_by=ticket.agent_id,
+            ticket_id=ticket.id,
+        )
+    run_info = _source_run_info(ws, proposal_row.turn_id, proposal_row.space_id)
+    pipeline_id = store.create_pipeline(
+        space_id=proposal_row.space_id,
+        source_kind="orchestration",
+        source_id=proposal_row.id,
+        spec={**spec_to_json(mat.pipeline), "_run": run_info},
+        state=state_to_json(initial_state(mat.pipeline)),
+        pipeline_id=stable_id(proposal_row.id, "pipeline"),
+    )
+    status = _maybe_run(ws, pipeline_id, run_work)
+    return DecisionOutcome(
+        approval,
+        f"orchestration approved: {len(mat.agents)} agents, {len(mat.tickets)} tickets, "
+        f"pipeline {pipeline_id} {status or 'created'}",
+        pipeline_id,
+        pipeline_status=status,
+    )
+
+
+def _maybe_run(ws: Workspace, pipeline_id: str, run_work: bool) -> str | None:
+    if not run_work:
+        return None
+    from control_center.harness.loop import Harness
+    from control_center.harness.settings import AppSettings
+    from control_center.pipeline.runner import PipelineRunner
+
+    runner = PipelineRunner(ws, Harness(ws, AppSettings.load()))
+    return asyncio.run(runner.run(pipeline_id)).status

@@ -1,0 +1,172 @@
+"""Plan Studio's pure layout: layers, left-to-right edges, crossing reduction, queries, diffs."""
+
+from __future__ import annotations
+
+import random
+import time
+from itertools import pairwise
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from control_center.core.plan import PlanGraph, PlanNode
+from control_center.core.plan_layout import (
+    NODE_HEIGHT,
+    NODE_WIDTH,
+    count_crossings,
+    critical_path,
+    diff_plans,
+    downstream,
+    layout_plan,
+    upstream,
+)
+
+
+def graph(*nodes: tuple[str, tuple[str, ...]], goal: str = "g") -> PlanGraph:
+    return PlanGraph(goal, tuple(PlanNode(k, f"Do {k}", "", deps) for k, deps in nodes))
+
+
+# a diamond a -> (b, c) -> d, then a chain d -> e -> f, plus a shortcut a -> f
+DIAMOND_CHAIN = graph(
+    ("a", ()),
+    ("b", ("a",)),
+    ("c", ("a",)),
+    ("d", ("b", "c")),
+    ("e", ("d",)),
+    ("f", ("e", "a")),
+)
+
+
+def random_dag(n: int, e: int, seed: int) -> PlanGraph:
+    rng = random.Random(seed)
+    deps: list[set[int]] = [set() for _ in range(n)]
+    for _ in range(e):
+        j = rng.randrange(1, n)
+        deps[j].add(rng.randrange(0, j))
+    return graph(*((f"n{i}", tuple(f"n{d}" for d in sorted(deps[i]))) for i in range(n)))
+
+
+@st.composite
+def small_dags(draw: st.DrawFn) -> PlanGraph:
+    n = draw(st.integers(1, 12))
+    nodes = []
+    for i in range(n):
+        deps = draw(st.sets(st.integers(0, i - 1), max_size=3)) if i else set()
+        nodes.append((f"k{i}", tuple(f"k{d}" for d in sorted(deps))))
+    order = draw(st.permutations(range(n)))  # declaration order must not matter for validity
+    return graph(*(nodes[i] for i in order))
+
+
+def test_layers_are_longest_paths() -> None:
+    layout = layout_plan(DIAMOND_CHAIN)
+    assert dict(layout.node_layer) == {"a": 0, "b": 1, "c": 1, "d": 2, "e": 3, "f": 4}
+    assert [set(layer) for layer in layout.layers] == [{"a"}, {"b", "c"}, {"d"}, {"e"}, {"f"}]
+
+
+def test_x_follows_layer_and_nodes_never_overlap() -> None:
+    layout = layout_plan(DIAMOND_CHAIN)
+    xs = {k: layout.positions[k][0] for k in layout.positions}
+    assert xs["a"] < xs["b"] == xs["c"] < xs["d"] < xs["e"] < xs["f"]
+    b, c = layout.positions["b"], layout.positions["c"]
+    assert abs(b[1] - c[1]) >= NODE_HEIGHT
+    width, height = layout.size
+    for x, y in layout.positions.values():
+        assert x >= 0
+        assert x + NODE_WIDTH <= width
+        assert y >= 0
+        assert y + NODE_HEIGHT <= height
+
+
+@settings(max_examples=60, deadline=None)
+@given(small_dags())
+def test_every_edge_goes_strictly_left_to_right(g: PlanGraph) -> None:
+    layout = layout_plan(g)
+    for dep, key in g.edges:
+        assert layout.node_layer[dep] < layout.node_layer[key]
+        route = layout.routes[(dep, key)]
+        assert route[0][0] == layout.positions[dep][0] + NODE_WIDTH  # leaves the right side
+        assert route[-1][0] == layout.positions[key][0]  # enters the left side
+        assert all(a[0] <= b[0] for a, b in pairwise(route))
+
+
+@settings(max_examples=80, deadline=None)
+@given(small_dags())
+def test_crossing_reduction_never_adds_crossings(g: PlanGraph) -> None:
+    assert count_crossings(layout_plan(g), g) <= count_crossings(layout_plan(g, sweeps=0), g)
+
+
+def test_crossing_reduction_helps_on_a_random_dag() -> None:
+    g = random_dag(80, 200, seed=5)
+    before, after = count_crossings(layout_plan(g, sweeps=0), g), count_crossings(layout_plan(g), g)
+    assert after < before
+
+
+def test_two_crossing_edges_are_uncrossed() -> None:
+    # declared so the initial order crosses: a->d and b->c with a above b and c above d
+    g = graph(("a", ()), ("b", ()), ("c", ("b",)), ("d", ("a",)))
+    assert count_crossings(layout_plan(g, sweeps=0), g) == 1
+    assert count_crossings(layout_plan(g), g) == 0
+
+
+def test_critical_path_is_the_longest_chain() -> None:
+    assert critical_path(DIAMOND_CHAIN) == ("a", "b", "d", "e", "f")
+
+
+def test_critical_path_ties_break_by_declaration_order() -> None:
+    g = graph(("x", ()), ("y", ()), ("p", ("y",)), ("q", ("x",)))
+    assert critical_path(g) == ("y", "p")  # p is declared before q
+    assert critical_path(graph(("solo", ()))) == ("solo",)
+
+
+def test_upstream_and_downstream_are_transitive() -> None:
+    assert upstream(DIAMOND_CHAIN, "e") == {"a", "b", "c", "d"}
+    assert downstream(DIAMOND_CHAIN, "b") == {"d", "e", "f"}
+    assert upstream(DIAMOND_CHAIN, "a") == frozenset()
+    assert downstream(DIAMOND_CHAIN, "f") == frozenset()
+
+
+def test_diff_of_identical_plans_is_empty() -> None:
+    diff = diff_plans(DIAMOND_CHAIN, DIAMOND_CHAIN)
+    assert diff.is_empty
+    assert diff.summary() == "+0 nodes, −0 nodes, 0 changed, +0/−0 edges"
+
+
+def test_diff_reports_nodes_edges_and_changes() -> None:
+    old = graph(("a", ()), ("b", ("a",)), ("c", ("a",)))
+    new = PlanGraph(
+        "g",
+        (
+            PlanNode("a", "Do a", "now with a description", ()),
+            PlanNode("b", "Do b", "", ("a",)),
+            PlanNode("d", "Do d", "", ("a", "b")),
+        ),
+    )
+    diff = diff_plans(old, new)
+    assert diff.added_nodes == ("d",)
+    assert diff.removed_nodes == ("c",)
+    assert diff.changed_nodes == ("a",)
+    assert diff.added_edges == (("a", "d"), ("b", "d"))
+    assert diff.removed_edges == (("a", "c"),)
+    assert diff.summary() == "+1 nodes, −1 nodes, 1 changed, +2/−1 edges"
+
+
+def test_diff_counts_rewired_and_retitled_nodes_but_not_reordered_deps() -> None:
+    old = graph(("a", ()), ("b", ()), ("c", ("a", "b")))
+    reordered = graph(("a", ()), ("b", ()), ("c", ("b", "a")))
+    assert diff_plans(old, reordered).changed_nodes == ()
+    rewired = graph(("a", ()), ("b", ()), ("c", ("a",)))
+    assert diff_plans(old, rewired).changed_nodes == ("c",)
+    assert diff_plans(old, rewired).removed_edges == (("b", "c"),)
+    retitled = PlanGraph("g", (*old.nodes[:2], PlanNode("c", "Renamed", "", ("a", "b"))))
+    assert diff_plans(old, retitled).changed_nodes == ("c",)
+
+
+def test_thousand_nodes_lay_out_quickly() -> None:
+    g = random_dag(1000, 3000, seed=11)
+    start = time.perf_counter()
+    layout = layout_plan(g)
+    elapsed = time.perf_counter() - start
+    assert len(layout.positions) == 1000
+    assert len(layout.routes) == len(g.edges)
+    assert sum(len(layer) for layer in layout.layers) == 1000
+    assert elapsed < 3.0  # generous: CI machines are shared; the bench tracks the real number

@@ -1,0 +1,188 @@
+"""Plan Studio through its scene items (never pixels): layout, selection, statuses, requests."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from control_center.core.plan import PlanGraph, PlanNode
+from control_center.core.plan_layout import diff_plans
+from control_center.ui.plan_studio import STATUS_COLORS, PlanStudioView
+
+THREE = PlanGraph(
+    "Ship CSV export",
+    (
+        PlanNode("schema", "Read the schema", "Find the report model.", ()),
+        PlanNode("writer", "Write the CSV writer", "Stream rows.", ("schema",)),
+        PlanNode("api", "Export endpoint", "", ("writer", "schema")),
+    ),
+)
+# two independent branches so dimming has something unrelated to dim
+BRANCHES = PlanGraph(
+    "two branches",
+    (
+        PlanNode("a", "A", "", ()),
+        PlanNode("b", "B", "", ("a",)),
+        PlanNode("c", "C", "", ("b",)),
+        PlanNode("x", "X", "", ()),
+        PlanNode("y", "Y", "", ("x",)),
+    ),
+)
+
+
+@pytest.fixture
+def studio(qtbot) -> PlanStudioView:
+    view = PlanStudioView()
+    qtbot.addWidget(view)
+    view.resize(1000, 600)
+    return view
+
+
+def test_three_node_plan_builds_items_in_layers(studio: PlanStudioView) -> None:
+    studio.set_plan(THREE)
+    assert studio.objectName() == "planStudioView"
+    assert {studio.node_item(k).key for k in ("schema", "writer", "api")} == {"schema", "writer", "api"}
+    assert sorted((e.source, e.target) for e in studio.edge_items()) == sorted(THREE.edges)
+    assert [studio.node_layer(k) for k in ("schema", "writer", "api")] == [0, 1, 2]
+    xs = [studio.node_item(k).pos().x() for k in ("schema", "writer", "api")]
+    assert xs[0] < xs[1] < xs[2]
+    assert studio.goal_label.text() == "Ship CSV export"
+    assert "v1" in studio.version_label.text()
+    assert "pending" in studio.version_label.text()
+
+
+def test_selection_fills_side_pane_and_dims_unrelated(studio: PlanStudioView) -> None:
+    studio.set_plan(BRANCHES)
+    studio.select_node("b")
+    assert studio.selected_key() == "b"
+    assert studio.side_title.text() == "B"
+    assert "b" in studio.side_key.text()
+    assert "pending" in studio.side_status.text()
+    assert studio.side_dependencies.count() == 1
+    assert studio.side_dependencies.item(0).data(Qt.ItemDataRole.UserRole) == "a"
+    assert studio.side_dependents.count() == 1
+    assert studio.side_dependents.item(0).data(Qt.ItemDataRole.UserRole) == "c"
+    assert {k for k in "abcxy" if studio.node_item(k).dimmed} == {"x", "y"}
+    lit = {(e.source, e.target) for e in studio.edge_items() if e.emphasized}
+    assert lit == {("a", "b"), ("b", "c")}
+    studio.select_node(None)
+    assert studio.selected_key() is None
+    assert not any(studio.node_item(k).dimmed for k in "abcxy")
+
+
+def test_clicking_a_dependency_in_the_side_pane_selects_it(studio: PlanStudioView) -> None:
+    studio.set_plan(BRANCHES)
+    studio.select_node("c")
+    studio.side_dependencies.itemActivated.emit(studio.side_dependencies.item(0))
+    assert studio.selected_key() == "b"
+
+
+def test_status_colour_follows_set_node_status(studio: PlanStudioView) -> None:
+    studio.set_plan(THREE)
+    item = studio.node_item("writer")
+    assert item.color.name() == STATUS_COLORS["pending"]
+    studio.set_node_status("writer", "running")
+    assert item.status == "running"
+    assert item.color.name() == STATUS_COLORS["running"]
+    studio.set_node_statuses({"schema": "done", "writer": "failed"})
+    assert studio.node_item("schema").color.name() == STATUS_COLORS["done"]
+    assert item.color.name() == STATUS_COLORS["failed"]
+    assert len({STATUS_COLORS[s] for s in ("pending", "running", "done", "failed", "blocked")}) == 5
+
+
+def test_critical_path_toggle_highlights_the_chain(studio: PlanStudioView) -> None:
+    studio.set_plan(BRANCHES)
+    assert studio.critical_path_keys() == ("a", "b", "c")
+    studio.critical_button.click()
+    assert {k for k in "abcxy" if studio.node_item(k).on_critical_path} == {"a", "b", "c"}
+    assert {k for k in "abcxy" if studio.node_item(k).dimmed} == {"x", "y"}
+    studio.critical_button.click()
+    assert not any(studio.node_item(k).on_critical_path or studio.node_item(k).dimmed for k in "abcxy")
+
+
+def test_approve_and_reject_emit_requests(qtbot, studio: PlanStudioView) -> None:
+    studio.set_plan(THREE)
+    with qtbot.waitSignal(studio.approve_requested, timeout=1000):
+        studio.approve_button.click()
+    assert not studio.reject_row.isVisibleTo(studio)
+    studio.reject_button.click()
+    assert studio.reject_row.isVisibleTo(studio)
+    studio.reject_reason_edit.setText("split the writer in two")
+    with qtbot.waitSignal(studio.reject_requested, timeout=1000) as blocker:
+        studio.reject_confirm_button.click()
+    assert blocker.args == ["split the writer in two"]
+    assert not studio.reject_row.isVisibleTo(studio)
+
+
+def test_approve_disabled_once_approved(studio: PlanStudioView) -> None:
+    studio.set_plan(THREE, version=3, status="pending")
+    assert studio.approve_button.isEnabled()
+    assert studio.reject_button.isEnabled()
+    studio.set_approval_status("approved")
+    assert not studio.approve_button.isEnabled()
+    assert not studio.reject_button.isEnabled()
+    assert "approved" in studio.version_label.text()
+    studio.set_plan(THREE, version=4, status="approved")
+    assert not studio.approve_button.isEnabled()
+    assert "v4" in studio.version_label.text()
+
+
+def test_retry_only_for_a_failed_selected_node(qtbot, studio: PlanStudioView) -> None:
+    studio.set_plan(THREE, status="approved")
+    studio.select_node("writer")
+    assert not studio.retry_button.isEnabled()
+    studio.set_node_status("writer", "failed")
+    assert studio.retry_button.isEnabled()
+    assert "failed" in studio.side_status.text()
+    with qtbot.waitSignal(studio.retry_node_requested, timeout=1000) as blocker:
+        studio.retry_button.click()
+    assert blocker.args == ["writer"]
+    studio.select_node("schema")
+    assert not studio.retry_button.isEnabled()
+
+
+def test_cancel_run_while_something_runs(qtbot, studio: PlanStudioView) -> None:
+    studio.set_plan(THREE, status="approved")
+    assert not studio.cancel_button.isEnabled()
+    studio.set_node_status("schema", "running")
+    assert studio.cancel_button.isEnabled()
+    with qtbot.waitSignal(studio.cancel_run_requested, timeout=1000):
+        studio.cancel_button.click()
+
+
+def test_diff_markers_and_header(studio: PlanStudioView) -> None:
+    old = PlanGraph(
+        "g",
+        (
+            PlanNode("schema", "Read the schema", "Find the report model.", ()),
+            PlanNode("writer", "Writer", "", ("schema",)),
+            PlanNode("legacy", "Old step", "", ("schema",)),
+        ),
+    )
+    diff = diff_plans(old, THREE)
+    studio.set_plan(THREE, version=2, diff=diff)
+    assert studio.node_item("api").marker == "new"
+    assert studio.node_item("writer").marker == "changed"
+    assert studio.node_item("schema").marker is None
+    assert not studio.diff_label.isHidden()
+    assert "+1 nodes, −1 nodes, 1 changed, +2/−1 edges" in studio.diff_label.text()
+    assert "legacy" in studio.diff_label.toolTip()
+    studio.set_plan(THREE, version=3)
+    assert studio.diff_label.isHidden()
+    assert studio.node_item("api").marker is None
+
+
+def test_view_zoom_and_fit(studio: PlanStudioView) -> None:
+    studio.set_plan(BRANCHES)
+    studio.show()
+    before = studio.view.zoom_factor()
+    studio.zoom_in_button.click()
+    assert studio.view.zoom_factor() > before
+    studio.zoom_out_button.click()
+    studio.zoom_out_button.click()
+    assert studio.view.zoom_factor() < before
+    studio.fit_button.click()
+    visible = studio.view.mapToScene(studio.view.viewport().rect()).boundingRect()
+    for k in "abcxy":
+        assert visible.contains(studio.node_item(k).sceneBoundingRect())
+    studio.grab()  # paints every item once: paint() must not raise
