@@ -204,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="create (idempotently) and open the demo workspace")
     ws_arg(d, required=False)
     d.add_argument("--no-gui", action="store_true")
-    d.set_defaults(func=_lazy("control_center.demo", "cmd_demo"))
+    d.set_defaults(func=_lazy("control_center.commands", "cmd_demo"))
 
     i = sub.add_parser("init", help="create a workspace bound to a git repository")
     ws_arg(i)

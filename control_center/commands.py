@@ -154,3 +154,20 @@ def cmd_review_show(args: argparse.Namespace) -> int:
     finally:
         ws.close()
     return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from control_center.demo import create_demo, default_demo_dir
+
+    root = Path(args.workspace) if args.workspace else default_demo_dir()
+    ws = create_demo(root)
+    spaces = ws.store.spaces()
+    ws.close()
+    if args.no_gui:
+        print(f"demo workspace ready at {root}")
+        for s in spaces:
+            print(f"  {s.id}  {s.mode.value:<11} {s.name}")
+        return 0
+    from control_center.app import run_gui
+
+    return run_gui(root)

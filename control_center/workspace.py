@@ -89,6 +89,8 @@ class Workspace:
     def open(cls, root: Path) -> Workspace:
         root = root.expanduser().resolve()
         db = root / DB_FILENAME
+        if not root.exists():
+            raise WorkspaceError(f"workspace folder {root} does not exist; create one with init")
         if not db.exists():
             raise WorkspaceError(f"{root} is not a workspace (no {DB_FILENAME}); create one with init")
         try:
@@ -146,6 +148,9 @@ class Workspace:
     ) -> Space:
         """A PR space: review mode, worktree detached at the head."""
         for ref in (base, head):
+            # A ref that looks like an option would be parsed as one by rev-parse and worktree add.
+            if not ref or ref.startswith("-") or any(c.isspace() or c == "\x00" for c in ref):
+                raise WorkspaceError(f"{ref!r} is not a valid git ref")
             if git(
                 self.repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False
             ).returncode:
@@ -176,6 +181,7 @@ class Workspace:
                 gates=gates,
             )
         except StoreError as exc:
+            git(self.repo, "worktree", "remove", "--force", str(worktree), check=False)
             raise WorkspaceError(str(exc)) from None
 
     def _record_space(

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_API", "pyside6")
+# Settings and keys of the person running the tests never leak in.
+os.environ["CONTROL_CENTER_CONFIG_DIR"] = tempfile.mkdtemp(prefix="cc-test-config-")
+os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
 # The SDK must never find a real key in tests.
 os.environ.pop("ANTHROPIC_API_KEY", None)
 os.environ.pop("ANTHROPIC_BASE_URL", None)

@@ -153,8 +153,10 @@ _SPECS: list[tuple[str, Tier, tuple[Effect, ...], str, dict[str, Any]]] = [
         _obj(
             ["kind", "title"],
             kind={"type": "string", "enum": ["bug", "suggestion", "recommendation", "question", "ticket"]},
-            priority=_STR,
-            confidence={"type": "number"},
+            # Lenient on purpose (SPEC §6): whatever arrives is stored; the read boundary drops a
+            # finding whose priority or confidence is missing or out of range.
+            priority={"description": "P0 (blocks release) .. P3 (nice to have)"},
+            confidence={"description": "your confidence in the finding, a number from 0 to 1"},
             title=_STR,
             body=_STR,
             anchor={

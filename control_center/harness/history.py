@@ -10,13 +10,56 @@ from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
 from control_center.store.tables import MessageRow
 
 MODEL_ROLES = ("user", "assistant")
+#: Rows fetched from the tail of a conversation when a cached history catches up.
+_TAIL = 16
 
 
-def model_history(rows: list[MessageRow]) -> list[dict[str, Any]]:
-    """Anthropic-format messages: consecutive rows of one role merge into one message, and a
-    tool_use left without a result (a turn still waiting elsewhere) gets a placeholder result so
-    the history stays valid."""
-    messages: list[dict[str, Any]] = []
+class HistoryCache:
+    """The model history of one conversation, kept across the model calls of a run.
+
+    Re-reading and re-converting the whole conversation before every model call made a turn
+    O(n²) in its length (SQL, ORM and JSON decoding of every row, every call). Rows are
+    append-only (seq order) and only their ``meta`` ever changes, which the model does not see;
+    so the cache fetches just the tail after the last row it knows (a full read when it cannot
+    find it) and merges only the new rows."""
+
+    def __init__(self, conversation_id: str) -> None:
+        self.conversation_id = conversation_id
+        self._rows: list[MessageRow] = []
+        self._merged: list[dict[str, Any]] = []
+
+    def _sync(self, store: Any) -> list[MessageRow]:
+        """Bring the rows up to date; return the rows not merged yet."""
+        if self._rows:
+            last = self._rows[-1].id
+            limit = _TAIL
+            while limit <= 4 * _TAIL:
+                tail = store.messages(self.conversation_id, limit=limit)
+                ids = [r.id for r in tail]
+                if last in ids:
+                    fresh = tail[ids.index(last) + 1 :]
+                    self._rows.extend(fresh)
+                    return fresh
+                if len(tail) < limit:
+                    break  # the conversation is shorter than the window: the cache is stale
+                limit *= 2
+        self._rows = list(store.messages(self.conversation_id))
+        self._merged = []
+        return self._rows
+
+    def messages(self, store: Any) -> list[dict[str, Any]]:
+        """Exactly what :func:`model_history` returns for all the conversation's rows."""
+        fresh = self._sync(store)  # first: a full re-read replaces self._merged
+        _merge_rows(self._merged, fresh)
+        # The fix-up passes edit message content lists (never the blocks): give them copies.
+        out = [{"role": m["role"], "content": list(m["content"])} for m in self._merged]
+        _demote_orphan_results(out)
+        _close_dangling_tool_uses(out)
+        return out
+
+
+def _merge_rows(messages: list[dict[str, Any]], rows: list[MessageRow]) -> None:
+    """Append rows as Anthropic messages: consecutive rows of one role merge into one message."""
     for row in rows:
         if row.role not in MODEL_ROLES or not row.blocks:
             continue
@@ -25,8 +68,46 @@ def model_history(rows: list[MessageRow]) -> list[dict[str, Any]]:
             messages[-1]["content"].extend(blocks)
         else:
             messages.append({"role": row.role, "content": blocks})
+
+
+def model_history(rows: list[MessageRow]) -> list[dict[str, Any]]:
+    """Anthropic-format messages: consecutive rows of one role merge into one message, a late
+    tool_result becomes text, and a tool_use left without a result gets a placeholder result so
+    the history stays valid."""
+    messages: list[dict[str, Any]] = []
+    _merge_rows(messages, rows)
+    _demote_orphan_results(messages)
     _close_dangling_tool_uses(messages)
     return messages
+
+
+def _demote_orphan_results(messages: list[dict[str, Any]]) -> None:
+    """A tool_result must answer a tool_use of the assistant message right before it. One that
+    arrives late (a turn resumed after another turn spoke in the same conversation) becomes a
+    text block, so the model still reads it and the request stays valid."""
+    for i, msg in enumerate(messages):
+        if msg["role"] != "user":
+            continue
+        prev = messages[i - 1] if i > 0 and messages[i - 1]["role"] == "assistant" else None
+        asked = {b.get("id") for b in prev["content"] if b.get("type") == "tool_use"} if prev else set()
+        for j, block in enumerate(msg["content"]):
+            if block.get("type") == "tool_result" and block.get("tool_use_id") not in asked:
+                late = "error " if block.get("is_error") else ""
+                msg["content"][j] = {
+                    "type": "text",
+                    "text": f"[late {late}result of tool call {block.get('tool_use_id')}]: "
+                    f"{_result_text(block.get('content'))}",
+                }
+        # Tool results must lead their message; a demoted one may now sit before a real one.
+        msg["content"].sort(key=lambda b: b.get("type") != "tool_result")
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return json.dumps(content, ensure_ascii=False)
 
 
 def _close_dangling_tool_uses(messages: list[dict[str, Any]]) -> None:
@@ -42,7 +123,8 @@ def _close_dangling_tool_uses(messages: list[dict[str, Any]]) -> None:
             {
                 "type": "tool_result",
                 "tool_use_id": tid,
-                "content": "not run (no result was recorded)",
+                "content": "no result was recorded (the call was interrupted or never ran); "
+                "check its effects before retrying it",
                 "is_error": True,
             }
             for tid in wanted
@@ -53,10 +135,9 @@ def _close_dangling_tool_uses(messages: list[dict[str, Any]]) -> None:
         if nxt is not None and nxt["role"] == "user":
             # tool results must come first in the user message that follows
             nxt["content"][:0] = missing
-        elif i + 1 == len(messages):
-            # The last assistant message of an unfinished turn: leave it to the caller.
-            continue
         else:
+            # Also at the very end: the history is only built for a model call, and a trailing
+            # tool_use without a result (a process that died mid-call) is an invalid request.
             messages.insert(i + 1, {"role": "user", "content": missing})
 
 

@@ -44,7 +44,7 @@ from control_center.core.surface import (
 )
 from control_center.core.tools import ToolSpec
 from control_center.harness import extra_tools
-from control_center.harness.history import model_history
+from control_center.harness.history import HistoryCache, model_history
 from control_center.harness.pricing import cost_usd
 from control_center.harness.providers.base import (
     ModelProvider,
@@ -126,6 +126,9 @@ class _TurnCtx:
     cost: float = 0.0
     cancel_event: threading.Event = field(default_factory=threading.Event)
     emit: EventSink = field(default=lambda _e: None)
+    #: The surface as the model request carries it, built once per run (schemas are frozen).
+    tool_defs: list[dict[str, Any]] = field(default_factory=list)
+    history: HistoryCache | None = None
 
 
 class Harness:
@@ -204,7 +207,7 @@ class Harness:
         turn = store.turn(turn_id)
         if turn is None:
             raise HarnessError(f"no turn {turn_id!r} in this workspace")
-        if turn.status is TurnStatus.RUNNING and _alive(turn.state.get("pid")):
+        if turn.status is TurnStatus.RUNNING and process_alive(turn.state.get("pid")):
             raise HarnessError(f"turn {turn_id} is still running")
         if turn.status in (TurnStatus.COMPLETED, TurnStatus.FAILED) and not turn.state.get("pending"):
             raise HarnessError(f"turn {turn_id} has ended ({turn.status.value}); start a new turn instead")
@@ -255,7 +258,7 @@ class Harness:
 
     def _refuse_if_busy(self, space: Space) -> None:
         for t in self.ws.store.turns(status=TurnStatus.RUNNING, space_id=space.id):
-            if _alive(t.state.get("pid")) and t.state.get("pid") != os.getpid():
+            if process_alive(t.state.get("pid")) and t.state.get("pid") != os.getpid():
                 raise HarnessError(f"a turn is already running in space {space.name!r}")
 
     def _settings_for(self, mode: Any, provider: str | None) -> ModelSettings:
@@ -314,6 +317,10 @@ class Harness:
             input_tokens=turn.input_tokens,
             output_tokens=turn.output_tokens,
             cost=turn.cost_usd,
+            tool_defs=[
+                {"name": t.name, "description": t.description, "input_schema": t.schema_dict()} for t in tools
+            ],
+            history=HistoryCache(turn.conversation_id or ""),
         )
 
     def _finish_early(
@@ -412,11 +419,12 @@ class Harness:
         store = self.ws.store
         request = ModelRequest(
             system=ctx.system,
-            messages=model_history(store.messages(ctx.conversation_id)),
-            tools=[
-                {"name": t.name, "description": t.description, "input_schema": t.schema_dict()}
-                for t in ctx.surface.values()
-            ],
+            messages=(
+                ctx.history.messages(store)
+                if ctx.history
+                else model_history(store.messages(ctx.conversation_id))
+            ),
+            tools=ctx.tool_defs,
             settings=ctx.settings,
         )
         response: ModelResponse | None = None
@@ -678,7 +686,7 @@ def _clean_block(block: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in block.items() if v is not None}
 
 
-def _alive(pid: Any) -> bool:
+def process_alive(pid: Any) -> bool:
     if not isinstance(pid, int) or pid <= 0:
         return False
     try:

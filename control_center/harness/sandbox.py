@@ -15,15 +15,39 @@ from pathlib import Path
 _PROBE_TIMEOUT_S = 10.0
 
 
+def _git_common_dir(worktree: Path) -> Path | None:
+    """A linked worktree's ``.git`` is a file pointing into the main repository's git dir; git
+    inside the sandbox needs that directory too (read-only)."""
+    marker = worktree / ".git"
+    if not marker.is_file():
+        return None
+    try:
+        text = marker.read_text().strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    gitdir = Path(text.split(":", 1)[1].strip())
+    if not gitdir.is_absolute():
+        gitdir = (worktree / gitdir).resolve()
+    # .../repo/.git/worktrees/<name> -> .../repo/.git
+    return gitdir.parent.parent if gitdir.parent.name == "worktrees" else gitdir
+
+
 def _base_args(worktree: Path) -> list[str]:
     wt = str(worktree)
-    # Order matters: bwrap applies mounts in sequence, so the worktree bind must come after the
-    # tmpfs on /tmp (a worktree under /tmp would otherwise be hidden by it).
+    # Order matters: bwrap applies mounts in sequence, so the worktree bind (and the repository's
+    # git dir) must come after the tmpfs on /tmp, which would otherwise hide them.
+    extra: list[str] = []
+    common = _git_common_dir(worktree)
+    if common is not None and common.is_dir():
+        extra = ["--ro-bind", str(common), str(common)]
     return [
         "--ro-bind", "/", "/",
         "--dev", "/dev",
         "--proc", "/proc",
         "--tmpfs", "/tmp",
+        *extra,
         "--ro-bind", wt, wt,
         "--chdir", wt,
         "--die-with-parent",

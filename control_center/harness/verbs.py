@@ -21,6 +21,7 @@ from control_center.core.review import (
     AxisStatus,
     RawReviewNode,
     ReviewError,
+    ReviewSnapshot,
     Verdict,
     confirm,
     lenient_write_warnings,
@@ -137,11 +138,17 @@ async def exit_plan_mode(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
         return _err("exit_plan_mode needs a space")
     store = ctx.ws.store
     gates = store.approvals(kind=ApprovalKind.PLAN_EXIT, space_id=ctx.space.id)
+    # Looked up by status, not by "newest first": created_at has millisecond resolution, so a
+    # fresh request and the rejected one before it can tie, and a tie must not open a second gate.
+    waiting = next((g for g in gates if g.status is ApprovalStatus.PENDING), None)
+    if waiting is not None:
+        return _ok(f"pending: the request to leave plan mode ({waiting.id}) still waits for the operator.")
+    granted = next(
+        (g for g in gates if g.status is ApprovalStatus.GRANTED and not g.payload.get("consumed")), None
+    )
     latest = gates[0] if gates else None
-    if latest is not None and latest.status is ApprovalStatus.PENDING:
-        return _ok(f"pending: the request to leave plan mode ({latest.id}) still waits for the operator.")
-    if latest is not None and latest.status is ApprovalStatus.GRANTED and not latest.payload.get("consumed"):
-        store.update_approval_payload(latest.id, consumed=True, consumed_by_turn=ctx.turn_id)
+    if granted is not None:
+        store.update_approval_payload(granted.id, consumed=True, consumed_by_turn=ctx.turn_id)
         space = ctx.ws.set_mode(ctx.space.id, DISPATCH_DEFAULT_MODE, operator=False)
         ctx.emit(ModeChanged(space.id, space.mode.value))
         _note(ctx, "note", "Plan mode ended (approved): the space is in Agent mode from the next turn.")
@@ -223,6 +230,7 @@ async def propose_orchestration(ctx: VerbContext, args: dict[str, Any]) -> VerbR
 
 
 async def add_review_node(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
+    """The one lenient writer (SPEC §6): store what was given, warn about what the read side drops."""
     if ctx.space is None:
         return _err("finding not stored: this run has no space")
     node_id = ctx.ws.store.add_review_node(space_id=ctx.space.id, author=ctx.author, raw=dict(args))
@@ -234,12 +242,26 @@ async def add_review_node(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
 
 
 async def finalize_review(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
+    """Record the agent's verdict, then run the review's gates within this turn (SPEC §6)."""
     if ctx.space is None:
         return _err("no review to finalize: this run has no space")
     verdict = Verdict(args["verdict"])
     axes: list[AxisResult] = []
-    if ctx.space.gates and ctx.run_gates is not None:
-        axes = await ctx.run_gates(ctx.space)
+    if ctx.space.gates:
+        if ctx.run_gates is None:
+            # A host that cannot run gates must not let the verdict pass as if they had passed.
+            axes = [
+                AxisResult(g.name, AxisStatus.NOT_RUN, "no gate runner on this transport")
+                for g in ctx.space.gates
+            ]
+        else:
+            try:
+                axes = await ctx.run_gates(ctx.space)
+            except Exception as exc:  # a runner crash is missing evidence, not a passed gate
+                axes = [
+                    AxisResult(g.name, AxisStatus.NOT_RUN, f"the gate runner failed: {exc}")
+                    for g in ctx.space.gates
+                ]
     store = ctx.ws.store
     store.save_review(
         ctx.space.id,
@@ -259,16 +281,19 @@ async def finalize_review(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
 
 
 async def confirm_review_node(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
+    if ctx.space is None:
+        # Without a room, any finding of the workspace would be reachable.
+        return _err("not confirmed: this run has no space")
+    node_id = str(args["node_id"])
     try:
-        confirm_node(
-            ctx.ws, str(args["node_id"]), by=ctx.author, space_id=ctx.space.id if ctx.space else None
-        )
+        confirm_node(ctx.ws, node_id, by=ctx.author, space_id=ctx.space.id)
     except ReviewError as exc:
         return _err(f"not confirmed: {exc}")
-    return _ok(f"Finding {args['node_id']} confirmed: consensusReady.")
+    return _ok(f"Finding {node_id} confirmed: consensusReady.")
 
 
 def confirm_node(ws: Workspace, node_id: str, *, by: str, space_id: str | None) -> None:
+    """A peer (agent or operator) confirms a finding; ReviewError says why not."""
     row = ws.store.review_node(node_id)
     if row is None or (space_id is not None and row.space_id != space_id):
         raise ReviewError(f"no finding {node_id!r} in this review")
@@ -283,21 +308,29 @@ def confirm_node(ws: Workspace, node_id: str, *, by: str, space_id: str | None) 
 
 
 def _raw(row: Any) -> RawReviewNode:
-    base = RawReviewNode.from_tool_input(row.id, row.raw, author=row.author, created_at=row.created_at)
-    confirmed = tuple(x for x in (row.confirmed_by or "").split(",") if x)
+    """A stored row as the read boundary sees it (whatever was written, even a non-object)."""
     from dataclasses import replace
 
+    stored = row.raw if isinstance(row.raw, dict) else {}
+    base = RawReviewNode.from_tool_input(row.id, stored, author=row.author, created_at=row.created_at)
+    confirmed = tuple(x for x in (row.confirmed_by or "").split(",") if x)
     return replace(base, state=row.state, confirmed_by=confirmed)
 
 
-def review_snapshot(ws: Workspace, space_id: str):  # -> ReviewSnapshot
-    from control_center.core.review import ReviewSnapshot
-
+def review_snapshot(ws: Workspace, space_id: str) -> ReviewSnapshot:
+    """The review as the CLI and the panel read it. The axes are exactly the space's gates: one that
+    has no stored result yet shows as ``not_run`` (missing evidence is never green)."""
     review = ws.store.review(space_id)
-    axes = tuple(
+    stored = [
         AxisResult(a["name"], AxisStatus(a["status"]), a.get("detail", ""))
         for a in (review.axes if review else [])
-    )
+    ]
+    by_name = {a.name: a for a in stored}
+    space = ws.store.space(space_id)
+    gates = space.gates if space is not None else ()
+    pending = "not run yet: gates run when the review is finalized"
+    axes = [by_name.pop(g.name, None) or AxisResult(g.name, AxisStatus.NOT_RUN, pending) for g in gates]
+    axes += [a for a in stored if a.name in by_name]  # results of gates no longer declared
     agent = Verdict(review.agent_verdict) if review and review.agent_verdict else None
     return ReviewSnapshot.build(
         agent_verdict=agent,

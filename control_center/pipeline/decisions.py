@@ -57,14 +57,23 @@ def decide(
     """Record the decision and apply its consequences. ``agent_path`` marks a decision that
     arrives through an agent-reachable surface (MCP): it may decide only agent-decidable kinds."""
     store = ws.store
+    if run_work and _in_event_loop():
+        # Inside an event loop (the GUI) the caller owns running the pipeline; asyncio.run here
+        # would fail after the decision was recorded.
+        raise DecisionError("run_work=True needs a caller without a running event loop")
     approval = store.approval(approval_id)
     if approval is None:
         raise DecisionError(f"no approval {approval_id!r} in this workspace")
     if agent_path and not approval.kind.agent_decidable:
         raise DecisionError(
-            f"approval {approval_id} is a {approval.kind.value} approval: only the operator can decide it, "
+            f"approval {approval_id} is an approval of kind {approval.kind.value}: "
+            "only the operator can decide it, "
             "in the app or with 'control-center approvals decide'"
         )
+    if decision is Decision.GRANT:
+        # Checked before the decision is recorded: a grant that cannot take effect must leave
+        # the approval pending rather than mark it granted with nothing behind it.
+        _check_grantable(ws, approval)
     try:
         decided = store.decide_approval(approval_id, decision.status, by=by, reason=reason)
     except StoreError as exc:
@@ -89,6 +98,38 @@ def decide(
         case ApprovalKind.ORCHESTRATION:
             return _decide_orchestration(ws, decided, decision, reason, run_work)
     raise DecisionError(f"unknown approval kind {decided.kind}")
+
+
+def _in_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _check_grantable(ws: Workspace, approval: Approval) -> None:
+    match approval.kind:
+        case ApprovalKind.PLAN:
+            plan_row = ws.store.plan(approval.payload.get("plan_id", ""))
+            if plan_row is None:
+                raise DecisionError("the plan of this approval is gone")
+            if plan_row.status == "superseded":
+                raise DecisionError(
+                    f"plan v{plan_row.version} was superseded by a newer version; "
+                    "decide the newest plan instead (this one can only be rejected)"
+                )
+        case ApprovalKind.ORCHESTRATION:
+            row = ws.store.proposal(approval.payload.get("proposal_id", ""))
+            if row is None:
+                raise DecisionError("the proposal of this approval is gone")
+            if row.status == "superseded":
+                raise DecisionError(
+                    "this orchestration proposal was superseded by a newer one; "
+                    "decide the newest proposal instead (this one can only be rejected)"
+                )
+        case _:
+            return
 
 
 def _tell_agent(ws: Workspace, space_id: str | None, text: str) -> None:
@@ -123,6 +164,9 @@ def _decide_plan(
     if plan_row is None:
         raise DecisionError("the plan of this approval is gone")
     if decision is Decision.REJECT:
+        if plan_row.status == "superseded":
+            # Clearing a stale version from the Inbox: the agent has already moved on.
+            return DecisionOutcome(approval, f"plan v{plan_row.version} (superseded) rejected")
         store.update_plan(plan_row.id, status="rejected")
         why = f": {reason}" if reason else ""
         _tell_agent(
@@ -171,6 +215,8 @@ def _decide_orchestration(
     if proposal_row is None:
         raise DecisionError("the proposal of this approval is gone")
     if decision is Decision.REJECT:
+        if proposal_row.status == "superseded":
+            return DecisionOutcome(approval, "orchestration proposal (superseded) rejected")
         store.update_proposal(proposal_row.id, status="rejected")
         why = f": {reason}" if reason else ""
         _tell_agent(
@@ -180,12 +226,50 @@ def _decide_orchestration(
         )
         return DecisionOutcome(approval, "orchestration proposal rejected")
     store.update_proposal(proposal_row.id, status="approved")
+    made = materialize_proposal(ws, proposal_row.id)
+    pipeline_id = made.pipeline_id
+    status = _maybe_run(ws, pipeline_id, run_work)
+    return DecisionOutcome(
+        approval,
+        f"orchestration approved: {made.agents} agents, {made.tickets} tickets, "
+        f"pipeline {pipeline_id} {status or 'created'}",
+        pipeline_id,
+        pipeline_status=status,
+    )
+
+
+@dataclass(frozen=True)
+class MaterializeOutcome:
+    """What an approved proposal became; ``created_*`` count only rows this call created, so a
+    second materialization of the same proposal reports zeros."""
+
+    pipeline_id: str
+    project_id: str
+    agents: int
+    tickets: int
+    created_agents: int
+    created_tickets: int
+    created_project: bool
+    created_pipeline: bool
+
+
+def materialize_proposal(ws: Workspace, proposal_id: str) -> MaterializeOutcome:
+    """Hire the agents, open the tickets and the project, and create the pipeline of a proposal
+    (SPEC §7). Every id is derived from the proposal id, so running this twice creates nothing
+    twice."""
+    store = ws.store
+    proposal_row = store.proposal(proposal_id)
+    if proposal_row is None:
+        raise DecisionError(f"no orchestration proposal {proposal_id!r}")
     mat = materialize(parse_proposal(proposal_row.payload), proposal_row.id)
-    for agent in mat.agents:
-        store.ensure_agent(
-            agent_id=agent.id, name=agent.name, role=agent.role, instructions=agent.instructions
-        )
-    store.ensure_project(project_id=mat.project.id, name=mat.project.name, source=proposal_row.id)
+    created_agents = sum(
+        store.ensure_agent(agent_id=a.id, name=a.name, role=a.role, instructions=a.instructions)
+        for a in mat.agents
+    )
+    created_project = store.ensure_project(
+        project_id=mat.project.id, name=mat.project.name, source=proposal_row.id
+    )
+    known_tickets = {t.id for t in store.tickets()}
     for ticket in mat.tickets:
         store.add_ticket(
             space_id=proposal_row.space_id,
@@ -195,22 +279,27 @@ def _decide_orchestration(
             created_by=ticket.agent_id,
             ticket_id=ticket.id,
         )
+    pipeline_key = stable_id(proposal_row.id, "pipeline")
+    existed = store.pipeline(pipeline_key) is not None
     run_info = _source_run_info(ws, proposal_row.turn_id, proposal_row.space_id)
+    run_info.update(proposal_id=proposal_row.id, project_id=mat.project.id)
     pipeline_id = store.create_pipeline(
         space_id=proposal_row.space_id,
         source_kind="orchestration",
         source_id=proposal_row.id,
         spec={**spec_to_json(mat.pipeline), "_run": run_info},
         state=state_to_json(initial_state(mat.pipeline)),
-        pipeline_id=stable_id(proposal_row.id, "pipeline"),
+        pipeline_id=pipeline_key,
     )
-    status = _maybe_run(ws, pipeline_id, run_work)
-    return DecisionOutcome(
-        approval,
-        f"orchestration approved: {len(mat.agents)} agents, {len(mat.tickets)} tickets, "
-        f"pipeline {pipeline_id} {status or 'created'}",
-        pipeline_id,
-        pipeline_status=status,
+    return MaterializeOutcome(
+        pipeline_id=pipeline_id,
+        project_id=mat.project.id,
+        agents=len(mat.agents),
+        tickets=len(mat.tickets),
+        created_agents=created_agents,
+        created_tickets=sum(t.id not in known_tickets for t in mat.tickets),
+        created_project=created_project,
+        created_pipeline=not existed,
     )
 
 

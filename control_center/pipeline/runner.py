@@ -1,22 +1,31 @@
 """Runs a persisted pipeline: node by node in dependency order, each agent step a harness turn.
 
 The state is saved after every transition, so a pipeline interrupted by a restart resumes where
-it stopped (a node found ``running`` whose turn is gone is run again)."""
+it stopped: a node found ``running`` is resolved from its turn (completed → done, failed →
+failed, still waiting for the operator → the pipeline waits, decided → the turn is resumed,
+gone or dead → the node runs again).
+
+Run information lives under ``spec["_run"]`` of the pipeline row: the provider and script the work
+runs with, the script cursor, the rooms ``create_space`` nodes opened, the turn of each node and
+(for a plan) the plan id, version and content hash it runs."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from control_center.core.events import TurnEnded, TurnEvent, TurnStatus
+from control_center.core.approvals import ApprovalStatus
+from control_center.core.events import TurnEnded, TurnEvent, TurnStarted, TurnStatus
 from control_center.core.pipeline import (
     NodeStatus,
     NodeType,
+    PipelineNodeSpec,
     PipelineSpec,
     PipelineState,
     agent_prompt,
+    cancel,
     charge,
     complete,
     fail,
@@ -28,13 +37,35 @@ from control_center.core.pipeline import (
     state_from_json,
     state_to_json,
 )
-from control_center.harness.loop import Harness, HarnessError, RunRequest
+from control_center.core.records import Turn
+from control_center.harness.loop import Harness, HarnessError, RunRequest, process_alive
 from control_center.harness.tools.shell import run_gate
+from control_center.store.tables import PipelineRow
 from control_center.workspace import Workspace, WorkspaceError
 
 GATE_TIMEOUT_S = 600.0
+RUN_KEY = "_run"
+#: Pipeline statuses a runner picks up again (at start-up, or when asked to run).
+RESUMABLE_STATUSES = ("running", "interrupted", "waiting")
 
 StateSink = Callable[[str, PipelineState], None]
+
+#: Pipelines a runner of this process is driving, keyed by (database file, pipeline id): a second
+#: runner on the same pipeline would fork its state, so it is refused instead.
+_ACTIVE: set[tuple[str, str]] = set()
+
+
+def _active_key(ws: Workspace, pipeline_id: str) -> tuple[str, str]:
+    return (str(ws.store.path), pipeline_id)
+
+
+def is_active(ws: Workspace, pipeline_id: str) -> bool:
+    """Whether a runner of this process is driving the pipeline right now."""
+    return _active_key(ws, pipeline_id) in _ACTIVE
+
+
+class PipelineBusy(WorkspaceError):
+    """The pipeline is already being run by this process."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +73,28 @@ class PipelineRunResult:
     pipeline_id: str
     status: str
     state: PipelineState
+
+
+@dataclass(frozen=True)
+class _NodeResult:
+    output: str
+    tokens: int = 0
+    usd: float = 0.0
+    #: The node's turn waits for an operator decision; the pipeline waits with it.
+    waiting_turn: str | None = None
+
+
+class _NodeFailed(Exception):
+    def __init__(self, message: str, tokens: int = 0, usd: float = 0.0) -> None:
+        super().__init__(message)
+        self.tokens = tokens
+        self.usd = usd
+
+
+def split_spec(row: PipelineRow) -> tuple[PipelineSpec, dict[str, Any]]:
+    """The validated spec of a pipeline row and its run information."""
+    spec = spec_from_json({k: v for k, v in row.spec.items() if k != RUN_KEY})
+    return spec, dict(row.spec.get(RUN_KEY, {}))
 
 
 class PipelineRunner:
@@ -58,160 +111,288 @@ class PipelineRunner:
         self.on_state = on_state or (lambda _pid, _s: None)
         self.on_event = on_event or (lambda _e: None)
 
-    def _save(self, pipeline_id: str, state: PipelineState, status: str | None = None, **extra: Any) -> None:
+    # -- persistence ------------------------------------------------------------------------------
+
+    def _adopt_stop(self, pipeline_id: str, state: PipelineState) -> PipelineState:
+        """The operator may cancel a pipeline (``service.cancel_pipeline``) while this runner holds
+        its state in memory; the stored stop wins, so a later save never undoes it."""
+        row = self.ws.store.pipeline(pipeline_id)
+        stored = row.state.get("stopped_reason") if row is not None else None
+        if isinstance(stored, str) and state.stopped_reason is None:
+            return cancel(state, stored)
+        return state
+
+    def _save(
+        self,
+        pipeline_id: str,
+        state: PipelineState,
+        status: str | None = None,
+        run_info: dict[str, Any] | None = None,
+    ) -> PipelineState:
+        state = self._adopt_stop(pipeline_id, state)
         fields: dict[str, Any] = {"state": state_to_json(state)}
+        if state.stopped_reason is not None and status is not None:
+            status = "cancelled"
         if status:
             fields["status"] = status
-        self.ws.store.update_pipeline(pipeline_id, **fields)
-        if extra:
+        if run_info is not None:
             row = self.ws.store.pipeline(pipeline_id)
             assert row is not None
-            self.ws.store.update_pipeline(
-                pipeline_id, spec={**row.spec, "_run": {**row.spec.get("_run", {}), **extra}}
-            )
+            fields["spec"] = {**row.spec, RUN_KEY: dict(run_info)}
+        # One write per transition: state, status and run info never disagree on disk.
+        self.ws.store.update_pipeline(pipeline_id, **fields)
         self.on_state(pipeline_id, state)
+        return state
+
+    # -- the run ----------------------------------------------------------------------------------
 
     async def run(self, pipeline_id: str) -> PipelineRunResult:
         row = self.ws.store.pipeline(pipeline_id)
         if row is None:
             raise WorkspaceError(f"no pipeline {pipeline_id!r}")
-        spec = spec_from_json({k: v for k, v in row.spec.items() if k != "_run"})
-        run_info: dict[str, Any] = dict(row.spec.get("_run", {}))
+        key = _active_key(self.ws, pipeline_id)
+        if key in _ACTIVE:
+            raise PipelineBusy(f"pipeline {pipeline_id} is already running")
+        _ACTIVE.add(key)
+        try:
+            return await self._run(pipeline_id, row)
+        finally:
+            _ACTIVE.discard(key)
+
+    async def _run(self, pipeline_id: str, row: PipelineRow) -> PipelineRunResult:
+        spec, run_info = split_spec(row)
         state = state_from_json(row.state)
-        state, waiting = self._recover(spec, state, run_info)
-        if waiting:
-            self._save(pipeline_id, state, "waiting")
-            return PipelineRunResult(pipeline_id, "waiting", state)
-        self._save(pipeline_id, state, "running")
+        if state.stopped_reason is not None or is_finished(state):
+            # Nothing can move without the operator (a retry): report what is stored.
+            status = _final_status(state)
+            if status != row.status:
+                self._save(pipeline_id, state, status)
+            return PipelineRunResult(pipeline_id, status, state)
+        try:
+            state, hold = await self._recover(pipeline_id, spec, state, run_info)
+        except asyncio.CancelledError:
+            self._save(pipeline_id, state, "interrupted", run_info)
+            raise
+        if hold is not None:
+            # "waiting": a node turn waits for the operator; "running": another process runs it.
+            state = self._save(pipeline_id, state, hold, run_info)
+            return PipelineRunResult(pipeline_id, hold, state)
+        state = self._save(pipeline_id, state, "running", run_info)
         try:
             while True:
+                state = self._adopt_stop(pipeline_id, state)
                 ready = ready_nodes(spec, state)
                 if not ready:
                     break
-                key = ready[0]
-                state = start(spec, state, key)
-                self._save(pipeline_id, state)
+                node_key = ready[0]
+                state = self._save(pipeline_id, start(spec, state, node_key))
+                if state.statuses[node_key] is not NodeStatus.RUNNING:
+                    break  # stopped by the operator between two nodes
                 try:
-                    output, tokens, usd, waiting_turn = await self._run_node(
-                        pipeline_id, spec, state, key, run_info
-                    )
+                    result = await self._run_node(pipeline_id, spec, node_key, state, run_info)
                 except _NodeFailed as exc:
-                    state = fail(spec, state, key, str(exc))
-                    self._save(pipeline_id, state)
+                    state = self._adopt_stop(pipeline_id, state)
+                    if state.statuses[node_key] is NodeStatus.RUNNING:
+                        state = fail(spec, state, node_key, str(exc))
+                    state = self._save(pipeline_id, charge(spec, state, exc.tokens, exc.usd))
                     continue
-                if waiting_turn is not None:
-                    run_info.setdefault("node_turns", {})[key] = waiting_turn
-                    self._save(pipeline_id, state, "waiting", node_turns=run_info["node_turns"])
+                if result.waiting_turn is not None:
+                    state = self._save(pipeline_id, state, "waiting", run_info)
                     return PipelineRunResult(pipeline_id, "waiting", state)
-                state = complete(spec, state, key, output)
-                state = charge(spec, state, tokens, usd)
-                self._save(pipeline_id, state)
+                state = self._adopt_stop(pipeline_id, state)
+                if state.statuses[node_key] is NodeStatus.RUNNING:
+                    state = complete(spec, state, node_key, result.output)
+                # Usage is charged even when the operator stopped the run meanwhile: it was spent.
+                state = self._save(pipeline_id, charge(spec, state, result.tokens, result.usd))
         except asyncio.CancelledError:
-            self._save(pipeline_id, state, "interrupted")
+            # The owner (the GUI) cancelled the task: the node's turn is already "interrupted",
+            # so the pipeline resumes from here after a restart, unless the operator stopped it.
+            self._save(pipeline_id, state, "interrupted", run_info)
             raise
         status = _final_status(state)
-        self._save(pipeline_id, state, status)
+        state = self._save(pipeline_id, state, status)
         return PipelineRunResult(pipeline_id, status, state)
 
-    def _recover(
-        self, spec: PipelineSpec, state: PipelineState, run_info: dict[str, Any]
-    ) -> tuple[PipelineState, bool]:
-        """A node left ``running`` is resolved from its turn: completed → done, still waiting for
-        the operator → the pipeline keeps waiting, anything else (a dead process) → run again."""
-        from dataclasses import replace
-
-        waiting = False
+    async def _recover(
+        self, pipeline_id: str, spec: PipelineSpec, state: PipelineState, run_info: dict[str, Any]
+    ) -> tuple[PipelineState, str | None]:
+        """Resolve every node left ``running`` from its turn. Returns the state and, when the
+        pipeline cannot move now, the status to hold it in."""
+        hold: str | None = None
         for key, status in list(state.statuses.items()):
             if status is not NodeStatus.RUNNING:
                 continue
             turn_id = run_info.get("node_turns", {}).get(key)
             turn = self.ws.store.turn(turn_id) if turn_id else None
             if turn is not None and turn.status is TurnStatus.AWAITING_APPROVAL:
-                waiting = True
-            elif turn is not None and turn.status is TurnStatus.COMPLETED:
+                if self._approval_pending(turn):
+                    hold = "waiting"
+                    continue
+                # Decided while nobody was running the turn (another process, or before a restart).
+                try:
+                    await self.harness.resume(turn.id, self.on_event)
+                except HarnessError:
+                    hold = hold or "waiting"
+                    continue
+                turn = self.ws.store.turn(turn.id)
+                if turn is not None and turn.status is TurnStatus.AWAITING_APPROVAL:
+                    hold = "waiting"
+                    continue
+            alive = turn is not None and process_alive(turn.state.get("pid"))
+            if turn is not None and turn.status is TurnStatus.RUNNING and alive:
+                # A live process (a CLI run, or this one) still drives the turn: leave it be.
+                hold = hold or "running"
+                continue
+            if turn is not None and turn.status is TurnStatus.COMPLETED:
+                self._advance_cursor(key, turn, run_info)
                 state = complete(spec, state, key, _final_text(self.ws, turn.id))
                 state = charge(spec, state, turn.input_tokens + turn.output_tokens, turn.cost_usd)
             elif turn is not None and turn.status is TurnStatus.FAILED:
+                self._advance_cursor(key, turn, run_info)
                 state = fail(spec, state, key, turn.error or "the agent turn failed")
+                state = charge(spec, state, turn.input_tokens + turn.output_tokens, turn.cost_usd)
             else:
+                # No turn, a dead one or an interrupted one: the node runs again as a new turn (a
+                # scripted run replays the node's script elements from its recorded base).
                 state = replace(state, statuses={**state.statuses, key: NodeStatus.PENDING})
-        return state, waiting
+        return state, hold
 
-    def _space_for(
-        self, spec: PipelineSpec, state: PipelineState, key: str, run_info: dict[str, Any]
-    ) -> str | None:
-        """An agent step joins the room its nearest create_space ancestor opened, else the
-        pipeline's own space. It never re-sets that room's mode or permissions."""
+    def _approval_pending(self, turn: Turn) -> bool:
+        pending = turn.state.get("pending") or {}
+        approval = self.ws.store.approval(pending.get("approval_id", "")) if pending else None
+        return approval is not None and approval.status is ApprovalStatus.PENDING
+
+    @staticmethod
+    def _advance_cursor(key: str, turn: Turn, run_info: dict[str, Any]) -> None:
+        """A node turn consumed script elements from its base on; the next node starts after them,
+        however many runs (resumes included) the turn took."""
+        if not isinstance(run_info.get("script"), list):
+            return
+        base = run_info.get("node_cursors", {}).get(key)
+        if isinstance(base, int):
+            run_info["cursor"] = max(int(run_info.get("cursor", 0)), base + turn.cursor)
+
+    # -- nodes ------------------------------------------------------------------------------------
+
+    def _space_for(self, spec: PipelineSpec, key: str, run_info: dict[str, Any]) -> str | None:
+        """An agent step joins the room its nearest ``create_space`` ancestor opened (breadth first
+        from its own dependencies, so the choice is the same on every run), else the pipeline's
+        own space. It never re-sets that room's mode or permissions."""
         rooms = run_info.get("rooms", {})
-        for anc in spec.ancestors(key):
-            if anc in rooms:
-                return rooms[anc]
-        return run_info.get("space_id")
+        seen: set[str] = set()
+        frontier = list(spec.node(key).depends_on)
+        while frontier:
+            nxt: list[str] = []
+            for dep in frontier:
+                if dep in seen:
+                    continue
+                seen.add(dep)
+                if dep in rooms:
+                    return str(rooms[dep])
+                nxt.extend(spec.node(dep).depends_on)
+            frontier = nxt
+        space_id = run_info.get("space_id")
+        return str(space_id) if space_id else None
 
     async def _run_node(
-        self, pipeline_id: str, spec: PipelineSpec, state: PipelineState, key: str, run_info: dict[str, Any]
-    ) -> tuple[str, int, float, str | None]:
+        self, pipeline_id: str, spec: PipelineSpec, key: str, state: PipelineState, run_info: dict[str, Any]
+    ) -> _NodeResult:
         node = spec.node(key)
-        match node.type:
-            case NodeType.CREATE_SPACE:
-                mode = resolve_space_mode(node.extras)
-                name = str(node.body.get("name") or node.title)
-                existing = self.ws.store.find_space(name)
-                space = existing or self.ws.create_space(name, mode=mode, operator=False)
-                run_info.setdefault("rooms", {})[key] = space.id
-                self._save(pipeline_id, state, rooms=run_info["rooms"])
-                return space.id, 0, 0.0, None
-            case NodeType.GATE:
-                space_id = self._space_for(spec, state, key, run_info)
-                space = self.ws.store.space(space_id) if space_id else None
-                if space is None:
-                    raise _NodeFailed("gate has no room to run in")
-                outcome = await asyncio.to_thread(
-                    run_gate, str(node.body.get("command", "")), space.worktree, GATE_TIMEOUT_S, False
-                )
-                if outcome.status != "passed":
-                    raise _NodeFailed(f"gate {outcome.status}: {outcome.detail[-500:]}")
-                return outcome.detail, 0, 0.0, None
-            case NodeType.AGENT_STEP | NodeType.SYNTHESIS:
-                return await self._agent_step(pipeline_id, spec, state, key, run_info)
+        try:
+            match node.type:
+                case NodeType.CREATE_SPACE:
+                    return await self._create_space(pipeline_id, key, node, state, run_info)
+                case NodeType.GATE:
+                    return await self._gate(spec, key, run_info)
+                case NodeType.AGENT_STEP | NodeType.SYNTHESIS:
+                    return await self._agent_step(pipeline_id, spec, key, state, run_info)
+        except (_NodeFailed, asyncio.CancelledError):
+            raise
+        except Exception as exc:  # a bug fails the node visibly instead of leaving it "running"
+            raise _NodeFailed(f"internal error: {type(exc).__name__}: {exc}") from exc
         raise _NodeFailed(f"unknown node type {node.type}")
 
-    async def _agent_step(
-        self, pipeline_id: str, spec: PipelineSpec, state: PipelineState, key: str, run_info: dict[str, Any]
-    ) -> tuple[str, int, float, str | None]:
+    async def _create_space(
+        self,
+        pipeline_id: str,
+        key: str,
+        node: PipelineNodeSpec,
+        state: PipelineState,
+        run_info: dict[str, Any],
+    ) -> _NodeResult:
+        rooms: dict[str, str] = run_info.setdefault("rooms", {})
+        known = self.ws.store.space(rooms[key]) if key in rooms else None
+        if known is not None:
+            return _NodeResult(known.id)
+        # SPEC §8: only an exact pinnable spelling counts; anything else gets the body default.
+        mode = resolve_space_mode(node.extras)
+        name = str(node.body.get("name") or node.title).strip() or key
+        if self.ws.store.find_space(name) is not None:
+            # Never adopt a room the pipeline did not open: its mode was not pinned here.
+            name = f"{name} ({pipeline_id[-8:]}:{key})"
+        space = await asyncio.to_thread(self.ws.create_space, name, mode=mode, operator=False)
+        rooms[key] = space.id
+        self._save(pipeline_id, state, run_info=run_info)
+        return _NodeResult(space.id)
+
+    async def _gate(self, spec: PipelineSpec, key: str, run_info: dict[str, Any]) -> _NodeResult:
         node = spec.node(key)
-        space_id = self._space_for(spec, state, key, run_info)
-        provider = run_info.get("provider")
+        space_id = self._space_for(spec, key, run_info)
+        space = self.ws.store.space(space_id) if space_id else None
+        if space is None:
+            raise _NodeFailed("gate has no room to run in")
+        outcome = await asyncio.to_thread(
+            run_gate, str(node.body.get("command", "")), space.worktree, GATE_TIMEOUT_S, False
+        )
+        if outcome.status != "passed":
+            raise _NodeFailed(f"gate {outcome.status}: {outcome.detail[-500:]}")
+        return _NodeResult(outcome.detail)
+
+    async def _agent_step(
+        self, pipeline_id: str, spec: PipelineSpec, key: str, state: PipelineState, run_info: dict[str, Any]
+    ) -> _NodeResult:
+        node = spec.node(key)
+        space_id = self._space_for(spec, key, run_info)
         script = run_info.get("script")
         cursor = int(run_info.get("cursor", 0))
+        if isinstance(script, list):
+            # Where this node's script elements start: a resumed or recovered turn continues
+            # from here, and the next node starts after whatever this one consumed.
+            run_info.setdefault("node_cursors", {})[key] = cursor
         req = RunRequest(
             message=agent_prompt(node, state.outputs),
             space_ref=space_id,
-            provider=provider,
+            provider=run_info.get("provider"),
             script=script[cursor:] if isinstance(script, list) else None,
             author=str(node.body.get("agent_id") or node.body.get("role") or "agent"),
         )
+        # The node's turn id is recorded as soon as the turn exists, so a crash mid-turn leaves
+        # a trail the recovery can follow.
+        turn_seen: list[str] = []
+
+        def on_event(event: TurnEvent) -> None:
+            if not turn_seen and isinstance(event, TurnStarted):
+                turn_seen.append(event.turn)
+                run_info.setdefault("node_turns", {})[key] = event.turn
+                self._save(pipeline_id, state, run_info=run_info)
+            self.on_event(event)
+
         try:
-            ended: TurnEnded = await self.harness.run(req, self.on_event)
+            ended: TurnEnded = await self.harness.run(req, on_event)
         except (HarnessError, WorkspaceError) as exc:
             raise _NodeFailed(str(exc)) from None
-        turn = self.ws.store.turn(ended.turn)
-        if isinstance(script, list) and turn is not None:
-            run_info["cursor"] = cursor + turn.cursor
-            self._save(pipeline_id, state, cursor=run_info["cursor"])
         run_info.setdefault("node_turns", {})[key] = ended.turn
-        self._save(pipeline_id, state, node_turns=run_info["node_turns"])
-        if ended.status is TurnStatus.AWAITING_APPROVAL:
-            return "", 0, 0.0, ended.turn
-        if ended.status is not TurnStatus.COMPLETED:
-            raise _NodeFailed(ended.error or f"the agent turn ended {ended.status.value}")
-        output = _final_text(self.ws, ended.turn)
+        turn = self.ws.store.turn(ended.turn)
+        if turn is not None:
+            self._advance_cursor(key, turn, run_info)
+        self._save(pipeline_id, state, run_info=run_info)
         tokens = int(ended.usage.get("input_tokens", 0)) + int(ended.usage.get("output_tokens", 0))
-        return output, tokens, float(ended.usage.get("cost_usd", 0.0)), None
-
-
-class _NodeFailed(Exception):
-    pass
+        usd = float(ended.usage.get("cost_usd", 0.0))
+        if ended.status is TurnStatus.AWAITING_APPROVAL:
+            return _NodeResult("", waiting_turn=ended.turn)
+        if ended.status is not TurnStatus.COMPLETED:
+            raise _NodeFailed(ended.error or f"the agent turn ended {ended.status.value}", tokens, usd)
+        return _NodeResult(_final_text(self.ws, ended.turn), tokens, usd)
 
 
 def _final_status(state: PipelineState) -> str:

@@ -52,8 +52,13 @@ def make_engine(path: Path) -> Engine:
 
 
 def _check_is_sqlite(path: Path) -> None:
-    with path.open("rb") as fh:
-        header = fh.read(16)
+    if not path.is_file():
+        raise StoreError(f"{path} is not a Control Center workspace database (not a file)")
+    try:
+        with path.open("rb") as fh:
+            header = fh.read(16)
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from None
     if header and header != b"SQLite format 3\x00":
         raise StoreError(f"{path} is not a Control Center workspace database (not an SQLite file)")
 
@@ -70,7 +75,11 @@ def open_database(path: Path, *, create: bool) -> Engine:
         _check_is_sqlite(path)
         # Inspect read-only first, so a foreign database is never touched.
         try:
-            ro = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            # immutable=1 reads without creating -wal/-shm side files; it is only safe when no
+            # WAL is pending (no other process has the file open), else read the WAL too.
+            wal_pending = path.with_name(path.name + "-wal").exists()
+            uri = path.resolve().as_uri() + ("?mode=ro" if wal_pending else "?mode=ro&immutable=1")
+            ro = sqlite3.connect(uri, uri=True)
             try:
                 tables = {r[0] for r in ro.execute("SELECT name FROM sqlite_master WHERE type='table'")}
                 version = None

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func
+from sqlalchemy import func, literal_column
 from sqlmodel import Session, col, select
 
 from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
@@ -128,6 +128,10 @@ class Store:
     @contextmanager
     def _write(self) -> Iterator[Session]:
         with self._write_lock, Session(self.engine, expire_on_commit=False) as s:
+            # Take SQLite's write lock up front (waiting out the busy timeout): a unit that reads
+            # then writes (the next message seq, a name check) must not interleave with a writer
+            # on another connection, e.g. another process on the same workspace.
+            s.connection().exec_driver_sql("BEGIN IMMEDIATE")
             yield s
             s.commit()
 
@@ -438,7 +442,10 @@ class Store:
     ) -> list[Approval]:
         """Newest first."""
         with self._read() as s:
-            q = select(ApprovalRow).order_by(col(ApprovalRow.created_at).desc(), col(ApprovalRow.id))
+            # Timestamps have millisecond resolution; rowid (insertion order) breaks ties.
+            q = select(ApprovalRow).order_by(
+                col(ApprovalRow.created_at).desc(), literal_column("approval.rowid").desc()
+            )
             if status is not None:
                 q = q.where(ApprovalRow.status == status.value)
             if kind is not None:

@@ -353,7 +353,8 @@ class PlanStudioView(QWidget):
         splitter.addWidget(self.view)
         splitter.addWidget(self._build_side_pane())
         splitter.setStretchFactor(0, 1)
-        splitter.setSizes([700, 280])
+        splitter.setStretchFactor(1, 0)
+        splitter.setSizes([700, 260])
         root.addWidget(splitter, 1)
         self._sync_buttons()
 
@@ -425,6 +426,7 @@ class PlanStudioView(QWidget):
     def _build_side_pane(self) -> QWidget:
         pane = QWidget(objectName="planSidePane")
         pane.setMinimumWidth(220)
+        pane.setMaximumWidth(340)
         box = QVBoxLayout(pane)
         self.side_key = QLabel(objectName="planSideKey")
         self.side_title = QLabel(objectName="planSideTitle")

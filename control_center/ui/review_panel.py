@@ -325,9 +325,9 @@ class ReviewVerdictPanel(QWidget):
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self._build_left())
         split.addWidget(self._build_detail())
-        split.setStretchFactor(0, 5)
-        split.setStretchFactor(1, 6)
-        split.setSizes([600, 560])
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setSizes([660, 440])
         root.addWidget(split, 1)
 
         self.set_snapshot(ReviewSnapshot.build(agent_verdict=None))

@@ -1,0 +1,94 @@
+"""The composition root: the Qt application, the asyncio loop (qasync), the workspace runtime
+and the main window are created and wired here, and nowhere else."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from PySide6.QtWidgets import QApplication, QMainWindow
+
+from control_center.harness.settings import AppSettings
+
+
+def _application() -> QApplication:
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(sys.argv[:1])
+        app.setApplicationName("Control Center")
+        app.setOrganizationName("control-center")
+        app.setDesktopFileName("control-center")
+    assert isinstance(app, QApplication)
+    return app
+
+
+def create_main_window(workspace_dir: str | os.PathLike[str]) -> QMainWindow:
+    """The main window opened on the workspace's most recently active space (selected, composer
+    ready). Widgets ``spaceList``, ``composerInput``, ``composerModeCombo`` and ``inboxView``
+    exist from construction."""
+    from control_center.runtime import open_runtime
+    from control_center.ui import theme
+    from control_center.ui.main_window import MainWindow
+
+    app = _application()
+    theme.follow_system_scheme(app)
+    app.setWindowIcon(theme.icon("agent"))
+    runtime = open_runtime(Path(workspace_dir))
+    window = MainWindow(runtime)
+    runtime.resume_pipelines()
+    return window
+
+
+def _run_event_loop(app: QApplication) -> int:
+    """Qt's loop drives asyncio through qasync, so async code can run on the GUI thread without
+    blocking it; the harness itself runs on the runtime's worker thread."""
+    import qasync
+
+    done = asyncio.Event()
+
+    async def main() -> None:
+        app.lastWindowClosed.connect(done.set)
+        await done.wait()
+
+    with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+        runner.run(main())
+    return 0
+
+
+def run_gui(workspace: Path | None) -> int:
+    app = _application()
+    settings = AppSettings.load()
+    if workspace is None and settings.last_workspace and Path(settings.last_workspace).is_dir():
+        workspace = Path(settings.last_workspace)
+    if workspace is None:
+        from control_center.ui.welcome import WelcomeWindow
+
+        welcome = WelcomeWindow(open_workspace=lambda p: _open_and_remember(p, settings))
+        welcome.show()
+        app._welcome = welcome  # type: ignore[attr-defined]  # keep it alive
+    else:
+        try:
+            _open_and_remember(workspace, settings)
+        except Exception as exc:  # a clear message, not a traceback
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+    return _run_event_loop(app)
+
+
+_windows: list[QMainWindow] = []
+
+
+def _open_and_remember(workspace: Path, settings: AppSettings) -> QMainWindow:
+    window = create_main_window(workspace)
+    settings.last_workspace = str(Path(workspace).resolve())
+    settings.save()
+    window.show()
+    _windows.append(window)
+    return window
+
+
+def cmd_gui(args: argparse.Namespace) -> int:
+    return run_gui(Path(args.workspace) if getattr(args, "workspace", None) else None)

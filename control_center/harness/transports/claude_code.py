@@ -1,0 +1,466 @@
+"""The Claude Code transport (SPEC §9): one turn is one ``claude -p`` run in the space's worktree.
+
+The built-in harness enforces a mode; this transport can only ask for it. A non-chat mode runs
+under ``--permission-mode plan``, Claude's own tools are allowed or refused from the mode's
+surface where a Claude tool has a catalogue equivalent, and our PreToolUse hook
+(``control-center hook claude-code``) checks every shell command line and file write. Claude's
+stream-json output is mapped onto our event stream and stored like a built-in turn's messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import shlex
+import shutil
+import signal
+import sys
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from control_center.core.events import (
+    TextDelta,
+    ThinkingDelta,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEnded,
+    TurnStarted,
+    TurnStatus,
+    UsageEvent,
+)
+from control_center.core.modes import Autonomy, Transport
+from control_center.core.profiles import CapabilityProfile
+from control_center.core.records import Space, Turn
+from control_center.core.surface import materialize_surface
+from control_center.harness.credentials import ENV_VAR as API_KEY_ENV
+from control_center.harness.credentials import resolve_api_key
+from control_center.harness.transports.claude_hook import (
+    CLAUDE_TOOL_EQUIVALENTS,
+    HOOKED_TOOLS,
+    claude_tool_on_surface,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from control_center.core.events import TurnEvent
+    from control_center.harness.loop import Harness
+
+log = logging.getLogger(__name__)
+
+CLI_NOT_FOUND = "Claude Code CLI not found: set its path in Settings or put `claude` on PATH"
+GUIDANCE_NOTE = "On the Claude Code transport the mode is guidance, not a boundary."
+NO_API_KEY = (
+    f"Claude Code needs an Anthropic API key: add one in Settings or set {API_KEY_ENV} "
+    "(the Claude Code transport uses the same key and endpoint as the Anthropic provider)"
+)
+HOME_DIR = "claude-home"
+#: Environment that keeps the CLI offline apart from the model endpoint (ENVIRONMENT.md).
+QUIET_ENV: dict[str, str] = {
+    "DISABLE_TELEMETRY": "1",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_AUTOUPDATER": "1",
+}
+#: One stream-json line carries a whole tool result; a file read can be large.
+_LINE_LIMIT = 64 * 1024 * 1024
+_STDERR_TAIL_CHARS = 4000
+_KILL_WAIT_S = 5.0
+
+
+def find_claude_cli(setting: str | None) -> tuple[str | None, str | None]:
+    """(path, None) or (None, the operator-facing error). The setting wins; else ``claude`` on PATH."""
+    if setting:
+        path = Path(setting).expanduser()
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path), None
+        found = shutil.which(setting)
+        if found:
+            return found, None
+        return None, f"{CLI_NOT_FOUND} (the setting names {setting}, which is not an executable file)"
+    found = shutil.which("claude")
+    return (found, None) if found else (None, CLI_NOT_FOUND)
+
+
+def hook_command(mode: str) -> str:
+    """The shell command Claude Code runs as our PreToolUse hook."""
+    if getattr(sys, "frozen", False):
+        # A PyInstaller bundle's executable is the CLI itself; it has no ``-m``.
+        return f"{shlex.quote(sys.executable)} hook claude-code --mode {shlex.quote(mode)}"
+    return f"{shlex.quote(sys.executable)} -m control_center hook claude-code --mode {shlex.quote(mode)}"
+
+
+def claude_settings(mode: str) -> dict[str, Any]:
+    """The ``--settings`` JSON: our hook on the shell and on every file-writing tool. Only keys
+    the CLI knows: it silently ignores a settings file that fails validation in ``-p`` mode."""
+    hook = {"type": "command", "command": hook_command(mode)}
+    writers = "|".join(t for t in HOOKED_TOOLS if t != "Bash")
+    return {
+        "hooks": {
+            "PreToolUse": [
+                {"matcher": "Bash", "hooks": [hook]},
+                {"matcher": writers, "hooks": [dict(hook)]},
+            ]
+        }
+    }
+
+
+def tool_lists(profile: CapabilityProfile, surface: frozenset[str]) -> tuple[list[str], list[str]]:
+    """(allowed, disallowed) Claude tools, from the surface where a Claude tool maps onto it.
+    The shell stays in neither list of a mode that denies effects: the hook reads each command
+    line, so read-only commands still run."""
+    allowed: list[str] = []
+    disallowed: list[str] = []
+    for name in CLAUDE_TOOL_EQUIVALENTS:
+        on = claude_tool_on_surface(name, surface)
+        if on:
+            allowed.append(name)
+        elif name == "Bash" and profile.denied_effects:
+            continue
+        else:
+            disallowed.append(name)
+    return allowed, disallowed
+
+
+def build_argv(
+    cli: str, message: str, profile: CapabilityProfile, surface: frozenset[str], model: str | None
+) -> list[str]:
+    # The prompt is the positional argument right after -p; a leading "-" would read as an option.
+    prompt = " " + message if message.startswith("-") else message
+    argv = [
+        cli,
+        "-p",
+        prompt,
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--settings",
+        json.dumps(claude_settings(profile.mode.value)),
+        "--setting-sources",
+        "user",
+        "--strict-mcp-config",
+    ]
+    if profile.read_only:
+        argv += ["--permission-mode", "plan"]
+    allowed, disallowed = tool_lists(profile, surface)
+    if allowed:
+        argv += ["--allowedTools", ",".join(allowed)]
+    if disallowed:
+        argv += ["--disallowedTools", ",".join(disallowed)]
+    if model:
+        argv += ["--model", model]
+    return argv
+
+
+def build_env(harness: Harness, profile: CapabilityProfile, api_key: str, home: Path) -> dict[str, str]:
+    """The same endpoint and key as the Anthropic provider, a scratch HOME, no side traffic."""
+    env = dict(os.environ)
+    # Another credential in the environment would make the CLI authenticate differently.
+    env.pop("ANTHROPIC_AUTH_TOKEN", None)
+    base_url = harness.settings.model_for(profile.mode).base_url or os.environ.get("ANTHROPIC_BASE_URL")
+    if base_url:
+        env["ANTHROPIC_BASE_URL"] = base_url
+    else:
+        env.pop("ANTHROPIC_BASE_URL", None)
+    env[API_KEY_ENV] = api_key
+    env.update(QUIET_ENV)
+    env["HOME"] = str(home)
+    # The hook runs `python -m control_center` from the worktree: make the package importable
+    # there when it is not installed (a source checkout). A hook that fails to start exits
+    # with a non-blocking code, which would let every call through.
+    package_root = Path(__file__).resolve().parents[3]
+    if package_root.name not in ("site-packages", "dist-packages"):
+        parts = [str(package_root), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(parts))
+    return env
+
+
+# -- the stream ---------------------------------------------------------------------------------
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+            elif isinstance(block, dict):
+                parts.append(f"[{block.get('type', 'block')}]")
+        return "\n".join(parts)
+    return "" if content is None else json.dumps(content)
+
+
+@dataclass
+class _Stream:
+    """Maps Claude Code's stream-json messages onto our events and stored messages."""
+
+    harness: Harness
+    turn: Turn
+    emit: Callable[[TurnEvent], None]
+    names: dict[str, str] = field(default_factory=dict)
+    session_id: str | None = None
+    result: dict[str, Any] | None = None
+
+    @property
+    def conversation_id(self) -> str:
+        return self.turn.conversation_id or ""
+
+    def feed(self, line: str) -> None:
+        line = line.strip()
+        if not line:
+            return
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            log.debug("claude: not a JSON line: %.200s", line)
+            return
+        if not isinstance(msg, dict):
+            return
+        kind = msg.get("type")
+        if kind == "system" and msg.get("subtype") == "init":
+            self.session_id = msg.get("session_id")
+        elif kind == "assistant":
+            self._assistant(msg)
+        elif kind == "user":
+            self._user(msg)
+        elif kind == "result":
+            self.result = msg
+
+    def _assistant(self, msg: dict[str, Any]) -> None:
+        content = (msg.get("message") or {}).get("content") or []
+        if not isinstance(content, list):
+            return
+        blocks: list[dict[str, Any]] = []
+        texts: list[str] = []
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            btype = block.get("type")
+            if btype == "text":
+                text = str(block.get("text", ""))
+                texts.append(text)
+                self.emit(TextDelta(text))
+                blocks.append({"type": "text", "text": text})
+            elif btype == "thinking":
+                self.emit(ThinkingDelta(str(block.get("thinking", ""))))
+                blocks.append({k: v for k, v in block.items() if v is not None})
+            elif btype == "tool_use":
+                call_id, name = str(block.get("id", "")), str(block.get("name", ""))
+                args = block.get("input") if isinstance(block.get("input"), dict) else {}
+                self.names[call_id] = name
+                self.emit(ToolCallEvent(call_id, name, args))
+                blocks.append({"type": "tool_use", "id": call_id, "name": name, "input": args})
+        # A subagent's messages (parent_tool_use_id set) are shown live but not stored: stored
+        # rows form the model history, where they would break the tool_use/tool_result pairs.
+        if blocks and msg.get("parent_tool_use_id") is None:
+            self.harness.ws.store.add_message(
+                self.conversation_id,
+                role="assistant",
+                kind="assistant",
+                text="".join(texts),
+                blocks=blocks,
+                turn_id=self.turn.id,
+            )
+
+    def _user(self, msg: dict[str, Any]) -> None:
+        content = (msg.get("message") or {}).get("content")
+        if not isinstance(content, list):
+            return
+        for block in content:
+            if not isinstance(block, dict) or block.get("type") != "tool_result":
+                continue
+            call_id = str(block.get("tool_use_id", ""))
+            name = self.names.get(call_id, "?")
+            text = _result_text(block.get("content"))
+            is_error = bool(block.get("is_error"))
+            self.emit(ToolResultEvent(call_id, name, is_error, text))
+            if msg.get("parent_tool_use_id") is not None:
+                continue
+            self.harness.ws.store.add_message(
+                self.conversation_id,
+                role="user",
+                kind="tool_result",
+                text=text,
+                blocks=[
+                    {"type": "tool_result", "tool_use_id": call_id, "content": text, "is_error": is_error}
+                ],
+                meta={"call_id": call_id, "name": name, "is_error": is_error, "diff": None},
+                turn_id=self.turn.id,
+            )
+
+
+# -- the turn -----------------------------------------------------------------------------------
+
+
+async def run_claude_code_turn(
+    harness: Harness,
+    turn: Turn,
+    space: Space | None,
+    profile: CapabilityProfile,
+    message: str,
+    emit: Callable[[TurnEvent], None],
+) -> TurnEnded:
+    """Run one turn through the ``claude`` CLI; returns how it ended (also emitted last)."""
+    store = harness.ws.store
+    autonomy = space.autonomy if space else Autonomy.ASK
+    surface = materialize_surface(profile, autonomy, Transport.CLAUDE_CODE)
+    names = frozenset(t.name for t in surface)
+    emit(
+        TurnStarted(
+            turn.id,
+            space.id if space else None,
+            profile.mode.value,
+            Transport.CLAUDE_CODE.value,
+            tuple(t.name for t in surface),
+        )
+    )
+    if profile.read_only:
+        _note(harness, turn, "note", GUIDANCE_NOTE)
+
+    def finish(
+        status: TurnStatus, error: str | None = None, usage: dict[str, Any] | None = None
+    ) -> TurnEnded:
+        store.update_turn(turn.id, status=status, error=error, delivered=False)
+        if error:
+            _note(harness, turn, "error" if status is TurnStatus.FAILED else "note", error)
+        ended = TurnEnded(turn.id, status, False, error, usage or {})
+        emit(ended)
+        if space is None and status is TurnStatus.COMPLETED:
+            harness.ws.remove_scratch(turn.worktree)
+        return ended
+
+    cli, problem = find_claude_cli(harness.settings.claude_cli)
+    if cli is None:
+        return finish(TurnStatus.FAILED, problem)
+    api_key, _source = resolve_api_key()
+    if not api_key:
+        return finish(TurnStatus.FAILED, NO_API_KEY)
+    home = harness.ws.root / HOME_DIR
+    home.mkdir(parents=True, exist_ok=True)
+    model = turn.settings.get("model")
+    argv = build_argv(cli, message, profile, names, model if isinstance(model, str) else None)
+    env = build_env(harness, profile, api_key, home)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=str(turn.worktree),
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            # Its own process group, so cancelling kills the CLI and everything it started.
+            start_new_session=True,
+            limit=_LINE_LIMIT,
+        )
+    except OSError as exc:
+        return finish(TurnStatus.FAILED, f"could not start Claude Code ({cli}): {exc}")
+    store.update_turn(turn.id, state={**turn.state, "pid": os.getpid(), "claude_pid": proc.pid})
+    stream = _Stream(harness, turn, emit)
+    stderr_tail: deque[str] = deque()
+    stderr_task = asyncio.create_task(_drain(proc.stderr, stderr_tail))
+    try:
+        assert proc.stdout is not None
+        async for raw in proc.stdout:
+            stream.feed(raw.decode("utf-8", errors="replace"))
+        code = await proc.wait()
+        await stderr_task
+    except asyncio.CancelledError:
+        await _kill_group(proc, always=True)
+        stderr_task.cancel()
+        finish(TurnStatus.INTERRUPTED, "cancelled by the operator")
+        raise
+    except Exception as exc:  # a bug must end the turn visibly, never leave it "running"
+        log.exception("claude-code turn %s failed", turn.id)
+        await _kill_group(proc)
+        stderr_task.cancel()
+        return finish(TurnStatus.FAILED, f"internal error: {type(exc).__name__}: {exc}")
+    finally:
+        if proc.returncode is None:
+            await _kill_group(proc)
+    if stream.session_id:
+        store.update_turn(turn.id, state={**turn.state, "pid": os.getpid(), "session_id": stream.session_id})
+    return _conclude(harness, turn, stream, code, "".join(stderr_tail), emit, finish)
+
+
+def _conclude(
+    harness: Harness,
+    turn: Turn,
+    stream: _Stream,
+    code: int,
+    stderr: str,
+    emit: Callable[[TurnEvent], None],
+    finish: Callable[..., TurnEnded],
+) -> TurnEnded:
+    result = stream.result
+    if result is None:
+        detail = stderr.strip()[-_STDERR_TAIL_CHARS:] or "no output"
+        return finish(TurnStatus.FAILED, f"Claude Code exited with code {code} without a result: {detail}")
+    usage_in = result.get("usage") if isinstance(result.get("usage"), dict) else {}
+    input_tokens = int(usage_in.get("input_tokens") or 0)
+    output_tokens = int(usage_in.get("output_tokens") or 0)
+    cost = float(result.get("total_cost_usd") or 0.0)
+    calls = int(result.get("num_turns") or 0)
+    harness.ws.store.update_turn(
+        turn.id, model_calls=calls, input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost
+    )
+    emit(UsageEvent(input_tokens, output_tokens, cost))
+    usage = {
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cost_usd": round(cost, 6),
+        "model_calls": calls,
+    }
+    denials = result.get("permission_denials") or []
+    if isinstance(denials, list) and denials:
+        refused = "; ".join(_describe_denial(d) for d in denials)
+        _note(harness, turn, "note", f"Claude Code refused {refused}.", denials=denials)
+    if result.get("is_error") or result.get("subtype") != "success":
+        errors = result.get("errors")
+        detail = result.get("result") or (errors and "; ".join(map(str, errors))) or result.get("subtype")
+        return finish(TurnStatus.FAILED, f"Claude Code: {detail or 'the run failed'}", usage)
+    return finish(TurnStatus.COMPLETED, None, usage)
+
+
+def _note(harness: Harness, turn: Turn, kind: str, text: str, **meta: Any) -> None:
+    if turn.conversation_id:
+        harness.ws.store.add_message(
+            turn.conversation_id, role="system", kind=kind, text=text, meta=meta, turn_id=turn.id
+        )
+
+
+def _describe_denial(denial: Any) -> str:
+    if not isinstance(denial, dict):
+        return str(denial)
+    name = str(denial.get("tool_name", "?"))
+    args = denial.get("tool_input") if isinstance(denial.get("tool_input"), dict) else {}
+    detail = args.get("command") or args.get("file_path") or ""
+    return f"{name} `{detail}`" if detail else name
+
+
+async def _drain(reader: asyncio.StreamReader | None, tail: deque[str]) -> None:
+    """Keep the last few KB of stderr (for the error message); reading it keeps the pipe open."""
+    if reader is None:
+        return
+    size = 0
+    while chunk := await reader.read(65536):
+        text = chunk.decode("utf-8", errors="replace")
+        tail.append(text)
+        size += len(text)
+        while size > _STDERR_TAIL_CHARS and len(tail) > 1:
+            size -= len(tail.popleft())
+
+
+async def _kill_group(proc: asyncio.subprocess.Process, *, always: bool = False) -> None:
+    """SIGKILL the CLI's whole process group and reap it. ``always``: even when the CLI itself
+    has exited, since shells it started in the background may still run in its group."""
+    if proc.returncode is None or always:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(proc.wait(), _KILL_WAIT_S)

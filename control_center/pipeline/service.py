@@ -1,0 +1,207 @@
+"""Public pipeline operations shared by the CLI and the GUI (SPEC §5 "Approving", §7).
+
+Views are frozen values built from the stored row, never the row itself, so they can cross to the
+GUI thread. Operations that change a pipeline go through the pure transitions of
+``control_center.core.pipeline`` and persist the result in one write."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from control_center.core.events import TurnEvent
+from control_center.core.pipeline import (
+    NodeStatus,
+    NodeType,
+    PipelineError,
+    PipelineState,
+    cancel,
+    retry,
+    state_from_json,
+    state_to_json,
+)
+from control_center.harness.loop import Harness
+from control_center.pipeline.runner import (
+    RESUMABLE_STATUSES,
+    PipelineRunner,
+    PipelineRunResult,
+    StateSink,
+    is_active,
+    split_spec,
+)
+from control_center.store.tables import PipelineRow
+from control_center.workspace import Workspace, WorkspaceError
+
+log = logging.getLogger(__name__)
+
+OPERATOR_CANCEL_REASON = "cancelled by the operator"
+
+
+class PipelineOpError(WorkspaceError):
+    """An operation the pipeline's current state does not allow; one line for the operator."""
+
+
+@dataclass(frozen=True)
+class NodeView:
+    key: str
+    type: NodeType
+    title: str
+    depends_on: tuple[str, ...]
+    status: NodeStatus
+    attempts: int
+    output: str | None
+    error: str | None
+    #: The node's latest turn (agent steps) and the room a create_space node opened.
+    turn_id: str | None
+    room_id: str | None
+
+
+@dataclass(frozen=True)
+class PipelineView:
+    id: str
+    name: str
+    space_id: str | None
+    #: "plan" or "orchestration", and the id of the plan version / proposal it runs.
+    source_kind: str
+    source_id: str
+    #: running / waiting / completed / failed / cancelled / interrupted
+    status: str
+    nodes: tuple[NodeView, ...]
+    statuses: Mapping[str, NodeStatus]
+    outputs: Mapping[str, str]
+    errors: Mapping[str, str]
+    tokens_used: int
+    usd_used: float
+    max_tokens: int | None
+    max_usd: float | None
+    stopped_reason: str | None
+    #: The exact plan version the work runs (None for an orchestration pipeline).
+    plan_id: str | None
+    plan_version: int | None
+    content_hash: str | None
+    created_at: str
+    updated_at: str
+
+    def node(self, key: str) -> NodeView:
+        for n in self.nodes:
+            if n.key == key:
+                return n
+        raise KeyError(key)
+
+
+def _row(ws: Workspace, pipeline_id: str) -> PipelineRow:
+    row = ws.store.pipeline(pipeline_id)
+    if row is None:
+        raise PipelineOpError(f"no pipeline {pipeline_id!r} in this workspace")
+    return row
+
+
+def _view(row: PipelineRow) -> PipelineView:
+    spec, run_info = split_spec(row)
+    state = state_from_json(row.state)
+    node_turns: dict[str, Any] = run_info.get("node_turns", {})
+    rooms: dict[str, Any] = run_info.get("rooms", {})
+    nodes = tuple(
+        NodeView(
+            key=n.key,
+            type=n.type,
+            title=n.title,
+            depends_on=n.depends_on,
+            status=state.statuses.get(n.key, NodeStatus.PENDING),
+            attempts=state.attempts.get(n.key, 0),
+            output=state.outputs.get(n.key),
+            error=state.errors.get(n.key),
+            turn_id=node_turns.get(n.key),
+            room_id=rooms.get(n.key),
+        )
+        for n in spec.nodes
+    )
+    version = run_info.get("plan_version")
+    return PipelineView(
+        id=row.id,
+        name=spec.name,
+        space_id=row.space_id,
+        source_kind=row.source_kind,
+        source_id=row.source_id,
+        status=row.status,
+        nodes=nodes,
+        statuses=MappingProxyType(dict(state.statuses)),
+        outputs=MappingProxyType(dict(state.outputs)),
+        errors=MappingProxyType(dict(state.errors)),
+        tokens_used=state.tokens_used,
+        usd_used=state.usd_used,
+        max_tokens=spec.budget.max_tokens if spec.budget else None,
+        max_usd=spec.budget.max_usd if spec.budget else None,
+        stopped_reason=state.stopped_reason,
+        plan_id=run_info.get("plan_id"),
+        plan_version=version if isinstance(version, int) else None,
+        content_hash=run_info.get("content_hash"),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+def pipeline_view(ws: Workspace, pipeline_id: str) -> PipelineView:
+    return _view(_row(ws, pipeline_id))
+
+
+def pipelines_for_space(ws: Workspace, space_id: str) -> list[PipelineView]:
+    """Every pipeline a space started (its plans and orchestrations), oldest first."""
+    return [_view(r) for r in ws.store.pipelines(space_id=space_id)]
+
+
+def _persist(ws: Workspace, pipeline_id: str, state: PipelineState, status: str) -> PipelineView:
+    ws.store.update_pipeline(pipeline_id, state=state_to_json(state), status=status)
+    return pipeline_view(ws, pipeline_id)
+
+
+def retry_node(ws: Workspace, pipeline_id: str, key: str) -> PipelineView:
+    """Put a failed node (and the dependents only it blocked) back to pending. The caller then
+    runs the pipeline again (``PipelineRunner.run``)."""
+    row = _row(ws, pipeline_id)
+    if is_active(ws, pipeline_id):
+        # The live runner holds the state in memory and would overwrite this change.
+        raise PipelineOpError(f"pipeline {pipeline_id} is running; retry {key!r} once it has stopped")
+    spec, _run_info = split_spec(row)
+    try:
+        state = retry(spec, state_from_json(row.state), key)
+    except PipelineError as exc:
+        raise PipelineOpError(str(exc)) from None
+    # "running": a restart picks it up even if the caller never gets to run it.
+    return _persist(ws, pipeline_id, state, "running")
+
+
+def cancel_pipeline(ws: Workspace, pipeline_id: str, reason: str = OPERATOR_CANCEL_REASON) -> PipelineView:
+    """Stop a pipeline: pending and running nodes become cancelled and it is never resumed. A
+    runner task driving it is cancelled by its owner (asyncio cancellation); a runner that is
+    still going adopts the stop at its next step instead of overwriting it."""
+    row = _row(ws, pipeline_id)
+    state = cancel(state_from_json(row.state), reason)
+    return _persist(ws, pipeline_id, state, "cancelled")
+
+
+async def resume_pipelines(
+    ws: Workspace,
+    harness: Harness,
+    *,
+    on_state: StateSink | None = None,
+    on_event: Callable[[TurnEvent], None] | None = None,
+) -> list[PipelineRunResult]:
+    """At start-up: run again every pipeline left running, interrupted or waiting, from where it
+    stopped. A pipeline whose node turn still waits for an approval stays waiting; one another
+    runner of this process already drives is left to it."""
+    results: list[PipelineRunResult] = []
+    rows = [r for r in ws.store.pipelines() if r.status in RESUMABLE_STATUSES]
+    for row in rows:
+        if is_active(ws, row.id):
+            continue
+        runner = PipelineRunner(ws, harness, on_state=on_state, on_event=on_event)
+        try:
+            results.append(await runner.run(row.id))
+        except (WorkspaceError, PipelineError):
+            # One unreadable or busy pipeline must not keep the others from resuming.
+            log.exception("pipeline %s could not be resumed", row.id)
+    return results

@@ -1,0 +1,475 @@
+"""The workspace runtime: one worker thread with its own asyncio loop that runs every turn,
+decision, pipeline and disk-heavy load for the desktop app. Qt-free: the UI submits requests and
+receives results through listener callbacks (called on the worker thread), which the Qt bridge
+turns into signals.
+
+Every public method is safe to call from any thread and never blocks on work: it returns a
+``concurrent.futures.Future``."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus, Decision
+from control_center.core.events import TurnEnded, TurnEvent, TurnStatus
+from control_center.core.modes import Autonomy, Mode
+from control_center.core.records import Space
+from control_center.core.transcript import TranscriptItem
+from control_center.harness.history import transcript
+from control_center.harness.loop import Harness, HarnessError, RunRequest
+from control_center.harness.settings import AppSettings
+from control_center.harness.verbs import OPERATOR
+from control_center.pipeline.decisions import DecisionOutcome, decide
+from control_center.pipeline.runner import PipelineRunner
+from control_center.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+#: How many of a conversation's newest messages a space opens with.
+TRANSCRIPT_PAGE = 400
+
+
+class RuntimeListener(Protocol):
+    def turn_event(self, space_id: str | None, event: TurnEvent) -> None: ...
+    def turn_finished(self, space_id: str | None, ended: TurnEnded) -> None: ...
+    def approvals_changed(self) -> None: ...
+    def spaces_changed(self) -> None: ...
+    def pipeline_changed(self, pipeline_id: str, space_id: str | None) -> None: ...
+    def question_asked(self, space_id: str | None, item_id: str, question: str) -> None: ...
+    def error(self, message: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class PlanVersion:
+    id: str
+    version: int
+    graph: Any  # PlanGraph
+    status: str
+    approval_id: str | None
+    approval_status: str | None
+    content_hash: str
+
+
+@dataclass(frozen=True)
+class SideData:
+    space_id: str
+    plans: tuple[PlanVersion, ...]
+    #: plan id -> node key -> status, for plans that run as a pipeline
+    node_status: dict[str, dict[str, str]]
+    pipeline_of: dict[str, str]
+    review: Any  # ReviewSnapshot | None
+
+
+@dataclass(frozen=True)
+class TranscriptPage:
+    space_id: str
+    items: list[TranscriptItem]
+    #: Whether older messages exist beyond this page.
+    truncated: bool
+
+
+class _GuiOperator:
+    """``ask_user`` in a GUI turn: the question is shown and the run waits for the answer."""
+
+    def __init__(self, runtime: WorkspaceRuntime) -> None:
+        self.runtime = runtime
+        self.waiting: dict[str, asyncio.Future[str | None]] = {}
+
+    async def ask(self, question: str, *, turn_id: str, space_id: str | None, item_id: str) -> str | None:
+        fut: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self.waiting[item_id] = fut
+        self.runtime._notify("question_asked", space_id, item_id, question)
+        try:
+            return await fut
+        finally:
+            self.waiting.pop(item_id, None)
+
+
+class WorkspaceRuntime:
+    def __init__(self, ws: Workspace, settings: AppSettings | None = None) -> None:
+        self.ws = ws
+        self.settings = settings or AppSettings.load()
+        self.listeners: list[RuntimeListener] = []
+        self._operator = _GuiOperator(self)
+        self.harness = Harness(ws, self.settings, operator=self._operator)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run_loop, name="control-center-harness", daemon=True)
+        self._turn_tasks: dict[str, asyncio.Task[Any]] = {}  # space id (or "") -> running turn task
+        self._pipeline_tasks: dict[str, asyncio.Task[Any]] = {}
+        self._closed = False
+        self._thread.start()
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    def _run_loop(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_forever()
+
+    def _submit(self, coro: Coroutine[Any, Any, Any]) -> concurrent.futures.Future[Any]:
+        if self._closed:  # after shutdown nothing new starts
+            coro.close()
+            future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+            future.cancel()
+            return future
+        return asyncio.run_coroutine_threadsafe(coro, self._loop)
+
+    def _call(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
+        async def run() -> Any:
+            try:
+                return await asyncio.to_thread(fn, *args)
+            except Exception as exc:
+                self._notify("error", str(exc))
+                raise
+
+        return self._submit(run())
+
+    def _notify(self, name: str, *args: Any) -> None:
+        for listener in list(self.listeners):
+            try:
+                getattr(listener, name)(*args)
+            except Exception:  # a listener bug must not kill a turn
+                log.exception("listener %s failed", name)
+
+    def add_listener(self, listener: RuntimeListener) -> None:
+        self.listeners.append(listener)
+
+    # -- reads (off the GUI thread) -------------------------------------------------------------
+
+    def load_transcript(
+        self, space_id: str, limit: int | None = TRANSCRIPT_PAGE
+    ) -> concurrent.futures.Future[Any]:
+        return self._call(self.transcript_now, space_id, limit)
+
+    def transcript_now(self, space_id: str, limit: int | None = TRANSCRIPT_PAGE) -> TranscriptPage:
+        space = self.ws.store.space(space_id)
+        if space is None:
+            return TranscriptPage(space_id, [], False)
+        rows = self.ws.store.messages(space.conversation_id, limit=(limit + 1) if limit else None)
+        truncated = limit is not None and len(rows) > limit
+        if truncated:
+            rows = rows[1:]
+        counts = self.ws.store.thread_counts(space.conversation_id)
+        statuses = {a.id: a.status.value for a in self.ws.store.approvals(space_id=space_id)}
+        items = transcript(rows, counts)
+        items = [_with_approval_status(i, statuses) for i in items]
+        return TranscriptPage(space_id, items, truncated)
+
+    def load_approvals(self) -> concurrent.futures.Future[list[Approval]]:
+        return self._call(self.ws.store.approvals)
+
+    def running_spaces(self) -> set[str]:
+        return {k for k, t in list(self._turn_tasks.items()) if not t.done()}
+
+    # -- turns ----------------------------------------------------------------------------------
+
+    def send_message(
+        self, space_id: str, text: str, *, provider: str | None = None
+    ) -> concurrent.futures.Future[Any]:
+        async def run() -> TurnEnded | None:
+            if space_id in self.running_spaces():
+                self._notify("error", "a turn is already running in this space; stop it or wait")
+                return None
+            req = RunRequest(message=text, space_ref=space_id, provider=provider)
+            return await self._track(
+                space_id, self.harness.run(req, lambda e: self._notify("turn_event", space_id, e))
+            )
+
+        return self._submit(run())
+
+    async def _track(self, space_id: str, coro: Coroutine[Any, Any, TurnEnded]) -> TurnEnded | None:
+        task = asyncio.ensure_future(coro)
+        self._turn_tasks[space_id] = task
+        try:
+            ended = await task
+        except asyncio.CancelledError:
+            ended = None
+        except HarnessError as exc:
+            self._notify("error", str(exc))
+            ended = None
+        finally:
+            self._turn_tasks.pop(space_id, None)
+        if ended is not None:
+            self._notify("turn_finished", space_id, ended)
+            await self._continue_pipelines_after(ended)
+        self._notify("approvals_changed")
+        self._notify("spaces_changed")
+        return ended
+
+    def resume_turn(self, turn_id: str) -> concurrent.futures.Future[Any]:
+        async def run() -> TurnEnded | None:
+            turn = self.ws.store.turn(turn_id)
+            space_id = turn.space_id if turn else None
+            key = space_id or ""
+            return await self._track(
+                key, self.harness.resume(turn_id, lambda e: self._notify("turn_event", space_id, e))
+            )
+
+        return self._submit(run())
+
+    def cancel(self, space_id: str) -> concurrent.futures.Future[Any]:
+        async def run() -> None:
+            task = self._turn_tasks.get(space_id)
+            if task is not None:
+                task.cancel()
+            for pid, ptask in list(self._pipeline_tasks.items()):
+                row = self.ws.store.pipeline(pid)
+                if row is not None and row.space_id == space_id:
+                    ptask.cancel()
+
+        return self._submit(run())
+
+    def answer(self, item_id: str, text: str) -> concurrent.futures.Future[Any]:
+        async def run() -> None:
+            fut = self._operator.waiting.get(item_id)
+            if fut is not None and not fut.done():
+                fut.set_result(text)
+
+        return self._submit(run())
+
+    # -- decisions ------------------------------------------------------------------------------
+
+    def decide(
+        self, approval_id: str, decision: Decision, reason: str | None = None
+    ) -> concurrent.futures.Future[Any]:
+        """Record the operator's decision, then continue what waited on it: a tool-call turn is
+        resumed, an approved plan or orchestration runs its pipeline."""
+
+        async def run() -> DecisionOutcome | None:
+            try:
+                outcome = await asyncio.to_thread(
+                    decide, self.ws, approval_id, decision, by=OPERATOR, reason=reason
+                )
+            except Exception as exc:
+                self._notify("error", str(exc))
+                return None
+            self._notify("approvals_changed")
+            self._notify("spaces_changed")
+            approval = outcome.approval
+            if approval.kind is ApprovalKind.TOOL_CALL and outcome.resume_turn:
+                turn = self.ws.store.turn(outcome.resume_turn)
+                if turn is not None and turn.status is TurnStatus.AWAITING_APPROVAL:
+                    self.resume_turn(turn.id)
+            if outcome.pipeline_id:
+                self.run_pipeline(outcome.pipeline_id)
+            return outcome
+
+        return self._submit(run())
+
+    # -- pipelines ------------------------------------------------------------------------------
+
+    def run_pipeline(self, pipeline_id: str) -> concurrent.futures.Future[Any]:
+        async def run() -> Any:
+            if pipeline_id in self._pipeline_tasks and not self._pipeline_tasks[pipeline_id].done():
+                return None
+            row = self.ws.store.pipeline(pipeline_id)
+            space_id = row.space_id if row else None
+            runner = PipelineRunner(
+                self.ws,
+                self.harness,
+                on_state=lambda pid, _s: self._notify("pipeline_changed", pid, space_id),
+                on_event=lambda e: self._notify("turn_event", space_id, e),
+            )
+            task = asyncio.ensure_future(runner.run(pipeline_id))
+            self._pipeline_tasks[pipeline_id] = task
+            try:
+                return await task
+            except asyncio.CancelledError:
+                return None
+            except Exception as exc:
+                self._notify("error", f"pipeline {pipeline_id}: {exc}")
+                return None
+            finally:
+                self._pipeline_tasks.pop(pipeline_id, None)
+                self._notify("pipeline_changed", pipeline_id, space_id)
+                self._notify("spaces_changed")
+                self._notify("approvals_changed")
+
+        return self._submit(run())
+
+    async def _continue_pipelines_after(self, ended: TurnEnded) -> None:
+        """A pipeline waiting on a node turn continues once that turn completes."""
+        for row in self.ws.store.pipelines(status="waiting"):
+            node_turns = row.spec.get("_run", {}).get("node_turns", {})
+            if ended.turn in node_turns.values() and ended.status is not TurnStatus.AWAITING_APPROVAL:
+                self.run_pipeline(row.id)
+
+    def resume_pipelines(self) -> None:
+        for status in ("running", "interrupted"):
+            for row in self.ws.store.pipelines(status=status):
+                self.run_pipeline(row.id)
+
+    # -- spaces ---------------------------------------------------------------------------------
+
+    def create_space(self, name: str, mode: Mode, autonomy: Autonomy) -> concurrent.futures.Future[Space]:
+        def work() -> Space:
+            space = self.ws.create_space(name, mode=mode, autonomy=autonomy)
+            self._notify("spaces_changed")
+            return space
+
+        return self._call(work)
+
+    def set_mode(self, space_id: str, mode: Mode) -> concurrent.futures.Future[Space]:
+        def work() -> Space:
+            old = self.ws.require_space(space_id)
+            space = self.ws.set_mode(space_id, mode)
+            if old.mode is not mode:
+                from control_center.core.profiles import profile_for
+
+                self.ws.store.add_message(
+                    space.conversation_id,
+                    role="system",
+                    kind="note",
+                    text=f"Mode changed to {profile_for(mode).label}; it takes effect from the next turn.",
+                )
+            self._notify("spaces_changed")
+            return space
+
+        return self._call(work)
+
+    def update_space(self, space_id: str, **fields: Any) -> concurrent.futures.Future[Space]:
+        def work() -> Space:
+            space = self.ws.store.update_space(space_id, **fields)
+            self._notify("spaces_changed")
+            return space
+
+        return self._call(work)
+
+    def touch_space(self, space_id: str) -> concurrent.futures.Future[Any]:
+        return self._call(self.ws.store.touch_space, space_id)
+
+    def side_data(self, space_id: str) -> concurrent.futures.Future[Any]:
+        return self._call(self.side_data_now, space_id)
+
+    def side_data_now(self, space_id: str) -> SideData:
+        """What the Plan Studio and review tabs of a space show."""
+        from control_center.core.pipeline import NodeStatus, state_from_json
+        from control_center.core.plan import parse_plan
+
+        store = self.ws.store
+        space = store.space(space_id)
+        plans = store.plans(space_id)
+        plan_views: list[PlanVersion] = []
+        for row in plans:
+            approval = store.approval(row.approval_id) if row.approval_id else None
+            plan_views.append(
+                PlanVersion(
+                    id=row.id,
+                    version=row.version,
+                    graph=parse_plan(row.graph),
+                    status=row.status,
+                    approval_id=row.approval_id,
+                    approval_status=approval.status.value if approval else None,
+                    content_hash=row.content_hash,
+                )
+            )
+        node_status: dict[str, dict[str, str]] = {}
+        pipeline_of: dict[str, str] = {}
+        for prow in store.pipelines(space_id=space_id):
+            if prow.source_kind == "plan":
+                state = state_from_json(prow.state)
+                node_status[prow.source_id] = {k: NodeStatus(v).value for k, v in state.statuses.items()}
+                pipeline_of[prow.source_id] = prow.id
+        review = None
+        if space is not None and space.is_pr:
+            from control_center.harness.verbs import review_snapshot
+
+            review = review_snapshot(self.ws, space_id)
+        return SideData(space_id, tuple(plan_views), node_status, pipeline_of, review)
+
+    def retry_node(self, pipeline_id: str, key: str) -> concurrent.futures.Future[Any]:
+        async def run() -> None:
+            from control_center.pipeline.service import retry_node
+
+            await asyncio.to_thread(retry_node, self.ws, pipeline_id, key)
+            self.run_pipeline(pipeline_id)
+
+        return self._submit(run())
+
+    def cancel_pipeline(self, pipeline_id: str) -> concurrent.futures.Future[Any]:
+        async def run() -> None:
+            from control_center.pipeline.service import cancel_pipeline
+
+            task = self._pipeline_tasks.get(pipeline_id)
+            if task is not None:
+                task.cancel()
+                await asyncio.wait([task], timeout=10)
+            await asyncio.to_thread(cancel_pipeline, self.ws, pipeline_id)
+            row = self.ws.store.pipeline(pipeline_id)
+            self._notify("pipeline_changed", pipeline_id, row.space_id if row else None)
+
+        return self._submit(run())
+
+    def open_review(self, base: str, head: str, name: str | None) -> concurrent.futures.Future[Space]:
+        def work() -> Space:
+            space = self.ws.open_review(base=base, head=head, name=name)
+            self._notify("spaces_changed")
+            return space
+
+        return self._call(work)
+
+    # -- shutdown -------------------------------------------------------------------------------
+
+    def has_running_work(self) -> bool:
+        return bool(self.running_spaces()) or any(not t.done() for t in self._pipeline_tasks.values())
+
+    def shutdown(self, timeout: float = 10.0) -> None:
+        """Stop running turns cleanly (they become ``interrupted``, resumable), then the loop."""
+        if self._closed:
+            return
+        self._closed = True
+
+        async def stop() -> None:
+            tasks = [t for t in (*self._turn_tasks.values(), *self._pipeline_tasks.values()) if not t.done()]
+            for fut in self._operator.waiting.values():
+                fut.cancel()
+            for t in tasks:
+                t.cancel()
+            if tasks:
+                await asyncio.wait(tasks, timeout=timeout)
+
+        try:
+            asyncio.run_coroutine_threadsafe(stop(), self._loop).result(timeout + 2)
+        except Exception:
+            log.exception("stopping turns failed")
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=5)
+
+
+def _with_approval_status(item: TranscriptItem, statuses: dict[str, str]) -> TranscriptItem:
+    approval_id = item.data.get("approval_id") if item.data else None
+    if approval_id and approval_id in statuses:
+        from dataclasses import replace
+
+        return replace(item, data={**item.data, "status": statuses[approval_id]})
+    return item
+
+
+def open_runtime(root: Path) -> WorkspaceRuntime:
+    ws = Workspace.open(root)
+    mark_dead_turns_interrupted(ws)
+    return WorkspaceRuntime(ws)
+
+
+def mark_dead_turns_interrupted(ws: Workspace) -> list[str]:
+    """At start-up: a turn still ``running`` whose process is gone is marked ``interrupted``
+    (resumable). Turns of a live process (a CLI run beside the app) are left alone."""
+    from control_center.harness.loop import process_alive
+
+    dead = [t.id for t in ws.store.turns(status=TurnStatus.RUNNING) if not process_alive(t.state.get("pid"))]
+    for turn_id in dead:
+        ws.store.update_turn(
+            turn_id,
+            status=TurnStatus.INTERRUPTED,
+            error="the process running this turn stopped; resume to continue",
+        )
+    return dead
+
+
+__all__ = ["ApprovalStatus", "TranscriptPage", "WorkspaceRuntime", "open_runtime"]

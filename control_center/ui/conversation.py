@@ -1,0 +1,1066 @@
+"""The conversation pane: a list model over frozen TranscriptItem values and a view whose delegate
+paints every item kind (no widgets per row, so 100,000 items stay cheap).
+
+The view holds presentation state only (which rows are expanded, whether to follow the stream);
+every operator action leaves as a signal carrying ids."""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QRect,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QColor,
+    QFont,
+    QFontMetrics,
+    QMouseEvent,
+    QPainter,
+    QPalette,
+    QPen,
+    QTextBlockFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QListView,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionButton,
+    QStyleOptionViewItem,
+    QWidget,
+)
+
+from control_center.core.modes import Mode
+from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
+from control_center.ui import theme
+
+ItemRole = Qt.ItemDataRole.UserRole + 1
+
+_Index = QModelIndex | QPersistentModelIndex
+
+
+class ConversationModel(QAbstractListModel):
+    """Rows are TranscriptItem values. Streaming deltas touch one row (id→row dict)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._items: list[TranscriptItem] = []
+        self._rows: dict[str, int] = {}
+
+    # -- Qt model API
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt signature
+        return 0 if parent.isValid() else len(self._items)
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._items):
+            return None
+        item = self._items[index.row()]
+        if role == ItemRole:
+            return item
+        if role == Qt.ItemDataRole.DisplayRole:
+            return display_text(item)
+        return None
+
+    # -- mutation
+    def set_items(self, items: list[TranscriptItem]) -> None:
+        """Replace everything in one reset (cheap for 100,000 items)."""
+        self.beginResetModel()
+        self._items = list(items)
+        self._rows = {item.id: row for row, item in enumerate(self._items)}
+        self.endResetModel()
+
+    def append_item(self, item: TranscriptItem) -> None:
+        if item.id in self._rows:
+            self.replace_item(item)
+            return
+        row = len(self._items)
+        self.beginInsertRows(QModelIndex(), row, row)
+        self._items.append(item)
+        self._rows[item.id] = row
+        self.endInsertRows()
+
+    def replace_item(self, item: TranscriptItem) -> None:
+        """Swap the item with the same id (a tool result arrived, an approval was decided)."""
+        row = self._rows.get(item.id)
+        if row is None:
+            self.append_item(item)
+            return
+        self._items[row] = item
+        idx = self.index(row)
+        self.dataChanged.emit(idx, idx, [ItemRole, Qt.ItemDataRole.DisplayRole])
+
+    def append_text(self, item_id: str, delta: str) -> None:
+        """Stream a text delta into an assistant/thinking item; only that row changes."""
+        row = self._rows.get(item_id)
+        if row is None or not delta:
+            return
+        item = self._items[row]
+        self._items[row] = replace(item, text=item.text + delta)
+        idx = self.index(row)
+        self.dataChanged.emit(idx, idx, [ItemRole, Qt.ItemDataRole.DisplayRole])
+
+    # -- lookup
+    def item(self, row: int) -> TranscriptItem:
+        return self._items[row]
+
+    def row_of(self, item_id: str) -> int | None:
+        return self._rows.get(item_id)
+
+    def items(self) -> list[TranscriptItem]:
+        return list(self._items)
+
+
+# --------------------------------------------------------------------------- text helpers
+
+
+def summarize_args(tool: ToolView, limit: int = 120) -> str:
+    """A one-line description of a tool call's input, preferring the field an operator scans for."""
+    inp = tool.input or {}
+    for key in ("command", "path", "pattern", "url", "query", "question", "message", "title"):
+        value = inp.get(key)
+        if isinstance(value, str) and value:
+            text = value
+            break
+    else:
+        text = json.dumps(inp, ensure_ascii=False, separators=(", ", ": "), default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def display_text(item: TranscriptItem) -> str:
+    if item.kind is ItemKind.TOOL and item.tool is not None:
+        return f"{item.tool.name}: {summarize_args(item.tool)} [{item.tool.status}]"
+    if item.kind is ItemKind.PLAN:
+        return plan_line(item)
+    if item.kind is ItemKind.PROPOSAL:
+        return proposal_line(item)
+    return item.text
+
+
+def plan_line(item: TranscriptItem) -> str:
+    data = item.data
+    goal = data.get("goal") or item.text or "untitled plan"
+    nodes = data.get("node_count", len(data.get("nodes", []) or []))
+    status = data.get("status", "submitted")
+    return f"Plan · {goal} · {nodes} node{'s' if nodes != 1 else ''} · {status}"
+
+
+def proposal_line(item: TranscriptItem) -> str:
+    data = item.data
+    goal = data.get("goal") or item.text or "orchestration"
+    parts = ["Orchestration proposal", goal]
+    if "role_count" in data:
+        parts.append(f"{data['role_count']} roles")
+    if "ticket_count" in data:
+        parts.append(f"{data['ticket_count']} tickets")
+    parts.append(str(data.get("status", "pending")))
+    return " · ".join(parts)
+
+
+_STATUS_WORDS = {"awaiting_approval": "awaiting approval"}
+
+
+# --------------------------------------------------------------------------- delegate
+
+_H = 12  # horizontal row margin
+_V = 5  # vertical row margin
+_P = 10  # card padding
+_GAP = 6
+_ICON = 16
+_WRAP = int(Qt.TextFlag.TextWordWrap) | int(Qt.AlignmentFlag.AlignLeft) | int(Qt.AlignmentFlag.AlignTop)
+_BIG = 1_000_000
+_RESULT_LINES = 40
+_DIFF_LINES = 300
+_INPUT_LINES = 60
+
+
+@dataclass
+class _Layout:
+    """Geometry of one row, relative to the row's top-left corner."""
+
+    height: int
+    rects: dict[str, QRect] = field(default_factory=dict)
+    #: Expanded tool body: (style, text) per line.
+    lines: list[tuple[str, str]] = field(default_factory=list)
+    doc: QTextDocument | None = None
+
+
+class _Fonts:
+    def __init__(self, base: QFont) -> None:
+        self.base = base
+        self.bold = QFont(base)
+        self.bold.setBold(True)
+        self.italic = QFont(base)
+        self.italic.setItalic(True)
+        self.mono = theme.monospace_font()
+        self.fm = QFontMetrics(base)
+        self.fm_bold = QFontMetrics(self.bold)
+        self.fm_italic = QFontMetrics(self.italic)
+        self.fm_mono = QFontMetrics(self.mono)
+
+
+class ConversationDelegate(QStyledItemDelegate):
+    """Paints transcript items and hit-tests their painted buttons."""
+
+    grant_clicked = Signal(str)  # approval id
+    reject_clicked = Signal(str)
+    open_plan_clicked = Signal(str)  # plan id
+    answer_clicked = Signal(str)  # item id
+    thread_clicked = Signal(str)  # item id
+
+    _DOC_CACHE = 400
+    _LAYOUT_CACHE = 600
+
+    def __init__(self, view: QListView) -> None:
+        super().__init__(view)
+        self._view = view
+        self._model: ConversationModel | None = None
+        self._cached_width: int | None = None
+        self._expanded: set[str] = set()
+        self._fonts_cache: tuple[str, _Fonts] | None = None
+        # id -> (item object, width, expanded, height). Items are frozen, so identity tells
+        # whether a row changed; heights are small, so this cache is unbounded.
+        self._heights: dict[str, tuple[TranscriptItem, int, bool, int]] = {}
+        self._layouts: OrderedDict[tuple[str, int, bool, bool], tuple[TranscriptItem, _Layout]] = (
+            OrderedDict()
+        )
+        # Markdown documents, cached per item id + text length + width (bounded LRU).
+        self._docs: OrderedDict[str, tuple[int, int, bool, QTextDocument]] = OrderedDict()
+
+    # -- presentation state
+    def is_expanded(self, item_id: str) -> bool:
+        return item_id in self._expanded
+
+    def set_expanded(self, item_id: str, expanded: bool) -> None:
+        if expanded:
+            self._expanded.add(item_id)
+        else:
+            self._expanded.discard(item_id)
+
+    def clear_caches(self) -> None:
+        self._heights.clear()
+        self._layouts.clear()
+        self._docs.clear()
+        self._fonts_cache = None
+
+    def set_model(self, model: ConversationModel | None) -> None:
+        """Read items straight from the model: the size-hint path runs once per row per layout."""
+        self._model = model
+
+    def set_width(self, width: int) -> None:
+        self._cached_width = max(200, width)
+
+    def _width(self) -> int:
+        if self._cached_width is None:
+            self._cached_width = max(200, self._view.viewport().width())
+        return self._cached_width
+
+    def _item(self, index: _Index) -> TranscriptItem | None:
+        model = self._model
+        if model is not None:
+            row = index.row()
+            return model._items[row] if 0 <= row < len(model._items) else None
+        return index.data(ItemRole)
+
+    def _fonts(self) -> _Fonts:
+        base = self._view.font()
+        key = base.key()
+        if self._fonts_cache is None or self._fonts_cache[0] != key:
+            self._fonts_cache = (key, _Fonts(base))
+        return self._fonts_cache[1]
+
+    def _dark(self) -> bool:
+        return theme.palette_is_dark(self._view.palette())
+
+    # -- Qt delegate API
+    def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
+        item = self._item(index)
+        if item is None:
+            return QSize(0, 0)
+        width = self._width()
+        expanded = item.id in self._expanded
+        cached = self._heights.get(item.id)
+        if cached is not None and cached[0] is item and cached[1] == width and cached[2] == expanded:
+            return QSize(width, cached[3])
+        return QSize(width, self.layout_for(item, width).height)
+
+    def height_changed(self, index: _Index) -> bool:
+        """Recompute a changed row; tell the view to relayout only if its height moved."""
+        item = self._item(index)
+        if item is None:
+            return False
+        old = self._heights.get(item.id)
+        new = self.layout_for(item, self._width()).height
+        if old is None or old[3] != new:
+            self.sizeHintChanged.emit(QModelIndex(index))
+            return True
+        return False
+
+    def layout_for(self, item: TranscriptItem, width: int) -> _Layout:
+        expanded = item.id in self._expanded
+        dark = self._dark()
+        key = (item.id, width, expanded, dark)
+        hit = self._layouts.get(key)
+        if hit is not None and hit[0] is item:
+            self._layouts.move_to_end(key)
+            return hit[1]
+        layout = self._compute(item, width, expanded)
+        self._layouts[key] = (item, layout)
+        if len(self._layouts) > self._LAYOUT_CACHE:
+            self._layouts.popitem(last=False)
+        self._heights[item.id] = (item, width, expanded, layout.height)
+        return layout
+
+    # -- layout per kind
+    def _compute(self, item: TranscriptItem, width: int, expanded: bool) -> _Layout:
+        f = self._fonts()
+        kind = item.kind
+        inner = width - 2 * _H
+        if kind is ItemKind.USER:
+            layout = self._layout_user(item, width, f)
+        elif kind is ItemKind.ASSISTANT:
+            doc = self._doc(item, inner)
+            h = int(doc.size().height()) + 1
+            layout = _Layout(_V + h + _V, {"doc": QRect(_H, _V, inner, h)}, doc=doc)
+        elif kind is ItemKind.THINKING:
+            layout = self._layout_thinking(item, inner, expanded, f)
+        elif kind is ItemKind.TOOL:
+            layout = self._layout_tool(item, inner, expanded, f)
+        elif kind is ItemKind.APPROVAL:
+            layout = self._layout_card_with_buttons(item, inner, f, self._approval_buttons(item))
+        elif kind is ItemKind.QUESTION:
+            buttons = [] if item.data.get("answer") is not None else [("answer", "Answer…")]
+            layout = self._layout_card_with_buttons(item, inner, f, buttons)
+        elif kind in (ItemKind.NUDGE, ItemKind.ERROR):
+            tw = inner - 2 * _P - _ICON - _GAP
+            title_h = f.fm_bold.height() if kind is ItemKind.NUDGE else 0
+            text_h = f.fm.boundingRect(QRect(0, 0, tw, _BIG), _WRAP, item.text or " ").height()
+            x = _H + _P + _ICON + _GAP
+            rects = {"card": QRect(_H, _V, inner, title_h + text_h + 2 * _P)}
+            rects["icon"] = QRect(_H + _P, _V + _P, _ICON, _ICON)
+            if title_h:
+                rects["title"] = QRect(x, _V + _P, tw, title_h)
+            rects["text"] = QRect(x, _V + _P + title_h, tw, text_h)
+            layout = _Layout(rects["card"].height() + 2 * _V, rects)
+        elif kind is ItemKind.NOTE:
+            text_h = f.fm_italic.boundingRect(QRect(0, 0, inner, _BIG), _WRAP, item.text or " ").height()
+            layout = _Layout(text_h + 2 * _V, {"text": QRect(_H, _V, inner, text_h)})
+        elif kind in (ItemKind.PLAN, ItemKind.PROPOSAL):
+            layout = self._layout_plan(item, inner, f)
+        else:  # pragma: no cover - a new kind shows as plain text until it gets its own look
+            text_h = f.fm.boundingRect(QRect(0, 0, inner, _BIG), _WRAP, item.text or " ").height()
+            layout = _Layout(text_h + 2 * _V, {"text": QRect(_H, _V, inner, text_h)})
+        if item.thread_count > 0:
+            lh = f.fm.height()
+            label = _thread_label(item.thread_count)
+            tw = _ICON + 8 + f.fm.horizontalAdvance(label)
+            x = width - _H - tw if kind is ItemKind.USER else _H
+            layout.rects["thread"] = QRect(x, layout.height - _V + 2, tw, lh)
+            layout.height += lh + 4
+        return layout
+
+    def _layout_user(self, item: TranscriptItem, width: int, f: _Fonts) -> _Layout:
+        max_text = max(80, int(width * 0.72) - 2 * _P)
+        br = f.fm.boundingRect(QRect(0, 0, max_text, _BIG), _WRAP, item.text or " ")
+        bw, bh = br.width() + 2 * _P + 2, br.height() + 2 * _P
+        bubble = QRect(width - _H - bw, _V, bw, bh)
+        return _Layout(bh + 2 * _V, {"bubble": bubble, "text": bubble.adjusted(_P, _P, -_P, -_P)})
+
+    def _layout_thinking(self, item: TranscriptItem, inner: int, expanded: bool, f: _Fonts) -> _Layout:
+        lh = f.fm_italic.height()
+        header = QRect(_H, _V, inner, lh + 4)
+        rects = {"toggle": header}
+        height = header.height()
+        if expanded:
+            text_h = f.fm_italic.boundingRect(QRect(0, 0, inner - 20, _BIG), _WRAP, item.text or " ").height()
+            rects["text"] = QRect(_H + 20, _V + height + 2, inner - 20, text_h)
+            height += text_h + 4
+        return _Layout(height + 2 * _V, rects)
+
+    def _layout_tool(self, item: TranscriptItem, inner: int, expanded: bool, f: _Fonts) -> _Layout:
+        header_h = max(f.fm_bold.height(), _ICON) + 12
+        lines: list[tuple[str, str]] = []
+        if expanded and item.tool is not None:
+            lines = _tool_body_lines(item.tool)
+        mono_h = f.fm_mono.height()
+        label_h = f.fm_bold.height() + 4
+        body_h = sum(label_h if style == "label" else mono_h for style, _ in lines)
+        body_h = body_h + _P if lines else 0
+        card = QRect(_H, _V, inner, header_h + body_h)
+        rects = {"card": card, "toggle": QRect(_H, _V, inner, header_h)}
+        if lines:
+            rects["body"] = QRect(_H + _P, _V + header_h, inner - 2 * _P, body_h - _P)
+        return _Layout(card.height() + 2 * _V, rects, lines=lines)
+
+    def _approval_buttons(self, item: TranscriptItem) -> list[tuple[str, str]]:
+        if item.data.get("status", "pending") == "pending":
+            return [("grant", "Grant"), ("reject", "Reject")]
+        return []
+
+    def _layout_card_with_buttons(
+        self, item: TranscriptItem, inner: int, f: _Fonts, buttons: list[tuple[str, str]]
+    ) -> _Layout:
+        tw = inner - 2 * _P - _ICON - _GAP
+        x = _H + _P + _ICON + _GAP
+        title_h = f.fm_bold.height()
+        y = _V + _P
+        rects = {"icon": QRect(_H + _P, y, _ICON, _ICON), "title": QRect(x, y, tw, title_h)}
+        y += title_h + 4
+        body = item.text or item.data.get("summary", "") or " "
+        text_h = f.fm.boundingRect(QRect(0, 0, tw, _BIG), _WRAP, body).height()
+        rects["text"] = QRect(x, y, tw, text_h)
+        y += text_h
+        footer = _card_footer(item)
+        if footer:
+            y += 4
+            rects["footer"] = QRect(x, y, tw, f.fm_italic.height())
+            y += f.fm_italic.height()
+        if buttons:
+            y += _GAP
+            bx = x
+            bh = f.fm.height() + 10
+            for name, label in buttons:
+                bw = f.fm.horizontalAdvance(label) + 32
+                rects[name] = QRect(bx, y, bw, bh)
+                bx += bw + _GAP
+            y += bh
+        rects["card"] = QRect(_H, _V, inner, y + _P - _V)
+        return _Layout(rects["card"].height() + 2 * _V, rects)
+
+    def _layout_plan(self, item: TranscriptItem, inner: int, f: _Fonts) -> _Layout:
+        bh = f.fm.height() + 10
+        h = max(bh, f.fm_bold.height()) + 2 * _P - 4
+        card = QRect(_H, _V, inner, h)
+        rects = {"card": card, "icon": QRect(_H + _P, _V + (h - _ICON) // 2, _ICON, _ICON)}
+        right = _H + inner - _P
+        if item.data.get("plan_id"):
+            label = "Open in Plan Studio"
+            bw = f.fm.horizontalAdvance(label) + 28
+            rects["open_plan"] = QRect(right - bw, _V + (h - bh) // 2, bw, bh)
+            right -= bw + _GAP
+        x = _H + _P + _ICON + _GAP
+        rects["text"] = QRect(x, _V, max(10, right - x), h)
+        return _Layout(h + 2 * _V, rects)
+
+    def _doc(self, item: TranscriptItem, width: int) -> QTextDocument:
+        dark = self._dark()
+        hit = self._docs.get(item.id)
+        if hit is not None and hit[0] == len(item.text) and hit[2] == dark:
+            doc = hit[3]
+            if hit[1] != width:
+                doc.setTextWidth(width)
+                self._docs[item.id] = (hit[0], width, dark, doc)
+            self._docs.move_to_end(item.id)
+            return doc
+        doc = QTextDocument()
+        doc.setDocumentMargin(0)
+        doc.setDefaultFont(self._fonts().base)
+        doc.setMarkdown(item.text)
+        _tint_code_blocks(doc, theme.colors(self._view.palette()).code_bg, self._fonts().mono)
+        doc.setTextWidth(width)
+        self._docs[item.id] = (len(item.text), width, dark, doc)
+        if len(self._docs) > self._DOC_CACHE:
+            self._docs.popitem(last=False)
+        return doc
+
+    # -- painting
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
+        item = index.data(ItemRole)
+        if item is None:
+            return
+        layout = self.layout_for(item, self._width())
+        c = theme.colors(option.palette)
+        f = self._fonts()
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setClipRect(option.rect)
+        painter.translate(option.rect.topLeft())
+        kind = item.kind
+        r = layout.rects
+        if kind is ItemKind.USER:
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(c.user_bubble)
+            painter.drawRoundedRect(r["bubble"], 10, 10)
+            painter.setPen(c.text)
+            painter.setFont(f.base)
+            painter.drawText(r["text"], _WRAP, item.text)
+        elif kind is ItemKind.ASSISTANT and layout.doc is not None:
+            painter.translate(r["doc"].topLeft())
+            ctx = QAbstractTextDocumentLayout.PaintContext()
+            ctx.palette = option.palette
+            ctx.palette.setColor(QPalette.ColorRole.Text, c.text)
+            ctx.clip = r["doc"].translated(-r["doc"].topLeft())
+            layout.doc.documentLayout().draw(painter, ctx)
+            painter.translate(-r["doc"].topLeft())
+        elif kind is ItemKind.THINKING:
+            self._paint_thinking(painter, item, layout, c, f)
+        elif kind is ItemKind.TOOL:
+            self._paint_tool(painter, item, layout, c, f, option)
+        elif kind in (ItemKind.APPROVAL, ItemKind.QUESTION):
+            self._paint_card_with_buttons(painter, item, layout, c, f, option)
+        elif kind in (ItemKind.NUDGE, ItemKind.ERROR):
+            is_nudge = kind is ItemKind.NUDGE
+            fill = c.nudge if is_nudge else QColor(c.error.red(), c.error.green(), c.error.blue(), 28)
+            painter.setPen(QPen(c.waiting if is_nudge else c.error, 1))
+            painter.setBrush(fill)
+            painter.drawRoundedRect(r["card"].adjusted(0, 0, -1, -1), 6, 6)
+            theme.icon("info" if is_nudge else "warning").paint(painter, r["icon"])
+            if "title" in r:
+                painter.setFont(f.bold)
+                painter.setPen(c.text)
+                painter.drawText(r["title"], _WRAP, "Reminder")
+            painter.setFont(f.base)
+            painter.setPen(c.text if is_nudge else c.error)
+            painter.drawText(r["text"], _WRAP, item.text)
+        elif kind is ItemKind.NOTE:
+            painter.setFont(f.italic)
+            painter.setPen(c.muted)
+            painter.drawText(r["text"], _WRAP | int(Qt.AlignmentFlag.AlignHCenter), item.text)
+        elif kind in (ItemKind.PLAN, ItemKind.PROPOSAL):
+            self._paint_plan(painter, item, layout, c, f, option)
+        elif "text" in r:
+            painter.setFont(f.base)
+            painter.setPen(c.text)
+            painter.drawText(r["text"], _WRAP, item.text)
+        if "thread" in r:
+            tr = r["thread"]
+            theme.icon("thread").paint(
+                painter, QRect(tr.x(), tr.y() + (tr.height() - _ICON) // 2, _ICON, _ICON)
+            )
+            painter.setFont(f.base)
+            painter.setPen(c.accent)
+            label = _thread_label(item.thread_count)
+            painter.drawText(tr.adjusted(_ICON + 4, 0, 0, 0), int(Qt.AlignmentFlag.AlignVCenter), label)
+        painter.restore()
+
+    def _paint_card(
+        self, painter: QPainter, rect: QRect, c: theme.Colors, border: QColor | None = None
+    ) -> None:
+        painter.setPen(QPen(border or c.card_border, 1))
+        painter.setBrush(c.card)
+        painter.drawRoundedRect(rect.adjusted(0, 0, -1, -1), 6, 6)
+
+    def _paint_thinking(
+        self, painter: QPainter, item: TranscriptItem, layout: _Layout, c: theme.Colors, f: _Fonts
+    ) -> None:
+        r = layout.rects
+        expanded = "text" in r
+        painter.setFont(f.italic)
+        painter.setPen(c.muted)
+        header = r["toggle"]
+        chevron = "▾" if expanded else "▸"
+        first = " ".join(item.text.split())
+        label = f"{chevron}  Thinking"
+        if not expanded and first:
+            label = f.fm_italic.elidedText(f"{label} · {first}", Qt.TextElideMode.ElideRight, header.width())
+        painter.drawText(header, int(Qt.AlignmentFlag.AlignVCenter), label)
+        if expanded:
+            painter.drawText(r["text"], _WRAP, item.text)
+
+    def _paint_tool(
+        self,
+        painter: QPainter,
+        item: TranscriptItem,
+        layout: _Layout,
+        c: theme.Colors,
+        f: _Fonts,
+        option: QStyleOptionViewItem,
+    ) -> None:
+        r = layout.rects
+        tool = item.tool
+        self._paint_card(painter, r["card"], c)
+        header = r["toggle"].adjusted(_P, 0, -_P, 0)
+        cy = header.y() + (header.height() - _ICON) // 2
+        expanded = bool(layout.lines)
+        painter.setFont(f.base)
+        painter.setPen(c.muted)
+        painter.drawText(
+            QRect(header.x(), header.y(), 12, header.height()),
+            int(Qt.AlignmentFlag.AlignVCenter),
+            "▾" if expanded else "▸",
+        )
+        x = header.x() + 14
+        theme.icon("tool").paint(painter, QRect(x, cy, _ICON, _ICON))
+        x += _ICON + _GAP
+        if tool is None:
+            painter.setPen(c.text)
+            painter.drawText(
+                QRect(x, header.y(), header.right() - x, header.height()),
+                int(Qt.AlignmentFlag.AlignVCenter),
+                item.text,
+            )
+            return
+        status = _STATUS_WORDS.get(tool.status, tool.status)
+        status_w = f.fm.horizontalAdvance(status) + 12
+        status_rect = QRect(header.right() - status_w, header.y(), status_w, header.height())
+        dot = QRect(status_rect.x() - 10, header.y() + header.height() // 2 - 4, 8, 8)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(c.status(tool.status))
+        painter.drawEllipse(dot)
+        painter.setPen(c.status(tool.status))
+        painter.drawText(
+            status_rect, int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight), status
+        )
+        painter.setFont(f.bold)
+        painter.setPen(c.text)
+        name_w = f.fm_bold.horizontalAdvance(tool.name)
+        painter.drawText(
+            QRect(x, header.y(), name_w + 2, header.height()), int(Qt.AlignmentFlag.AlignVCenter), tool.name
+        )
+        x += name_w + 10
+        args_w = dot.x() - 10 - x
+        if args_w > 20:
+            painter.setFont(f.mono)
+            painter.setPen(c.muted)
+            args = f.fm_mono.elidedText(summarize_args(tool), Qt.TextElideMode.ElideRight, args_w)
+            painter.drawText(
+                QRect(x, header.y(), args_w, header.height()), int(Qt.AlignmentFlag.AlignVCenter), args
+            )
+        if not expanded:
+            return
+        body = r["body"]
+        painter.setPen(QPen(c.card_border, 1))
+        painter.drawLine(r["card"].left() + 1, body.top() - 1, r["card"].right() - 1, body.top() - 1)
+        y = body.top()
+        mono_h = f.fm_mono.height()
+        label_h = f.fm_bold.height() + 4
+        for style, text in layout.lines:
+            if style == "label":
+                painter.setFont(f.bold)
+                painter.setPen(c.muted)
+                painter.drawText(
+                    QRect(body.x(), y + 4, body.width(), label_h - 4),
+                    int(Qt.AlignmentFlag.AlignVCenter),
+                    text,
+                )
+                y += label_h
+                continue
+            line_rect = QRect(body.x(), y, body.width(), mono_h)
+            bg = {
+                "add": c.diff_add,
+                "remove": c.diff_remove,
+                "hunk": c.diff_hunk,
+                "code": c.code_bg,
+                "error": c.diff_remove,
+            }.get(style)
+            if bg is not None:
+                painter.fillRect(line_rect, bg)
+            fg = {
+                "add": c.diff_add_text,
+                "remove": c.diff_remove_text,
+                "hunk": c.diff_hunk_text,
+                "meta": c.muted,
+                "error": c.error,
+            }.get(style, c.text)
+            painter.setFont(f.mono)
+            painter.setPen(fg)
+            shown = f.fm_mono.elidedText(text.expandtabs(4), Qt.TextElideMode.ElideRight, body.width() - 8)
+            painter.drawText(line_rect.adjusted(4, 0, -4, 0), int(Qt.AlignmentFlag.AlignVCenter), shown)
+            y += mono_h
+
+    def _paint_button(
+        self, painter: QPainter, rect: QRect, label: str, option: QStyleOptionViewItem, default: bool = False
+    ) -> None:
+        opt = QStyleOptionButton()
+        opt.rect = rect
+        opt.text = label
+        opt.palette = option.palette
+        opt.fontMetrics = self._fonts().fm
+        opt.state = QStyle.StateFlag.State_Enabled | QStyle.StateFlag.State_Raised
+        if default:
+            opt.features = QStyleOptionButton.ButtonFeature.DefaultButton
+        style = self._view.style() if self._view is not None else QApplication.style()
+        painter.setFont(self._fonts().base)
+        style.drawControl(QStyle.ControlElement.CE_PushButton, opt, painter, self._view)
+
+    def _paint_card_with_buttons(
+        self,
+        painter: QPainter,
+        item: TranscriptItem,
+        layout: _Layout,
+        c: theme.Colors,
+        f: _Fonts,
+        option: QStyleOptionViewItem,
+    ) -> None:
+        r = layout.rects
+        is_approval = item.kind is ItemKind.APPROVAL
+        status = str(item.data.get("status", "pending"))
+        border = c.status(status) if is_approval else c.accent
+        self._paint_card(painter, r["card"], c, border)
+        theme.icon("warning" if is_approval else "question").paint(painter, r["icon"])
+        painter.setFont(f.bold)
+        painter.setPen(c.text)
+        painter.drawText(
+            r["title"],
+            int(Qt.AlignmentFlag.AlignVCenter),
+            f.fm_bold.elidedText(_card_title(item), Qt.TextElideMode.ElideRight, r["title"].width()),
+        )
+        painter.setFont(f.base)
+        painter.drawText(r["text"], _WRAP, item.text or str(item.data.get("summary", "")))
+        if "footer" in r:
+            painter.setFont(f.italic)
+            painter.setPen(c.status(status) if is_approval else c.muted)
+            painter.drawText(
+                r["footer"],
+                int(Qt.AlignmentFlag.AlignVCenter),
+                f.fm_italic.elidedText(_card_footer(item), Qt.TextElideMode.ElideRight, r["footer"].width()),
+            )
+        for name, label in (("grant", "Grant"), ("reject", "Reject"), ("answer", "Answer…")):
+            if name in r:
+                self._paint_button(painter, r[name], label, option, default=name != "reject")
+
+    def _paint_plan(
+        self,
+        painter: QPainter,
+        item: TranscriptItem,
+        layout: _Layout,
+        c: theme.Colors,
+        f: _Fonts,
+        option: QStyleOptionViewItem,
+    ) -> None:
+        r = layout.rects
+        is_plan = item.kind is ItemKind.PLAN
+        self._paint_card(painter, r["card"], c, c.modes[_card_mode(is_plan)])
+        theme.icon("plan" if is_plan else "orchestrate").paint(painter, r["icon"])
+        line = plan_line(item) if is_plan else proposal_line(item)
+        head, _, rest = line.partition(" · ")
+        painter.setFont(f.bold)
+        painter.setPen(c.text)
+        head_w = f.fm_bold.horizontalAdvance(head)
+        painter.drawText(r["text"], int(Qt.AlignmentFlag.AlignVCenter), head)
+        painter.setFont(f.base)
+        rest_rect = r["text"].adjusted(head_w, 0, 0, 0)
+        painter.setPen(c.muted)
+        painter.drawText(
+            rest_rect,
+            int(Qt.AlignmentFlag.AlignVCenter),
+            f.fm.elidedText(f" · {rest}", Qt.TextElideMode.ElideRight, max(0, rest_rect.width())),
+        )
+        if "open_plan" in r:
+            self._paint_button(painter, r["open_plan"], "Open in Plan Studio", option)
+
+    # -- hit testing
+    def hit_test(self, item: TranscriptItem, row_rect: QRect, pos: QPoint) -> str | None:
+        """Name of the painted control under ``pos`` (viewport coordinates), if any."""
+        layout = self.layout_for(item, self._width())
+        local = pos - row_rect.topLeft()
+        for name in ("grant", "reject", "answer", "open_plan", "thread", "toggle"):
+            rect = layout.rects.get(name)
+            if rect is not None and rect.contains(local):
+                return name
+        return None
+
+    def editorEvent(self, event: QEvent, model: Any, option: QStyleOptionViewItem, index: _Index) -> bool:
+        etype = event.type()
+        if etype not in (
+            QEvent.Type.MouseButtonPress,
+            QEvent.Type.MouseButtonRelease,
+            QEvent.Type.MouseButtonDblClick,
+        ):
+            return False
+        assert isinstance(event, QMouseEvent)
+        if event.button() != Qt.MouseButton.LeftButton:
+            return False
+        item = index.data(ItemRole)
+        if item is None:
+            return False
+        name = self.hit_test(item, option.rect, event.position().toPoint())
+        if name is None:
+            return False
+        # Press and double-click are swallowed so only the release acts, once.
+        if etype == QEvent.Type.MouseButtonRelease:
+            self._activate(name, item, index)
+        return True
+
+    def _activate(self, name: str, item: TranscriptItem, index: _Index) -> None:
+        if name == "grant":
+            self.grant_clicked.emit(str(item.data.get("approval_id", "")))
+        elif name == "reject":
+            self.reject_clicked.emit(str(item.data.get("approval_id", "")))
+        elif name == "answer":
+            self.answer_clicked.emit(item.id)
+        elif name == "open_plan":
+            self.open_plan_clicked.emit(str(item.data.get("plan_id", "")))
+        elif name == "thread":
+            self.thread_clicked.emit(item.id)
+        elif name == "toggle":
+            self.set_expanded(item.id, not self.is_expanded(item.id))
+            self.sizeHintChanged.emit(QModelIndex(index))
+
+
+def _card_mode(is_plan: bool) -> Mode:
+    return Mode.PLAN if is_plan else Mode.ORCHESTRATE
+
+
+def _thread_label(count: int) -> str:
+    return f"{count} repl{'y' if count == 1 else 'ies'} in thread"
+
+
+_APPROVAL_TITLES = {
+    "tool_call": "Approval needed",
+    "plan_exit": "Leave plan mode?",
+    "plan": "Plan approval",
+    "orchestration": "Orchestration approval",
+}
+
+
+def _card_title(item: TranscriptItem) -> str:
+    if item.kind is ItemKind.QUESTION:
+        return "The agent asks"
+    title = _APPROVAL_TITLES.get(str(item.data.get("approval_kind", "tool_call")), "Approval needed")
+    tool = item.data.get("tool")
+    return f"{title} · {tool}" if tool else title
+
+
+def _card_footer(item: TranscriptItem) -> str:
+    if item.kind is ItemKind.QUESTION:
+        answer = item.data.get("answer")
+        return f"Answered: {answer}" if answer is not None else ""
+    status = str(item.data.get("status", "pending"))
+    if status == "pending":
+        return ""
+    who = item.data.get("decided_by") or "operator"
+    when = item.data.get("decided_at") or ""
+    reason = item.data.get("reason")
+    text = f"{status.capitalize()} by {who}" + (f" at {when}" if when else "")
+    return text + (f" — {reason}" if reason else "")
+
+
+def _tool_body_lines(tool: ToolView) -> list[tuple[str, str]]:
+    lines: list[tuple[str, str]] = [("label", "Input")]
+    pretty = json.dumps(tool.input, indent=2, ensure_ascii=False, default=str).splitlines()
+    lines += [("code", ln) for ln in pretty[:_INPUT_LINES]]
+    if len(pretty) > _INPUT_LINES:
+        lines.append(("meta", f"… {len(pretty) - _INPUT_LINES} more lines"))
+    if tool.diff:
+        lines.append(("label", "Diff"))
+        diff_lines = tool.diff.splitlines()
+        for ln in diff_lines[:_DIFF_LINES]:
+            lines.append((_diff_style(ln), ln))
+        if len(diff_lines) > _DIFF_LINES:
+            lines.append(("meta", f"… {len(diff_lines) - _DIFF_LINES} more lines"))
+    if tool.result is not None:
+        lines.append(("label", "Error" if tool.is_error else "Result"))
+        result_lines = tool.result.splitlines() or [""]
+        style = "error" if tool.is_error else "plain"
+        lines += [(style, ln) for ln in result_lines[:_RESULT_LINES]]
+        if len(result_lines) > _RESULT_LINES:
+            lines.append(("meta", f"… {len(result_lines) - _RESULT_LINES} more lines"))
+    return lines
+
+
+def _diff_style(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return "meta"
+    if line.startswith("@@"):
+        return "hunk"
+    if line.startswith("+"):
+        return "add"
+    if line.startswith("-"):
+        return "remove"
+    return "plain"
+
+
+def _tint_code_blocks(doc: QTextDocument, background: QColor, mono: QFont) -> None:
+    """Give fenced code blocks a background: Qt's Markdown importer only switches the font."""
+    block = doc.begin()
+    while block.isValid():
+        fmt = block.blockFormat()
+        if fmt.hasProperty(QTextFormat.Property.BlockCodeFence) or fmt.hasProperty(
+            QTextFormat.Property.BlockCodeLanguage
+        ):
+            cursor = QTextCursor(block)
+            new_fmt = QTextBlockFormat(fmt)
+            new_fmt.setBackground(background)
+            cursor.setBlockFormat(new_fmt)
+        block = block.next()
+
+
+# --------------------------------------------------------------------------- view
+
+
+class ConversationView(QListView):
+    """The transcript list. Follows the stream unless the operator scrolled up."""
+
+    approval_decision_requested = Signal(str, str)  # approval_id, "grant" | "reject"
+    open_plan_requested = Signal(str)  # plan_id
+    answer_requested = Signal(str)  # item id of the question
+    open_thread_requested = Signal(str)  # item id
+
+    _STICK_SLACK = 8  # pixels from the bottom that still count as "at the bottom"
+    _BATCH_THRESHOLD = 5000
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("conversationView")
+        self.setUniformItemSizes(False)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # A scrollbar that comes and goes changes the width, which re-measures every row.
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.setResizeMode(QListView.ResizeMode.Adjust)
+        self.setBatchSize(500)
+        self.setMouseTracking(True)
+        self.verticalScrollBar().setSingleStep(24)
+        self._delegate = ConversationDelegate(self)
+        self.setItemDelegate(self._delegate)
+        self._delegate.grant_clicked.connect(self._on_grant)
+        self._delegate.reject_clicked.connect(self._on_reject)
+        self._delegate.open_plan_clicked.connect(self.open_plan_requested)
+        self._delegate.answer_clicked.connect(self.answer_requested)
+        self._delegate.thread_clicked.connect(self.open_thread_requested)
+        self._delegate.sizeHintChanged.connect(self._to_single_pass)
+        self._stick = True
+        self._ranging = False
+        # Height re-checks of streaming rows are coalesced: one relayout per tick, not per token.
+        self._dirty_rows: set[int] = set()
+        self._remeasure_timer = QTimer(self)
+        self._remeasure_timer.setSingleShot(True)
+        self._remeasure_timer.timeout.connect(self._remeasure)
+        bar = self.verticalScrollBar()
+        bar.valueChanged.connect(self._on_scrolled)
+        bar.rangeChanged.connect(self._on_range_changed)
+
+    def delegate(self) -> ConversationDelegate:
+        return self._delegate
+
+    def setModel(self, model: Any) -> None:
+        old = self.model()
+        if old is not None:
+            for signal, slot in self._model_slots(old):
+                try:
+                    signal.disconnect(slot)
+                except (RuntimeError, TypeError):
+                    pass
+        self._delegate.set_model(model if isinstance(model, ConversationModel) else None)
+        super().setModel(model)
+        if model is not None:
+            for signal, slot in self._model_slots(model):
+                signal.connect(slot)
+        self._on_reset()
+
+    def _model_slots(self, model: Any) -> list[tuple[Any, Any]]:
+        return [
+            (model.dataChanged, self._on_data_changed),
+            (model.modelReset, self._on_reset),
+            (model.rowsInserted, self._on_rows_inserted),
+        ]
+
+    def _on_reset(self) -> None:
+        self._dirty_rows.clear()
+        model = self.model()
+        rows = model.rowCount() if model is not None else 0
+        # Measuring a huge transcript the first time is done in batches so the window stays
+        # responsive; later relayouts reuse cached heights and run in one pass, so the view never
+        # shows a half-laid-out list while following a stream.
+        big = rows > self._BATCH_THRESHOLD
+        self.setLayoutMode(QListView.LayoutMode.Batched if big else QListView.LayoutMode.SinglePass)
+        self._stick = True
+
+    def _on_rows_inserted(self, *_: object) -> None:
+        self._to_single_pass()
+
+    def _to_single_pass(self, *_: object) -> None:
+        if self.layoutMode() is not QListView.LayoutMode.SinglePass:
+            self.setLayoutMode(QListView.LayoutMode.SinglePass)
+
+    # -- expansion (presentation state)
+    def is_expanded(self, item_id: str) -> bool:
+        return self._delegate.is_expanded(item_id)
+
+    def set_expanded(self, item_id: str, expanded: bool) -> None:
+        self._delegate.set_expanded(item_id, expanded)
+        model = self.model()
+        if isinstance(model, ConversationModel):
+            row = model.row_of(item_id)
+            if row is not None:
+                self._delegate.sizeHintChanged.emit(model.index(row))
+
+    def hit_rect(self, row: int, name: str) -> QRect | None:
+        """Viewport rectangle of a painted control ("grant", "reject", "answer", "open_plan",
+        "thread", "toggle") in ``row``; for tests and accessibility helpers."""
+        model = self.model()
+        if model is None:
+            return None
+        index = model.index(row, 0)
+        item = index.data(ItemRole)
+        if item is None:
+            return None
+        rect = self._delegate.layout_for(item, self._delegate._width()).rects.get(name)
+        if rect is None:
+            return None
+        return rect.translated(self.visualRect(index).topLeft())
+
+    # -- follow the stream
+    def is_following(self) -> bool:
+        return self._stick
+
+    def _on_scrolled(self, value: int) -> None:
+        bar = self.verticalScrollBar()
+        if self._ranging:
+            self._ranging = False
+            # A relayout shrinks the range for a moment and clamps the value to it; that is not
+            # the operator scrolling, so it must not change whether we follow the stream.
+            if value == bar.maximum():
+                return
+        self._stick = value >= bar.maximum() - self._STICK_SLACK
+
+    def _on_range_changed(self, _minimum: int, _maximum: int) -> None:
+        # Deferred: the range can change inside the operator's own scroll (a posted relayout
+        # runs first), and their scroll must be seen before deciding to jump to the bottom.
+        self._ranging = True
+        QTimer.singleShot(0, self._after_range_change)
+
+    def _after_range_change(self) -> None:
+        self._ranging = False
+        if self._stick:
+            bar = self.verticalScrollBar()
+            bar.setValue(bar.maximum())
+
+    def _on_data_changed(self, top: QModelIndex, bottom: QModelIndex, _roles: Any = None) -> None:
+        # Qt's list view repaints a changed row but never re-measures it; a streaming row grows.
+        self._dirty_rows.update(range(top.row(), min(bottom.row(), top.row() + 50) + 1))
+        if not self._remeasure_timer.isActive():
+            # A relayout of a huge transcript costs ~0.3 s, so re-measure less often there.
+            big = self.model().rowCount() > self._BATCH_THRESHOLD
+            self._remeasure_timer.start(400 if big else 40)
+
+    def _remeasure(self) -> None:
+        model = self.model()
+        rows, self._dirty_rows = self._dirty_rows, set()
+        if model is None:
+            return
+        for row in sorted(rows):
+            if row < model.rowCount():
+                self._delegate.height_changed(model.index(row, 0))
+
+    def resizeEvent(self, event: Any) -> None:
+        self._delegate.set_width(self.viewport().width())
+        super().resizeEvent(event)
+        if self._stick:
+            self.scrollToBottom()
+
+    def _on_grant(self, approval_id: str) -> None:
+        self.approval_decision_requested.emit(approval_id, "grant")
+
+    def _on_reject(self, approval_id: str) -> None:
+        self.approval_decision_requested.emit(approval_id, "reject")

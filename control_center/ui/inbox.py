@@ -1,0 +1,672 @@
+"""The Inbox: every approval of the workspace, filterable, decidable from the keyboard, with the
+audit line of decided ones. It shows Approval values and emits decision requests; deciding is
+someone else's job."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QEvent,
+    QItemSelectionModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QColor, QFont, QKeyEvent, QTextBlockFormat, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
+from control_center.ui import theme
+
+ApprovalRole = Qt.ItemDataRole.UserRole + 1
+SpaceNameLookup = Callable[[str | None], str]
+
+_Index = QModelIndex | QPersistentModelIndex
+
+KIND_LABELS: dict[ApprovalKind, str] = {
+    ApprovalKind.TOOL_CALL: "Tool call",
+    ApprovalKind.PLAN_EXIT: "Leave plan mode",
+    ApprovalKind.PLAN: "Plan",
+    ApprovalKind.ORCHESTRATION: "Orchestration",
+}
+_KIND_ICONS: dict[ApprovalKind, str] = {
+    ApprovalKind.TOOL_CALL: "tool",
+    ApprovalKind.PLAN_EXIT: "plan",
+    ApprovalKind.PLAN: "plan",
+    ApprovalKind.ORCHESTRATION: "orchestrate",
+}
+COLUMNS = ("Kind", "Space", "Summary", "Status", "Created", "Decided")
+COL_KIND, COL_SPACE, COL_SUMMARY, COL_STATUS, COL_CREATED, COL_DECIDED = range(len(COLUMNS))
+
+
+def compact_time(iso: str | None) -> str:
+    """``2026-11-03T14:02:11`` -> ``11-03 14:02`` for narrow table columns (tooltip has it all)."""
+    return iso[5:16].replace("T", " ") if iso else ""
+
+
+def short_time(iso: str | None) -> str:
+    """``2026-11-03T14:02:11+00:00`` -> ``2026-11-03 14:02``: cheap, no parsing per row."""
+    if not iso:
+        return ""
+    return iso[:16].replace("T", " ")
+
+
+def audit_line(a: Approval) -> str:
+    """Who decided what, when, and why."""
+    if a.status is ApprovalStatus.PENDING:
+        return "Pending — waiting for a decision"
+    text = f"{a.status.value} by {a.decided_by or 'unknown'}"
+    if a.decided_at:
+        text += f" at {short_time(a.decided_at)}"
+    if a.reason:
+        text += f", reason: {a.reason}"
+    return text
+
+
+def _default_space_name(space_id: str | None) -> str:
+    return space_id or "—"
+
+
+class InboxModel(QAbstractTableModel):
+    """Approvals, newest first."""
+
+    pending_count_changed = Signal(int)
+
+    def __init__(self, space_name: SpaceNameLookup | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._space_name = space_name or _default_space_name
+        self._items: list[Approval] = []
+        self._rows: dict[str, int] = {}
+        self._pending = 0
+
+    # -- Qt model API
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt signature
+        return 0 if parent.isValid() else len(self._items)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt signature
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return COLUMNS[section] if 0 <= section < len(COLUMNS) else None
+        return None
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._items):
+            return None
+        a = self._items[index.row()]
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(a, col)
+        if role == ApprovalRole:
+            return a
+        if role == Qt.ItemDataRole.ForegroundRole and col == COL_STATUS:
+            return theme.colors().status(a.status.value)
+        if role == Qt.ItemDataRole.DecorationRole and col == COL_KIND:
+            return theme.icon(_KIND_ICONS[a.kind])
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if col == COL_SUMMARY:
+                return a.summary
+            if col in (COL_CREATED, COL_DECIDED):
+                return a.created_at if col == COL_CREATED else audit_line(a)
+        if role == Qt.ItemDataRole.FontRole and a.status is ApprovalStatus.PENDING and col == COL_SUMMARY:
+            font = QFont()
+            font.setBold(True)
+            return font
+        return None
+
+    def _display(self, a: Approval, col: int) -> str:
+        if col == COL_KIND:
+            return KIND_LABELS.get(a.kind, a.kind.value)
+        if col == COL_SPACE:
+            return self._space_name(a.space_id)
+        if col == COL_SUMMARY:
+            return a.summary
+        if col == COL_STATUS:
+            return a.status.value
+        if col == COL_CREATED:
+            return compact_time(a.created_at)
+        if col == COL_DECIDED:
+            if a.status is ApprovalStatus.PENDING:
+                return ""
+            return f"{a.decided_by or '?'} · {compact_time(a.decided_at)}"
+        return ""
+
+    # -- content
+    def set_approvals(self, approvals: list[Approval]) -> None:
+        self.beginResetModel()
+        self._items = sorted(approvals, key=lambda a: a.created_at, reverse=True)
+        self._reindex(0)
+        self.endResetModel()
+        self._recount()
+
+    def upsert(self, approval: Approval) -> None:
+        """Insert a new approval in date order, or replace the one with the same id."""
+        row = self._rows.get(approval.id)
+        if row is not None and self._items[row].created_at == approval.created_at:
+            self._items[row] = approval
+            self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
+            self._recount()
+            return
+        if row is not None:
+            self.beginRemoveRows(QModelIndex(), row, row)
+            del self._items[row]
+            del self._rows[approval.id]
+            self._reindex(row)
+            self.endRemoveRows()
+        pos = 0
+        # New approvals are almost always the newest, so this scan usually stops at once.
+        while pos < len(self._items) and self._items[pos].created_at > approval.created_at:
+            pos += 1
+        self.beginInsertRows(QModelIndex(), pos, pos)
+        self._items.insert(pos, approval)
+        self._reindex(pos)
+        self.endInsertRows()
+        self._recount()
+
+    def approval(self, row: int) -> Approval:
+        return self._items[row]
+
+    def row_of(self, approval_id: str) -> int | None:
+        return self._rows.get(approval_id)
+
+    def approvals(self) -> list[Approval]:
+        return list(self._items)
+
+    def space_name(self, space_id: str | None) -> str:
+        return self._space_name(space_id)
+
+    def pending_count(self) -> int:
+        return self._pending
+
+    def _reindex(self, start: int) -> None:
+        if start == 0:
+            self._rows = {a.id: i for i, a in enumerate(self._items)}
+            return
+        for i in range(start, len(self._items)):
+            self._rows[self._items[i].id] = i
+
+    def _recount(self) -> None:
+        pending = sum(1 for a in self._items if a.status is ApprovalStatus.PENDING)
+        if pending != self._pending:
+            self._pending = pending
+            self.pending_count_changed.emit(pending)
+
+
+class InboxFilterProxy(QSortFilterProxyModel):
+    """Filters by kind, space and status, reading Approval values straight from the source."""
+
+    STATUS_FILTERS = ("pending", "decided", "all")
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._kind: ApprovalKind | None = None
+        self._space: str | None = None
+        self._status = "pending"
+        self._source: InboxModel | None = None
+
+    def setSourceModel(self, model: Any) -> None:
+        self._source = model if isinstance(model, InboxModel) else None
+        super().setSourceModel(model)
+
+    def kind_filter(self) -> ApprovalKind | None:
+        return self._kind
+
+    def space_filter(self) -> str | None:
+        return self._space
+
+    def status_filter(self) -> str:
+        return self._status
+
+    def set_kind_filter(self, kind: ApprovalKind | None) -> None:
+        self._change(lambda: setattr(self, "_kind", kind))
+
+    def set_space_filter(self, space_id: str | None) -> None:
+        self._change(lambda: setattr(self, "_space", space_id))
+
+    def set_status_filter(self, status: str) -> None:
+        if status not in self.STATUS_FILTERS:
+            raise ValueError(f"unknown status filter {status!r}; expected one of {self.STATUS_FILTERS}")
+        self._change(lambda: setattr(self, "_status", status))
+
+    def _change(self, apply: Callable[[], None]) -> None:
+        if hasattr(self, "beginFilterChange"):  # Qt >= 6.10; invalidateFilter is deprecated there
+            self.beginFilterChange()
+            apply()
+            self.endFilterChange()
+        else:  # pragma: no cover - older Qt
+            apply()
+            self.invalidateFilter()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: _Index) -> bool:
+        if self._source is None:
+            return True
+        a = self._source._items[source_row]
+        if self._kind is not None and a.kind is not self._kind:
+            return False
+        if self._space is not None and a.space_id != self._space:
+            return False
+        if self._status == "pending":
+            return a.status is ApprovalStatus.PENDING
+        if self._status == "decided":
+            return a.status is not ApprovalStatus.PENDING
+        return True
+
+    def approval(self, row: int) -> Approval:
+        return self.index(row, 0).data(ApprovalRole)
+
+
+class _DiffView(QTextEdit):
+    """Read-only unified diff, one background per line kind."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.setLineWrapMode(QTextEdit.LineWrapMode.NoWrap)
+        self.setFont(theme.monospace_font())
+
+    def set_diff(self, diff: str) -> None:
+        c = theme.colors(self.palette())
+        self.clear()
+        cursor = QTextCursor(self.document())
+        first = True
+        for line in diff.splitlines():
+            bg, fg = None, c.text
+            if line.startswith(("+++", "---")):
+                fg = c.muted
+            elif line.startswith("@@"):
+                bg, fg = c.diff_hunk, c.diff_hunk_text
+            elif line.startswith("+"):
+                bg, fg = c.diff_add, c.diff_add_text
+            elif line.startswith("-"):
+                bg, fg = c.diff_remove, c.diff_remove_text
+            block = QTextBlockFormat()
+            if bg is not None:
+                block.setBackground(bg)
+            char = QTextCharFormat()
+            char.setForeground(fg)
+            if first:
+                cursor.setBlockFormat(block)
+                first = False
+            else:
+                cursor.insertBlock(block)
+            cursor.insertText(line, char)
+        self.moveCursor(QTextCursor.MoveOperation.Start)
+
+
+class InboxView(QWidget):
+    """Filters, the approval table, and a detail pane with the decision controls."""
+
+    decision_requested = Signal(str, str, str)  # approval_id, "grant" | "reject", reason
+    pending_count_changed = Signal(int)
+
+    def __init__(self, space_name: SpaceNameLookup | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("inboxView")
+        self.model = InboxModel(space_name, self)
+        self.proxy = InboxFilterProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self.model.pending_count_changed.connect(self.pending_count_changed)
+
+        # filters
+        self.kind_combo = QComboBox(self)
+        self.kind_combo.setObjectName("inboxKindFilter")
+        self.kind_combo.addItem("All kinds", None)
+        for kind in ApprovalKind:
+            self.kind_combo.addItem(theme.icon(_KIND_ICONS[kind]), KIND_LABELS[kind], kind.value)
+        self.space_combo = QComboBox(self)
+        self.space_combo.setObjectName("inboxSpaceFilter")
+        self.space_combo.addItem("All spaces", None)
+        self.status_combo = QComboBox(self)
+        self.status_combo.setObjectName("inboxStatusFilter")
+        for label, value in (("Pending", "pending"), ("Decided", "decided"), ("All", "all")):
+            self.status_combo.addItem(label, value)
+        self.count_label = QLabel(self)
+        filters = QHBoxLayout()
+        filters.setContentsMargins(0, 0, 0, 0)
+        for text, combo in (
+            ("Kind", self.kind_combo),
+            ("Space", self.space_combo),
+            ("Status", self.status_combo),
+        ):
+            filters.addWidget(QLabel(text, self))
+            filters.addWidget(combo)
+        filters.addStretch(1)
+        filters.addWidget(self.count_label)
+
+        # table
+        self.table = QTableView(self)
+        self.table.setObjectName("inboxTable")
+        self.table.setModel(self.proxy)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.setShowGrid(False)
+        self.table.verticalHeader().hide()
+        # Fixed row heights and no content-based column sizing keep 100,000 rows cheap.
+        vh = self.table.verticalHeader()
+        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        vh.setDefaultSectionSize(self.fontMetrics().height() + 10)
+        hh = self.table.horizontalHeader()
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        hh.setSectionResizeMode(COL_SUMMARY, QHeaderView.ResizeMode.Stretch)
+        fm = self.fontMetrics()
+        for col, sample in (
+            (COL_KIND, "Leave plan mode +"),
+            (COL_SPACE, "a space name"),
+            (COL_STATUS, "rejected"),
+            (COL_CREATED, "11-03 14:02"),
+            (COL_DECIDED, "operator · 11-03 14:02"),
+        ):
+            self.table.setColumnWidth(col, fm.horizontalAdvance(sample) + 24)
+
+        # detail pane
+        self.detail = QWidget(self)
+        self.detail.setObjectName("inboxDetail")
+        self.title_label = QLabel(self.detail)
+        self.title_label.setObjectName("inboxDetailTitle")
+        bold = QFont(self.title_label.font())
+        bold.setBold(True)
+        bold.setPointSizeF(bold.pointSizeF() + 1)
+        self.title_label.setFont(bold)
+        self.summary_label = QLabel(self.detail)
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.meta_label = QLabel(self.detail)
+        self.meta_label.setWordWrap(True)
+        self.args_label = QLabel("Arguments", self.detail)
+        self.args_view = QPlainTextEdit(self.detail)
+        self.args_view.setObjectName("inboxArguments")
+        self.args_view.setReadOnly(True)
+        self.args_view.setFont(theme.monospace_font())
+        self.diff_label = QLabel("Diff preview", self.detail)
+        self.diff_view = _DiffView(self.detail)
+        self.diff_view.setObjectName("inboxDiff")
+        self.audit_label = QLabel(self.detail)
+        self.audit_label.setObjectName("inboxAudit")
+        self.audit_label.setWordWrap(True)
+        self.reason_edit = QLineEdit(self.detail)
+        self.reason_edit.setObjectName("inboxReason")
+        self.reason_edit.setPlaceholderText("Reason (optional, recorded with the decision)")
+        self.grant_button = QPushButton(theme.icon("approve"), "Grant  (G)", self.detail)
+        self.grant_button.setObjectName("inboxGrant")
+        self.grant_button.setToolTip("Grant the selected approval (G or Ctrl+Return)")
+        self.reject_button = QPushButton(theme.icon("reject"), "Reject  (R)", self.detail)
+        self.reject_button.setObjectName("inboxReject")
+        self.reject_button.setToolTip("Reject the selected approval (R or Ctrl+Backspace)")
+        for label in (self.args_label, self.diff_label):
+            f = QFont(label.font())
+            f.setBold(True)
+            label.setFont(f)
+
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.grant_button)
+        buttons.addWidget(self.reject_button)
+        dl = QVBoxLayout(self.detail)
+        dl.setContentsMargins(10, 0, 0, 0)
+        dl.addWidget(self.title_label)
+        dl.addWidget(self.summary_label)
+        dl.addWidget(self.meta_label)
+        dl.addWidget(self.args_label)
+        dl.addWidget(self.args_view, 1)
+        dl.addWidget(self.diff_label)
+        dl.addWidget(self.diff_view, 2)
+        dl.addWidget(self.audit_label)
+        dl.addWidget(self.reason_edit)
+        dl.addLayout(buttons)
+
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.splitter.addWidget(self.table)
+        self.splitter.addWidget(self.detail)
+        # The table gets the room (its Summary column stretches); the detail pane stays readable.
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 1)
+        self.detail.setMinimumWidth(360)
+        self.splitter.setChildrenCollapsible(False)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addLayout(filters)
+        layout.addWidget(self.splitter, 1)
+
+        self.kind_combo.currentIndexChanged.connect(self._on_kind_changed)
+        self.space_combo.currentIndexChanged.connect(self._on_space_changed)
+        self.status_combo.currentIndexChanged.connect(self._on_status_changed)
+        self.table.selectionModel().currentRowChanged.connect(self._show_current)
+        self.proxy.rowsInserted.connect(self._update_count)
+        self.proxy.rowsRemoved.connect(self._update_count)
+        self.proxy.modelReset.connect(self._update_count)
+        self.proxy.layoutChanged.connect(self._update_count)
+        self.model.dataChanged.connect(self._on_source_changed)
+        self.grant_button.clicked.connect(self.grant_selected)
+        self.reject_button.clicked.connect(self.reject_selected)
+        self.table.installEventFilter(self)
+        self.reason_edit.installEventFilter(self)
+        self._apply_audit_style(None)
+        self._show(None)
+        self._update_count()
+
+    # -- content
+    def set_approvals(self, approvals: list[Approval]) -> None:
+        self.model.set_approvals(approvals)
+        self._refresh_spaces()
+        self._select_first_if_none()
+
+    def upsert(self, approval: Approval) -> None:
+        self.model.upsert(approval)
+        if approval.space_id is not None and self.space_combo.findData(approval.space_id) < 0:
+            self._refresh_spaces()
+        self._select_first_if_none()
+        current = self.selected_approval()
+        if current is not None and current.id == approval.id:
+            self._show(current)
+
+    def pending_count(self) -> int:
+        return self.model.pending_count()
+
+    # -- filters
+    def set_kind_filter(self, kind: ApprovalKind | None) -> None:
+        self.kind_combo.setCurrentIndex(max(0, self.kind_combo.findData(kind.value if kind else None)))
+
+    def set_space_filter(self, space_id: str | None) -> None:
+        self.space_combo.setCurrentIndex(max(0, self.space_combo.findData(space_id)))
+
+    def set_status_filter(self, status: str) -> None:
+        index = self.status_combo.findData(status)
+        if index < 0:
+            raise ValueError(f"unknown status filter {status!r}")
+        self.status_combo.setCurrentIndex(index)
+
+    def _on_kind_changed(self, index: int) -> None:
+        value = self.kind_combo.itemData(index)
+        self.proxy.set_kind_filter(ApprovalKind(value) if value else None)
+        self._select_first_if_none()
+
+    def _on_space_changed(self, index: int) -> None:
+        self.proxy.set_space_filter(self.space_combo.itemData(index))
+        self._select_first_if_none()
+
+    def _on_status_changed(self, index: int) -> None:
+        self.proxy.set_status_filter(self.status_combo.itemData(index))
+        self._select_first_if_none()
+
+    def _refresh_spaces(self) -> None:
+        current = self.space_combo.currentData()
+        ids = {a.space_id for a in self.model._items if a.space_id is not None}
+        named = sorted((self.model.space_name(sid), sid) for sid in ids)
+        self.space_combo.blockSignals(True)
+        self.space_combo.clear()
+        self.space_combo.addItem("All spaces", None)
+        for name, sid in named:
+            self.space_combo.addItem(name, sid)
+        self.space_combo.setCurrentIndex(max(0, self.space_combo.findData(current)))
+        self.space_combo.blockSignals(False)
+        self.proxy.set_space_filter(self.space_combo.currentData())
+
+    # -- selection
+    def selected_approval(self) -> Approval | None:
+        index = self.table.currentIndex()
+        if not index.isValid():
+            return None
+        return index.data(ApprovalRole)
+
+    def select_approval(self, approval_id: str) -> bool:
+        row = self.model.row_of(approval_id)
+        if row is None:
+            return False
+        index = self.proxy.mapFromSource(self.model.index(row, 0))
+        if not index.isValid():
+            return False
+        self._select_proxy_row(index.row())
+        return True
+
+    def _select_proxy_row(self, row: int) -> None:
+        if not 0 <= row < self.proxy.rowCount():
+            return
+        index = self.proxy.index(row, 0)
+        self.table.selectionModel().setCurrentIndex(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        )
+        self.table.scrollTo(index)
+
+    def _select_first_if_none(self) -> None:
+        if not self.table.currentIndex().isValid() and self.proxy.rowCount() > 0:
+            self._select_proxy_row(0)
+        elif self.proxy.rowCount() == 0:
+            self._show(None)
+
+    def move_selection(self, delta: int) -> None:
+        current = self.table.currentIndex()
+        row = current.row() + delta if current.isValid() else 0
+        self._select_proxy_row(max(0, min(self.proxy.rowCount() - 1, row)))
+
+    # -- decisions
+    def grant_selected(self) -> None:
+        self._decide("grant")
+
+    def reject_selected(self) -> None:
+        self._decide("reject")
+
+    def _decide(self, decision: str) -> None:
+        a = self.selected_approval()
+        if a is None or a.status is not ApprovalStatus.PENDING:
+            return
+        reason = self.reason_edit.text().strip()
+        self.reason_edit.clear()
+        self.decision_requested.emit(a.id, decision, reason)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            event.type() == QEvent.Type.KeyPress
+            and isinstance(event, QKeyEvent)
+            and self._handle_key(event, letters=watched is self.table)
+        ):
+            return True
+        return super().eventFilter(watched, event)
+
+    def _handle_key(self, event: QKeyEvent, letters: bool) -> bool:
+        key = event.key()
+        mods = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+        ctrl = mods == Qt.KeyboardModifier.ControlModifier
+        if ctrl and key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.grant_selected()
+            return True
+        if ctrl and key == Qt.Key.Key_Backspace:
+            self.reject_selected()
+            return True
+        # Single letters act only in the table, so typing a reason never decides anything.
+        if not letters or mods != Qt.KeyboardModifier.NoModifier:
+            return False
+        if key == Qt.Key.Key_G:
+            self.grant_selected()
+        elif key == Qt.Key.Key_R:
+            self.reject_selected()
+        elif key == Qt.Key.Key_J:
+            self.move_selection(1)
+        elif key == Qt.Key.Key_K:
+            self.move_selection(-1)
+        else:
+            return False
+        return True
+
+    # -- detail pane
+    def _show_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        self._show(current.data(ApprovalRole) if current.isValid() else None)
+
+    def _on_source_changed(self, top: QModelIndex, bottom: QModelIndex, _roles: Any = None) -> None:
+        a = self.selected_approval()
+        if a is not None:
+            self._show(a)
+
+    def _show(self, a: Approval | None) -> None:
+        has = a is not None
+        for w in (self.args_label, self.args_view, self.reason_edit, self.grant_button, self.reject_button):
+            w.setVisible(has)
+        if a is None:
+            self.title_label.setText("No approval selected")
+            self.summary_label.setText("Pick a row on the left. G grants, R rejects, J/K move.")
+            self.meta_label.clear()
+            self.audit_label.clear()
+            self.args_view.clear()
+            self.diff_label.hide()
+            self.diff_view.hide()
+            return
+        self.title_label.setText(
+            f"{KIND_LABELS.get(a.kind, a.kind.value)} · {self.model.space_name(a.space_id)}"
+        )
+        self.summary_label.setText(a.summary)
+        payload = dict(a.payload or {})
+        diff = payload.pop("diff", None)
+        tool = payload.get("tool")
+        meta = [f"tool {tool}"] if tool else []
+        meta.append(f"created {short_time(a.created_at)}")
+        if a.turn_id:
+            meta.append(f"turn {a.turn_id}")
+        self.meta_label.setText(" · ".join(meta))
+        args = payload.get("input", payload) if a.kind is ApprovalKind.TOOL_CALL else payload
+        self.args_view.setPlainText(json.dumps(args, indent=2, ensure_ascii=False, default=str))
+        has_diff = isinstance(diff, str) and bool(diff)
+        self.diff_label.setVisible(has_diff)
+        self.diff_view.setVisible(has_diff)
+        if has_diff:
+            self.diff_view.set_diff(diff)
+        self.audit_label.setText(audit_line(a))
+        self._apply_audit_style(a)
+        pending = a.status is ApprovalStatus.PENDING
+        self.grant_button.setEnabled(pending)
+        self.reject_button.setEnabled(pending)
+        self.reason_edit.setEnabled(pending)
+
+    def _apply_audit_style(self, a: Approval | None) -> None:
+        c = theme.colors(self.palette())
+        color: QColor = c.status(a.status.value) if a is not None else c.muted
+        self.audit_label.setStyleSheet(f"color: {color.name()}; font-style: italic;")
+        self.meta_label.setStyleSheet(f"color: {c.muted.name()};")
+
+    def _update_count(self, *_: object) -> None:
+        self.count_label.setText(f"{self.proxy.rowCount()} shown · {self.model.pending_count()} pending")

@@ -1,0 +1,166 @@
+"""The tabs beside a space's conversation: Plan Studio (plans and the work they run) and the
+review panel (PR spaces). Data is gathered off the GUI thread, then applied here."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QScrollArea, QWidget
+
+from control_center.core.approvals import Decision
+from control_center.core.plan_layout import diff_plans
+from control_center.core.records import Space
+from control_center.runtime import PlanVersion, SideData
+from control_center.ui import theme
+
+if TYPE_CHECKING:
+    from control_center.ui.main_window import MainWindow
+
+
+def _scrollable(panel: QWidget) -> QScrollArea:
+    """Tabs may be narrower than a panel's natural width (the Inbox shares the window): scroll
+    instead of forcing the window to grow."""
+    area = QScrollArea()
+    area.setWidgetResizable(True)
+    area.setFrameShape(QScrollArea.Shape.NoFrame)
+    area.setWidget(panel)
+    return area
+
+
+def _tab_of(panel: QWidget) -> QWidget:
+    area = panel.parentWidget()
+    while area is not None and not isinstance(area, QScrollArea):
+        area = area.parentWidget()
+    return area or panel
+
+
+def _remove_tab(window: MainWindow, panel: QWidget) -> None:
+    tab = _tab_of(panel)
+    window.tabs.removeTab(window.tabs.indexOf(tab))
+    tab.deleteLater()
+
+
+def refresh_side_tabs(window: MainWindow, space: Space) -> None:
+    future = window.runtime.side_data(space.id)
+    window._deliver.when_done(future, lambda data: apply_side_data(window, data))
+
+
+def apply_side_data(window: MainWindow, data: SideData, *, focus_plan: str | None = None) -> None:
+    if window.current_space() is None or window.current_space().id != data.space_id:
+        return
+    window._side_data = data
+    _apply_plans(window, data, focus_plan)
+    _apply_review(window, data)
+
+
+def _plan_status(version: PlanVersion) -> str:
+    if version.status in ("approved", "rejected", "superseded"):
+        return version.status
+    return "pending"
+
+
+def _apply_plans(window: MainWindow, data: SideData, focus_plan: str | None) -> None:
+    if not data.plans:
+        if window.plan_studio is not None:
+            _remove_tab(window, window.plan_studio)
+            window.plan_studio = None
+        return
+    studio = window.plan_studio
+    if studio is None:
+        from control_center.ui.plan_studio import PlanStudioView
+
+        studio = PlanStudioView()
+        studio.approve_requested.connect(lambda: _decide_plan(window, Decision.GRANT, None))
+        studio.reject_requested.connect(lambda reason: _decide_plan(window, Decision.REJECT, reason or None))
+        studio.retry_node_requested.connect(lambda key: _retry(window, key))
+        studio.cancel_run_requested.connect(lambda: _cancel(window))
+        window.plan_studio = studio
+        window.tabs.addTab(_scrollable(studio), theme.icon("plan"), "Plan Studio")
+    shown = next((p for p in data.plans if p.id == focus_plan), data.plans[-1])
+    previous = next((p for p in reversed(data.plans) if p.version < shown.version), None)
+    diff = diff_plans(previous.graph, shown.graph) if previous is not None else None
+    window._plan_shown = shown
+    studio.set_plan(shown.graph, version=shown.version, status=_plan_status(shown), diff=diff)
+    statuses = data.node_status.get(shown.id)
+    if statuses:
+        studio.set_node_statuses(statuses)
+    if focus_plan:
+        window.tabs.setCurrentWidget(_tab_of(studio))
+    QTimer.singleShot(0, studio.fit_to_view)
+
+
+def show_plan(window: MainWindow, plan_id: str) -> None:
+    space = window.current_space()
+    if space is None:
+        return
+    future = window.runtime.side_data(space.id)
+    window._deliver.when_done(future, lambda data: apply_side_data(window, data, focus_plan=plan_id))
+
+
+def _decide_plan(window: MainWindow, decision: Decision, reason: str | None) -> None:
+    shown: PlanVersion | None = getattr(window, "_plan_shown", None)
+    if shown is not None and shown.approval_id:
+        window.runtime.decide(shown.approval_id, decision, reason)
+
+
+def _pipeline_of_shown(window: MainWindow) -> str | None:
+    shown: PlanVersion | None = getattr(window, "_plan_shown", None)
+    data: SideData | None = getattr(window, "_side_data", None)
+    if shown is None or data is None:
+        return None
+    return data.pipeline_of.get(shown.id)
+
+
+def _retry(window: MainWindow, key: str) -> None:
+    pid = _pipeline_of_shown(window)
+    if pid:
+        window.runtime.retry_node(pid, key)
+
+
+def _cancel(window: MainWindow) -> None:
+    pid = _pipeline_of_shown(window)
+    if pid:
+        window.runtime.cancel_pipeline(pid)
+
+
+def _apply_review(window: MainWindow, data: SideData) -> None:
+    panel = window.review_panel
+    if data.review is None:
+        if panel is not None:
+            _remove_tab(window, panel)
+            window.review_panel = None
+        return
+    space_id = data.space_id
+    if panel is None:
+        from control_center.ui.review_panel import ReviewVerdictPanel
+
+        panel = ReviewVerdictPanel()
+        panel.confirm_requested.connect(lambda node_id: _review_action(window, "operator_confirm", node_id))
+        panel.open_ticket_requested.connect(
+            lambda node_id: _review_action(window, "open_ticket_from_finding", node_id)
+        )
+        panel.operator_decision_requested.connect(
+            lambda verdict: _review_action(window, "operator_decision", verdict)
+        )
+        window.review_panel = panel
+        window.tabs.addTab(_scrollable(panel), theme.icon("review"), "Review")
+    panel.set_diff_provider(lambda path: _pr_diff(window, space_id, path))
+    panel.set_snapshot(data.review)
+
+
+def _pr_diff(window: MainWindow, space_id: str, path: str) -> str:
+    from control_center.review_service import pr_diff
+
+    return pr_diff(window.runtime.ws, space_id, path)
+
+
+def _review_action(window: MainWindow, name: str, arg: Any) -> None:
+    space = window.current_space()
+    if space is None:
+        return
+    import control_center.review_service as review_service
+
+    fn = getattr(review_service, name)
+    future = window.runtime._call(fn, window.runtime.ws, space.id, arg)
+    window._deliver.when_done(future, lambda _r: refresh_side_tabs(window, space))

@@ -1,0 +1,148 @@
+"""The space list: each space with its mode badge and running / waiting indicators."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
+from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPalette
+from PySide6.QtWidgets import QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
+
+from control_center.core.profiles import profile_for
+from control_center.core.records import Space
+from control_center.ui import theme
+
+_Index = QModelIndex | QPersistentModelIndex
+SpaceRole = Qt.ItemDataRole.UserRole + 1
+ActivityRole = Qt.ItemDataRole.UserRole + 2
+
+
+class SpaceListModel(QAbstractListModel):
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._spaces: list[Space] = []
+        #: space id -> "running" | "waiting" | "pipeline"
+        self._activity: dict[str, str] = {}
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt signature
+        return 0 if parent.isValid() else len(self._spaces)
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._spaces):
+            return None
+        space = self._spaces[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return space.name
+        if role == Qt.ItemDataRole.ToolTipRole:
+            act = self._activity.get(space.id)
+            extra = f" · {act}" if act else ""
+            return (
+                f"{space.name} — {profile_for(space.mode).label} mode, autonomy {space.autonomy.value}{extra}"
+            )
+        if role == SpaceRole:
+            return space
+        if role == ActivityRole:
+            return self._activity.get(space.id)
+        return None
+
+    def set_spaces(self, spaces: list[Space]) -> None:
+        self.beginResetModel()
+        self._spaces = list(spaces)
+        self.endResetModel()
+
+    def set_activity(self, activity: dict[str, str]) -> None:
+        changed = {k for k in set(activity) | set(self._activity) if activity.get(k) != self._activity.get(k)}
+        self._activity = dict(activity)
+        for row, space in enumerate(self._spaces):
+            if space.id in changed:
+                idx = self.index(row)
+                self.dataChanged.emit(idx, idx, [ActivityRole, Qt.ItemDataRole.ToolTipRole])
+
+    def space(self, row: int) -> Space:
+        return self._spaces[row]
+
+    def row_of(self, space_id: str) -> int | None:
+        for row, space in enumerate(self._spaces):
+            if space.id == space_id:
+                return row
+        return None
+
+    def spaces(self) -> list[Space]:
+        return list(self._spaces)
+
+
+class SpaceDelegate(QStyledItemDelegate):
+    ROW_HEIGHT = 44
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
+        return QSize(option.rect.width() or 200, self.ROW_HEIGHT)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
+        space: Space | None = index.data(SpaceRole)
+        if space is None:
+            return
+        painter.save()
+        palette = option.palette
+        colors = theme.colors(palette)
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        if selected:
+            painter.fillRect(option.rect, palette.color(QPalette.ColorRole.Highlight))
+        text_color = palette.color(
+            QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
+        )
+        r = option.rect.adjusted(10, 4, -10, -4)
+        # mode badge
+        label = profile_for(space.mode).label
+        badge_font = QFont(option.font)
+        badge_font.setPointSizeF(max(7.0, option.font.pointSizeF() - 1.5))
+        badge_font.setBold(True)
+        fm_badge = QFontMetrics(badge_font)
+        bw = fm_badge.horizontalAdvance(label) + 12
+        badge = QRect(r.right() - bw, r.top() + (r.height() - 18) // 2, bw, 18)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(colors.mode(space.mode))
+        painter.drawRoundedRect(badge, 9, 9)
+        painter.setFont(badge_font)
+        painter.setPen(Qt.GlobalColor.white)
+        painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
+        # activity dot
+        activity = index.data(ActivityRole)
+        x = r.left()
+        if activity:
+            dot = colors.status("running" if activity in ("running", "pipeline") else "waiting")
+            painter.setBrush(dot)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.drawEllipse(QRect(x, r.center().y() - 4, 8, 8))
+        x += 14
+        # name and sub line
+        name_font = QFont(option.font)
+        name_font.setBold(True)
+        painter.setFont(name_font)
+        painter.setPen(text_color)
+        name_rect = QRect(x, r.top(), badge.left() - x - 8, r.height() // 2 + 2)
+        name = QFontMetrics(name_font).elidedText(space.name, Qt.TextElideMode.ElideRight, name_rect.width())
+        painter.drawText(name_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, name)
+        sub_font = QFont(option.font)
+        sub_font.setPointSizeF(max(7.0, option.font.pointSizeF() - 1.5))
+        painter.setFont(sub_font)
+        painter.setPen(text_color if selected else colors.muted)
+        sub = {"running": "running…", "waiting": "waiting for you", "pipeline": "pipeline running…"}.get(
+            activity or "", space.autonomy.value.replace("_", " ")
+        )
+        if space.is_pr:
+            sub = f"{space.pr_head} → {space.pr_base} · {sub}"
+        sub_rect = QRect(x, r.top() + r.height() // 2, badge.left() - x - 8, r.height() // 2)
+        sub = QFontMetrics(sub_font).elidedText(sub, Qt.TextElideMode.ElideRight, sub_rect.width())
+        painter.drawText(sub_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, sub)
+        painter.restore()
+
+
+class SpaceListView(QListView):
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("spaceList")
+        self.setItemDelegate(SpaceDelegate(self))
+        self.setUniformItemSizes(True)
+        self.setSelectionMode(QListView.SelectionMode.SingleSelection)
+        self.setMinimumWidth(220)

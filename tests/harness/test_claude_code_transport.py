@@ -1,0 +1,494 @@
+"""The Claude Code transport: against a fake ``claude`` (argv, env, events, stored messages,
+failures, cancellation), then end to end against the real CLI pointed at the loopback server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from control_center.core.events import (
+    TextDelta,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEnded,
+    TurnEvent,
+    TurnStarted,
+    TurnStatus,
+)
+from control_center.core.modes import Autonomy, Mode, Transport
+from control_center.core.profiles import profile_for
+from control_center.core.surface import materialize_surface
+from control_center.harness.loop import Harness, RunRequest
+from control_center.harness.loopback import LoopbackMessagesServer
+from control_center.harness.settings import AppSettings
+from control_center.harness.transports import claude_code
+from control_center.harness.transports.claude_code import CLI_NOT_FOUND, GUIDANCE_NOTE, hook_command
+from control_center.workspace import Workspace
+
+API_KEY = "sk-ant-test-key"
+
+FAKE_CLAUDE = """#!{python}
+# A stand-in for the claude CLI: records how it was started, then prints canned stream-json.
+import json, os, subprocess, sys, time
+
+record = os.environ["FAKE_CLAUDE_RECORD"]
+info = {{"argv": sys.argv[1:], "cwd": os.getcwd(), "env": dict(os.environ), "stdin": sys.stdin.read(),
+        "pid": os.getpid(), "pgid": os.getpgid(0)}}
+if os.environ.get("FAKE_CLAUDE_HANG"):
+    info["child"] = subprocess.Popen(["sleep", "300"]).pid
+with open(record + ".tmp", "w") as f:
+    json.dump(info, f)
+os.replace(record + ".tmp", record)
+if os.environ.get("FAKE_CLAUDE_HANG"):
+    print(json.dumps({{"type": "assistant", "parent_tool_use_id": None,
+                      "message": {{"content": [{{"type": "text", "text": "working"}}]}}}}), flush=True)
+    time.sleep(300)
+sys.stdout.write(open(os.environ["FAKE_CLAUDE_LINES"]).read())
+sys.stderr.write(os.environ.get("FAKE_CLAUDE_STDERR", ""))
+sys.exit(int(os.environ.get("FAKE_CLAUDE_EXIT", "0")))
+"""
+
+
+def assistant(*blocks: dict[str, Any], parent: str | None = None) -> dict[str, Any]:
+    return {"type": "assistant", "parent_tool_use_id": parent, "message": {"content": list(blocks)}}
+
+
+def tool_result(call_id: str, content: Any, *, is_error: bool = False) -> dict[str, Any]:
+    return {
+        "type": "user",
+        "parent_tool_use_id": None,
+        "message": {
+            "content": [
+                {"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error}
+            ]
+        },
+    }
+
+
+def result(**extra: Any) -> dict[str, Any]:
+    return {
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "result": "done",
+        "num_turns": 3,
+        "total_cost_usd": 0.0123,
+        "usage": {"input_tokens": 120, "output_tokens": 30},
+        "permission_denials": [],
+        **extra,
+    }
+
+
+HOOK_DENIAL = "PreToolUse:Bash hook error: Control Center: Plan mode is read-only: `touch` creates files"
+
+CANNED = [
+    {"type": "system", "subtype": "init", "session_id": "sess-1", "tools": ["Bash", "Read"]},
+    "this line is not JSON and is ignored",
+    assistant({"type": "text", "text": "Let me look."}),
+    assistant({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}),
+    tool_result("toolu_1", [{"type": "text", "text": "README.md\nsrc"}]),
+    assistant({"type": "tool_use", "id": "toolu_2", "name": "Bash", "input": {"command": "touch pwned"}}),
+    tool_result("toolu_2", HOOK_DENIAL, is_error=True),
+    assistant({"type": "tool_use", "id": "toolu_sub", "name": "Read", "input": {}}, parent="toolu_task"),
+    assistant({"type": "text", "text": "Here is the plan."}),
+    result(
+        permission_denials=[
+            {"tool_name": "Bash", "tool_use_id": "toolu_2", "tool_input": {"command": "touch pwned"}}
+        ]
+    ),
+]
+
+
+class Fake:
+    """The fake CLI on disk, and what its last run recorded."""
+
+    def __init__(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.path = tmp_path / "fakebin" / "claude"
+        self.path.parent.mkdir()
+        self.path.write_text(FAKE_CLAUDE.format(python=sys.executable))
+        self.path.chmod(0o755)
+        self.record = tmp_path / "record.json"
+        self.lines_file = tmp_path / "lines.jsonl"
+        self.monkeypatch = monkeypatch
+        monkeypatch.setenv("FAKE_CLAUDE_RECORD", str(self.record))
+        monkeypatch.setenv("FAKE_CLAUDE_LINES", str(self.lines_file))
+        self.lines(CANNED)
+
+    def lines(self, items: list[Any]) -> None:
+        self.lines_file.write_text(
+            "".join((i if isinstance(i, str) else json.dumps(i)) + "\n" for i in items)
+        )
+
+    @property
+    def seen(self) -> dict[str, Any]:
+        return json.loads(self.record.read_text())
+
+
+@pytest.fixture
+def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fake:
+    monkeypatch.setattr(claude_code, "resolve_api_key", lambda: (API_KEY, "env"))
+    return Fake(tmp_path, monkeypatch)
+
+
+def run(
+    ws: Workspace, settings: AppSettings, space_ref: str | None, message: str = "make a plan"
+) -> tuple[TurnEnded, list[TurnEvent]]:
+    events: list[TurnEvent] = []
+    req = RunRequest(message, space_ref, transport=Transport.CLAUDE_CODE)
+    ended = asyncio.run(Harness(ws, settings).run(req, emit=events.append))
+    return ended, events
+
+
+def option(argv: list[str], name: str) -> str | None:
+    return argv[argv.index(name) + 1] if name in argv else None
+
+
+def surface_names(mode: Mode) -> tuple[str, ...]:
+    return tuple(t.name for t in materialize_surface(profile_for(mode), Autonomy.ASK, Transport.CLAUDE_CODE))
+
+
+# -- how the CLI is started ---------------------------------------------------------------------
+
+
+def test_plan_mode_runs_claude_in_plan_permission_mode_with_our_hook(ws: Workspace, fake: Fake) -> None:
+    space = ws.create_space("planning", mode=Mode.PLAN)
+    settings = AppSettings(claude_cli=str(fake.path), base_url="http://127.0.0.1:9/anthropic")
+    ended, _events = run(ws, settings, space.id, "make a plan")
+    assert ended.status is TurnStatus.COMPLETED
+
+    seen = fake.seen
+    argv = seen["argv"]
+    assert option(argv, "-p") == "make a plan"
+    assert option(argv, "--permission-mode") == "plan"
+    assert option(argv, "--output-format") == "stream-json"
+    assert option(argv, "--setting-sources") == "user"
+    assert "--verbose" in argv
+    assert "--strict-mcp-config" in argv
+    hooks = json.loads(option(argv, "--settings") or "{}")["hooks"]["PreToolUse"]
+    by_matcher = {h["matcher"]: h["hooks"][0]["command"] for h in hooks}
+    assert by_matcher["Bash"] == hook_command("plan")
+    assert by_matcher["Write|Edit|MultiEdit|NotebookEdit"] == hook_command("plan")
+    assert f"{sys.executable} -m control_center hook claude-code --mode plan" in by_matcher["Bash"]
+    disallowed = (option(argv, "--disallowedTools") or "").split(",")
+    assert {"Write", "Edit", "MultiEdit", "NotebookEdit"} <= set(disallowed)
+    allowed = (option(argv, "--allowedTools") or "").split(",")
+    assert "Read" in allowed
+    # The shell stays reachable for read-only commands: the hook decides each command line.
+    assert "Bash" not in allowed
+    assert "Bash" not in disallowed
+
+    env = seen["env"]
+    assert env["DISABLE_TELEMETRY"] == "1"
+    assert env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
+    assert env["DISABLE_AUTOUPDATER"] == "1"
+    assert env["ANTHROPIC_API_KEY"] == API_KEY
+    assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9/anthropic"
+    assert env["HOME"] == str(ws.root / "claude-home")
+    assert Path(seen["cwd"]) == space.worktree
+    assert seen["stdin"] == ""
+    # Its own process group, so a cancellation can kill everything it started.
+    assert seen["pgid"] == seen["pid"]
+
+
+def test_chat_mode_has_no_plan_permission_mode_and_allows_the_shell(ws: Workspace, fake: Fake) -> None:
+    space = ws.create_space("agent", mode=Mode.CHAT)
+    ended, _events = run(ws, AppSettings(claude_cli=str(fake.path)), space.id, "-rf everything")
+    assert ended.status is TurnStatus.COMPLETED
+    argv = fake.seen["argv"]
+    assert "--permission-mode" not in argv
+    assert "--disallowedTools" not in argv
+    assert {"Bash", "Write", "Edit", "Read"} <= set((option(argv, "--allowedTools") or "").split(","))
+    # A prompt that starts with "-" must not be read as an option.
+    assert option(argv, "-p") == " -rf everything"
+    hooks = json.loads(option(argv, "--settings") or "{}")["hooks"]["PreToolUse"]
+    assert all(h["hooks"][0]["command"] == hook_command("chat") for h in hooks)
+    notes = [m.text for m in ws.store.messages(space.conversation_id) if m.kind == "note"]
+    assert GUIDANCE_NOTE not in notes
+
+
+def test_endpoint_and_key_come_from_the_environment_when_settings_have_none(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = Fake(tmp_path, monkeypatch)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-from-env")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:7/env")
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "another-credential")
+    space = ws.create_space("env", mode=Mode.PLAN)
+    ended, _events = run(ws, AppSettings(claude_cli=str(fake.path)), space.id)
+    assert ended.status is TurnStatus.COMPLETED
+    env = fake.seen["env"]
+    expected_key, _source = claude_code.resolve_api_key()
+    assert env["ANTHROPIC_API_KEY"] == expected_key
+    assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:7/env"
+    assert "ANTHROPIC_AUTH_TOKEN" not in env
+
+
+def test_the_cli_is_found_on_path_when_no_setting_names_it(
+    ws: Workspace, fake: Fake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", f"{fake.path.parent}{os.pathsep}{os.environ['PATH']}")
+    space = ws.create_space("path", mode=Mode.PLAN)
+    ended, _events = run(ws, AppSettings(claude_cli=None), space.id)
+    assert ended.status is TurnStatus.COMPLETED
+    assert fake.record.exists()
+
+
+# -- what comes back ----------------------------------------------------------------------------
+
+
+def test_stream_json_becomes_events_and_stored_messages(ws: Workspace, fake: Fake) -> None:
+    space = ws.create_space("planning", mode=Mode.PLAN)
+    ended, events = run(ws, AppSettings(claude_cli=str(fake.path)), space.id)
+
+    started = events[0]
+    assert isinstance(started, TurnStarted)
+    assert (started.mode, started.transport, started.space) == ("plan", "claude-code", space.id)
+    assert started.tools == surface_names(Mode.PLAN)
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["Let me look.", "Here is the plan."]
+    assert [(e.id, e.name) for e in events if isinstance(e, ToolCallEvent)] == [
+        ("toolu_1", "Bash"),
+        ("toolu_2", "Bash"),
+        ("toolu_sub", "Read"),
+    ]
+    results = [e for e in events if isinstance(e, ToolResultEvent)]
+    assert [(r.id, r.name, r.is_error) for r in results] == [
+        ("toolu_1", "Bash", False),
+        ("toolu_2", "Bash", True),
+    ]
+    assert results[0].content == "README.md\nsrc"
+    assert results[1].content == HOOK_DENIAL
+    assert events[-1] == ended
+    assert (ended.status, ended.delivered, ended.error) == (TurnStatus.COMPLETED, False, None)
+    assert ended.usage == {"input_tokens": 120, "output_tokens": 30, "cost_usd": 0.0123, "model_calls": 3}
+
+    rows = ws.store.messages(space.conversation_id)
+    assert [(m.role, m.kind) for m in rows] == [
+        ("user", "user"),
+        ("system", "note"),
+        ("assistant", "assistant"),
+        ("assistant", "assistant"),
+        ("user", "tool_result"),
+        ("assistant", "assistant"),
+        ("user", "tool_result"),
+        ("assistant", "assistant"),
+        ("system", "note"),
+    ]
+    assert rows[1].text == GUIDANCE_NOTE
+    assert rows[3].blocks == [
+        {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
+    ]
+    assert rows[6].meta["call_id"] == "toolu_2"
+    assert rows[6].meta["is_error"] is True
+    assert rows[7].text == "Here is the plan."
+    assert rows[-1].text == "Claude Code refused Bash `touch pwned`."
+    assert rows[-1].meta["denials"][0]["tool_use_id"] == "toolu_2"
+
+    turn = ws.store.turn(ended.turn)
+    assert turn is not None
+    assert turn.status is TurnStatus.COMPLETED
+    assert (turn.input_tokens, turn.output_tokens, turn.model_calls) == (120, 30, 3)
+    assert turn.state["session_id"] == "sess-1"
+
+
+def test_an_error_result_fails_the_turn_with_its_message(ws: Workspace, fake: Fake) -> None:
+    fake.lines(
+        [
+            assistant({"type": "text", "text": "hm"}),
+            result(subtype="error_during_execution", is_error=True, result="API Error: 529 overloaded"),
+        ]
+    )
+    space = ws.create_space("err", mode=Mode.CHAT)
+    ended, _events = run(ws, AppSettings(claude_cli=str(fake.path)), space.id)
+    assert ended.status is TurnStatus.FAILED
+    assert ended.error == "Claude Code: API Error: 529 overloaded"
+    turn = ws.store.turn(ended.turn)
+    assert turn is not None and turn.status is TurnStatus.FAILED
+    errors = [m.text for m in ws.store.messages(space.conversation_id) if m.kind == "error"]
+    assert errors == [ended.error]
+
+
+def test_a_cli_that_dies_without_a_result_fails_with_its_stderr(
+    ws: Workspace, fake: Fake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake.lines([])
+    monkeypatch.setenv("FAKE_CLAUDE_STDERR", "Invalid API key · Please run /login")
+    monkeypatch.setenv("FAKE_CLAUDE_EXIT", "1")
+    space = ws.create_space("dead", mode=Mode.PLAN)
+    ended, _events = run(ws, AppSettings(claude_cli=str(fake.path)), space.id)
+    assert ended.status is TurnStatus.FAILED
+    assert ended.error is not None
+    assert "exited with code 1" in ended.error
+    assert "Invalid API key" in ended.error
+
+
+def test_missing_cli_fails_the_turn_with_a_clear_message(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    space = ws.create_space("nocli", mode=Mode.PLAN)
+    ended, events = run(ws, AppSettings(claude_cli=None), space.id)
+    assert isinstance(events[0], TurnStarted)
+    assert ended.status is TurnStatus.FAILED
+    assert ended.error == CLI_NOT_FOUND
+    assert ended.error == "Claude Code CLI not found: set its path in Settings or put `claude` on PATH"
+    turn = ws.store.turn(ended.turn)
+    assert turn is not None and turn.status is TurnStatus.FAILED and turn.error == CLI_NOT_FOUND
+
+
+def test_a_setting_that_names_no_executable_is_reported(ws: Workspace, tmp_path: Path) -> None:
+    space = ws.create_space("badcli", mode=Mode.CHAT)
+    ended, _events = run(ws, AppSettings(claude_cli=str(tmp_path / "nowhere" / "claude")), space.id)
+    assert ended.status is TurnStatus.FAILED
+    assert ended.error is not None
+    assert ended.error.startswith(CLI_NOT_FOUND)
+    assert "nowhere" in ended.error
+
+
+def test_no_api_key_fails_before_starting_the_cli(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = Fake(tmp_path, monkeypatch)
+    monkeypatch.setattr(claude_code, "resolve_api_key", lambda: (None, "none"))
+    space = ws.create_space("nokey", mode=Mode.CHAT)
+    ended, _events = run(ws, AppSettings(claude_cli=str(fake.path)), space.id)
+    assert ended.status is TurnStatus.FAILED
+    assert ended.error == claude_code.NO_API_KEY
+    assert not fake.record.exists()
+
+
+# -- cancellation -------------------------------------------------------------------------------
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:  # a killed child nobody has reaped yet is a zombie: it runs nothing
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def test_cancellation_kills_the_whole_process_group(
+    ws: Workspace, fake: Fake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_CLAUDE_HANG", "1")
+    space = ws.create_space("hang", mode=Mode.PLAN)
+    events: list[TurnEvent] = []
+
+    async def scenario() -> None:
+        harness = Harness(ws, AppSettings(claude_cli=str(fake.path)))
+        task = asyncio.create_task(
+            harness.run(RunRequest("go", space.id, transport=Transport.CLAUDE_CODE), emit=events.append)
+        )
+        deadline = time.monotonic() + 30
+        while not any(isinstance(e, TextDelta) for e in events):  # the CLI is up and streaming
+            assert time.monotonic() < deadline, "the fake CLI never streamed"
+            assert not task.done(), task
+            await asyncio.sleep(0.02)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    seen = fake.seen
+    deadline = time.monotonic() + 10
+    while not (_gone(seen["pid"]) and _gone(seen["child"])) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(seen["pid"])
+    assert _gone(seen["child"])
+    ended = events[-1]
+    assert isinstance(ended, TurnEnded)
+    assert ended.status is TurnStatus.INTERRUPTED
+    turn = ws.store.turn(ended.turn)
+    assert turn is not None and turn.status is TurnStatus.INTERRUPTED
+
+
+# -- end to end, the real CLI -------------------------------------------------------------------
+
+
+def _real_cli() -> Path | None:
+    override = os.environ.get("CONTROL_CENTER_CLAUDE_BIN")
+    if override:
+        return Path(override)
+    prefix = Path(
+        os.environ.get("CC_CLAUDE_PREFIX", Path.home() / ".cache" / "control-center" / "claude-code")
+    )
+    return prefix / "node_modules" / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
+
+
+REAL_CLI = _real_cli()
+needs_real_cli = pytest.mark.skipif(
+    REAL_CLI is None or not REAL_CLI.is_file(),
+    reason=f"the Claude Code CLI is not installed at {REAL_CLI}: run packaging/install_claude_code.sh "
+    "(or set CONTROL_CENTER_CLAUDE_BIN)",
+)
+
+
+@pytest.fixture
+def loopback_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(claude_code, "resolve_api_key", lambda: ("sk-loopback", "env"))
+
+
+@needs_real_cli
+@pytest.mark.usefixtures("loopback_key")
+def test_real_cli_in_plan_mode_cannot_touch_the_worktree(ws: Workspace) -> None:
+    space = ws.create_space("e2e-plan", mode=Mode.PLAN)
+    replies = [
+        [{"type": "tool_use", "name": "Bash", "input": {"command": "touch pwned", "description": "try"}}],
+        [
+            {
+                "type": "tool_use",
+                "name": "Write",
+                "input": {"file_path": str(space.worktree / "also"), "content": "x"},
+            }
+        ],
+        [{"type": "tool_use", "name": "Bash", "input": {"command": "ls", "description": "look"}}],
+        [{"type": "text", "text": "I could not change anything."}],
+    ]
+    with LoopbackMessagesServer(replies) as server:
+        settings = AppSettings(claude_cli=str(REAL_CLI), base_url=server.base_url)
+        ended, events = run(ws, settings, space.id, "create a file named pwned")
+        requests = list(server.requests)
+
+    assert not (space.worktree / "pwned").exists()
+    assert not (space.worktree / "also").exists()
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert requests and all(r.api_key == "sk-loopback" for r in requests)
+    results = {e.id: e for e in events if isinstance(e, ToolResultEvent)}
+    calls = [e for e in events if isinstance(e, ToolCallEvent)]
+    touch = next(c for c in calls if c.input.get("command") == "touch pwned")
+    assert results[touch.id].is_error
+    assert "Plan mode is read-only" in results[touch.id].content
+    assert "`touch` creates files" in results[touch.id].content
+    write = next(c for c in calls if c.name == "Write")
+    assert results[write.id].is_error
+    ls = next(c for c in calls if c.input.get("command") == "ls")
+    assert not results[ls.id].is_error
+    assert "README.md" in results[ls.id].content
+    notes = [m.text for m in ws.store.messages(space.conversation_id) if m.kind == "note"]
+    assert GUIDANCE_NOTE in notes
+    assert any("touch pwned" in n for n in notes)
+
+
+@needs_real_cli
+@pytest.mark.usefixtures("loopback_key")
+def test_real_cli_in_chat_mode_completes_a_plain_reply(ws: Workspace) -> None:
+    space = ws.create_space("e2e-chat", mode=Mode.CHAT)
+    with LoopbackMessagesServer([[{"type": "text", "text": "Hello from the loopback."}]]) as server:
+        settings = AppSettings(claude_cli=str(REAL_CLI), base_url=server.base_url)
+        ended, events = run(ws, settings, space.id, "say hello")
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert "Hello from the loopback." in "".join(e.text for e in events if isinstance(e, TextDelta))
+    texts = [m.text for m in ws.store.messages(space.conversation_id) if m.kind == "assistant"]
+    assert "Hello from the loopback." in texts

@@ -1,0 +1,217 @@
+"""Conversation model and view: streaming, scale, painting every kind, painted buttons."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QAbstractItemModelTester, QTest
+from PySide6.QtWidgets import QStyleOptionViewItem
+
+from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
+from control_center.ui.conversation import ConversationModel, ConversationView, ItemRole
+
+DIFF = "--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n-old\n+new\n same\n"
+
+
+def one_of_each() -> list[TranscriptItem]:
+    tool = ToolView("c1", "edit_file", {"path": "x.py"}, "done", result="ok", diff=DIFF)
+    return [
+        TranscriptItem("u1", ItemKind.USER, "hello"),
+        TranscriptItem(
+            "a1", ItemKind.ASSISTANT, "Some **markdown**\n\n- a\n- b\n\n```\ncode\n```", thread_count=1
+        ),
+        TranscriptItem("th", ItemKind.THINKING, "thinking about it"),
+        TranscriptItem("t1", ItemKind.TOOL, tool=tool),
+        TranscriptItem(
+            "ap",
+            ItemKind.APPROVAL,
+            "Run git push",
+            data={"approval_id": "A1", "status": "pending", "tool": "git_push"},
+        ),
+        TranscriptItem("q1", ItemKind.QUESTION, "YAML or TOML?"),
+        TranscriptItem("nu", ItemKind.NUDGE, "No plan exists yet."),
+        TranscriptItem("no", ItemKind.NOTE, "Mode changed"),
+        TranscriptItem("er", ItemKind.ERROR, "boom"),
+        TranscriptItem(
+            "pl", ItemKind.PLAN, data={"plan_id": "P1", "goal": "g", "node_count": 3, "status": "pending"}
+        ),
+        TranscriptItem("pr", ItemKind.PROPOSAL, data={"goal": "team", "status": "pending"}),
+    ]
+
+
+@pytest.fixture
+def model() -> ConversationModel:
+    m = ConversationModel()
+    QAbstractItemModelTester(m, QAbstractItemModelTester.FailureReportingMode.Fatal, m)
+    return m
+
+
+@pytest.fixture
+def view(qtbot, model: ConversationModel) -> ConversationView:
+    v = ConversationView()
+    qtbot.addWidget(v)
+    v.setModel(model)
+    v.resize(700, 900)
+    v.show()
+    qtbot.waitExposed(v)
+    return v
+
+
+def test_model_basic_operations(model: ConversationModel) -> None:
+    model.set_items(one_of_each())
+    assert model.rowCount() == 11
+    assert model.item(0).id == "u1"
+    assert model.index(0).data(ItemRole).text == "hello"
+    assert model.index(0).data(Qt.ItemDataRole.DisplayRole) == "hello"
+    model.append_item(TranscriptItem("u2", ItemKind.USER, "again"))
+    assert model.rowCount() == 12
+    assert model.row_of("u2") == 11
+    done = TranscriptItem("t1", ItemKind.TOOL, tool=ToolView("c1", "edit_file", {}, "error", is_error=True))
+    model.replace_item(done)
+    tool = model.item(3).tool
+    assert tool is not None
+    assert tool.status == "error"
+    assert "edit_file" in model.index(3).data(Qt.ItemDataRole.DisplayRole)
+
+
+def test_append_text_updates_only_its_row(model: ConversationModel) -> None:
+    model.set_items(one_of_each())
+    seen: list[tuple[int, int]] = []
+    model.dataChanged.connect(lambda top, bottom, _roles=None: seen.append((top.row(), bottom.row())))
+    model.append_text("a1", " more")
+    model.append_text("a1", " and more")
+    model.append_text("missing", "x")  # unknown ids are ignored
+    assert seen == [(1, 1), (1, 1)]
+    assert model.item(1).text.endswith(" more and more")
+    assert model.item(0).text == "hello"
+
+
+def test_hundred_thousand_items(qtbot) -> None:
+    # No model tester here: it re-checks the whole model on every change, O(n) per token.
+    model = ConversationModel()
+    view = ConversationView()
+    qtbot.addWidget(view)
+    view.setModel(model)
+    view.resize(700, 900)
+    view.show()
+    items = [
+        TranscriptItem(f"i{n}", ItemKind.USER if n % 2 else ItemKind.NOTE, f"message {n}")
+        for n in range(100_000)
+    ]
+    start = time.perf_counter()
+    model.set_items(items)
+    elapsed = time.perf_counter() - start
+    assert model.rowCount() == 100_000
+    assert model.row_of("i99999") == 99_999
+    assert elapsed < 2.0
+    # Streaming into the last of 100k rows is a dict lookup, not a scan.
+    model.append_item(TranscriptItem("live", ItemKind.ASSISTANT, ""))
+    start = time.perf_counter()
+    for _ in range(200):
+        model.append_text("live", "tok ")
+    assert time.perf_counter() - start < 1.0
+    assert model.item(100_000).text.count("tok") == 200
+    qtbot.waitUntil(lambda: view.verticalScrollBar().maximum() > 100_000 * 10, timeout=20_000)
+
+
+def test_size_hints_for_every_kind(model: ConversationModel, view: ConversationView) -> None:
+    model.set_items(one_of_each())
+    delegate = view.delegate()
+    option = QStyleOptionViewItem()
+    for row in range(model.rowCount()):
+        hint = delegate.sizeHint(option, model.index(row))
+        assert hint.height() > 10, model.item(row).kind
+        assert hint.width() > 0
+
+
+def test_size_hint_is_cached_and_tracks_streaming(model: ConversationModel, view: ConversationView) -> None:
+    model.set_items([TranscriptItem("a", ItemKind.ASSISTANT, "short")])
+    delegate = view.delegate()
+    option = QStyleOptionViewItem()
+    before = delegate.sizeHint(option, model.index(0)).height()
+    assert delegate.sizeHint(option, model.index(0)).height() == before
+    model.append_text("a", "\n\n" + "\n\n".join(f"paragraph {n}" for n in range(10)))
+    assert delegate.sizeHint(option, model.index(0)).height() > before
+
+
+def test_clicking_painted_buttons_emits_signals(
+    model: ConversationModel, view: ConversationView, qtbot
+) -> None:
+    model.set_items(one_of_each())
+    view.scrollToTop()
+    qtbot.wait(1)  # let the batched layout run
+
+    def click(row: int, name: str) -> None:
+        view.scrollTo(model.index(row))
+        rect = view.hit_rect(row, name)
+        assert rect is not None, name
+        QTest.mouseClick(
+            view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, rect.center()
+        )
+
+    with qtbot.waitSignal(view.approval_decision_requested) as grant:
+        click(4, "grant")
+    assert grant.args == ["A1", "grant"]
+    with qtbot.waitSignal(view.approval_decision_requested) as reject:
+        click(4, "reject")
+    assert reject.args == ["A1", "reject"]
+    with qtbot.waitSignal(view.answer_requested) as answer:
+        click(5, "answer")
+    assert answer.args == ["q1"]
+    with qtbot.waitSignal(view.open_plan_requested) as plan:
+        click(9, "open_plan")
+    assert plan.args == ["P1"]
+    with qtbot.waitSignal(view.open_thread_requested) as thread:
+        click(1, "thread")
+    assert thread.args == ["a1"]
+
+
+def test_decided_approval_has_no_buttons(model: ConversationModel, view: ConversationView) -> None:
+    model.set_items(
+        [TranscriptItem("ap", ItemKind.APPROVAL, "x", data={"approval_id": "A", "status": "granted"})]
+    )
+    assert view.hit_rect(0, "grant") is None
+    assert view.hit_rect(0, "reject") is None
+
+
+def test_tool_row_expands_on_click(model: ConversationModel, view: ConversationView, qtbot) -> None:
+    model.set_items(one_of_each())
+    option = QStyleOptionViewItem()
+    collapsed = view.delegate().sizeHint(option, model.index(3)).height()
+    view.scrollTo(model.index(3))
+    rect = view.hit_rect(3, "toggle")
+    assert rect is not None
+    QTest.mouseClick(
+        view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, rect.center()
+    )
+    assert view.is_expanded("t1")
+    expanded = view.delegate().sizeHint(option, model.index(3)).height()
+    assert expanded > collapsed * 3  # input, diff and result lines
+    view.set_expanded("t1", False)
+    assert view.delegate().sizeHint(option, model.index(3)).height() == collapsed
+
+
+def test_follows_stream_unless_scrolled_up(model: ConversationModel, view: ConversationView, qtbot) -> None:
+    model.set_items([TranscriptItem(f"n{i}", ItemKind.NOTE, f"note {i}") for i in range(300)])
+    bar = view.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
+    model.append_item(TranscriptItem("live", ItemKind.ASSISTANT, "start"))
+    for i in range(20):
+        model.append_text("live", f"\n\nline {i}")
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum())
+    assert view.is_following()
+    bar.setValue(0)
+    assert not view.is_following()
+    model.append_text("live", "\n\nmore\n\nand more")
+    qtbot.wait(150)
+    assert bar.value() == 0
+
+
+def test_paint_every_kind_smoke(model: ConversationModel, view: ConversationView) -> None:
+    model.set_items(one_of_each())
+    view.set_expanded("t1", True)
+    view.set_expanded("th", True)
+    image = view.grab()
+    assert not image.isNull()

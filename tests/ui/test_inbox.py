@@ -1,0 +1,190 @@
+"""Inbox model, filter proxy and view: filters, keyboard decisions, pending count, audit line."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QAbstractItemModelTester, QTest
+
+from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
+from control_center.ui.inbox import ApprovalRole, InboxFilterProxy, InboxModel, InboxView
+
+SPACES = {"s1": "alpha", "s2": "beta"}
+
+
+def space_name(space_id: str | None) -> str:
+    return SPACES.get(space_id or "", "—")
+
+
+def make(
+    i: int, kind: ApprovalKind = ApprovalKind.TOOL_CALL, status=ApprovalStatus.PENDING, space="s1"
+) -> Approval:
+    decided = status is not ApprovalStatus.PENDING
+    return Approval(
+        id=f"A{i}",
+        kind=kind,
+        status=status,
+        space_id=space,
+        turn_id=None,
+        summary=f"summary {i}",
+        payload={"tool": "run_command", "input": {"command": "ls"}, "diff": "@@ -1 +1 @@\n-a\n+b\n"},
+        created_at=f"2026-11-03T10:{i:02d}:00",
+        decided_at="2026-11-03T11:00:00" if decided else None,
+        decided_by="operator" if decided else None,
+        reason="fine" if decided else None,
+    )
+
+
+def sample() -> list[Approval]:
+    return [
+        make(1),
+        make(2, ApprovalKind.PLAN_EXIT, space="s2"),
+        make(3, ApprovalKind.PLAN),
+        make(4, ApprovalKind.ORCHESTRATION, space="s2"),
+        make(5, status=ApprovalStatus.GRANTED),
+        make(6, ApprovalKind.PLAN, status=ApprovalStatus.REJECTED, space="s2"),
+    ]
+
+
+@pytest.fixture
+def view(qtbot) -> InboxView:
+    v = InboxView(space_name)
+    qtbot.addWidget(v)
+    QAbstractItemModelTester(v.model, QAbstractItemModelTester.FailureReportingMode.Fatal, v)
+    QAbstractItemModelTester(v.proxy, QAbstractItemModelTester.FailureReportingMode.Fatal, v)
+    v.set_approvals(sample())
+    v.resize(1000, 600)
+    v.show()
+    return v
+
+
+def test_model_newest_first_and_upsert(qtbot) -> None:
+    model = InboxModel(space_name)
+    QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal, model)
+    model.set_approvals(sample())
+    assert [model.approval(r).id for r in range(model.rowCount())] == ["A6", "A5", "A4", "A3", "A2", "A1"]
+    assert model.index(0, 1).data() == "beta"
+    assert model.index(0, 0).data(ApprovalRole).id == "A6"
+    with qtbot.waitSignal(model.pending_count_changed) as sig:
+        model.upsert(make(9))
+    assert sig.args == [5]
+    assert model.approval(0).id == "A9"
+    with qtbot.waitSignal(model.pending_count_changed) as sig:
+        model.upsert(replace(make(9), status=ApprovalStatus.GRANTED, decided_by="operator", decided_at="x"))
+    assert sig.args == [4]
+    assert model.rowCount() == 7
+    assert model.approval(0).status is ApprovalStatus.GRANTED
+    assert "operator" in model.index(0, 5).data()
+
+
+def test_filters(view: InboxView) -> None:
+    proxy = view.proxy
+    assert proxy.rowCount() == 4  # pending by default
+    view.set_kind_filter(ApprovalKind.PLAN)
+    assert [proxy.approval(r).id for r in range(proxy.rowCount())] == ["A3"]
+    view.set_status_filter("all")
+    assert {proxy.approval(r).id for r in range(proxy.rowCount())} == {"A3", "A6"}
+    view.set_status_filter("decided")
+    assert [proxy.approval(r).id for r in range(proxy.rowCount())] == ["A6"]
+    view.set_kind_filter(None)
+    view.set_space_filter("s2")
+    assert [proxy.approval(r).id for r in range(proxy.rowCount())] == ["A6"]
+    view.set_status_filter("all")
+    assert {proxy.approval(r).id for r in range(proxy.rowCount())} == {"A2", "A4", "A6"}
+    assert view.space_combo.count() == 3  # all + alpha + beta
+    with pytest.raises(ValueError, match="unknown status filter"):
+        proxy.set_status_filter("bogus")
+
+
+def test_filter_100k_rows_is_fast(qtbot) -> None:
+    model = InboxModel(space_name)
+    proxy = InboxFilterProxy()
+    proxy.setSourceModel(model)
+    kinds = list(ApprovalKind)
+    statuses = list(ApprovalStatus)
+    approvals = [
+        Approval(f"A{i}", kinds[i % 4], statuses[i % 3], f"s{i % 7}", None, "s", {}, f"2026-{i:08d}")
+        for i in range(100_000)
+    ]
+    model.set_approvals(approvals)
+    start = time.perf_counter()
+    proxy.set_kind_filter(ApprovalKind.PLAN)
+    proxy.set_space_filter("s3")
+    proxy.set_status_filter("all")
+    elapsed = (time.perf_counter() - start) / 3
+    assert proxy.rowCount() == sum(1 for a in approvals if a.kind is ApprovalKind.PLAN and a.space_id == "s3")
+    assert elapsed < 0.5  # ≈0.07 s measured here; generous for CI
+
+
+def test_keyboard_grant_and_reject_with_reason(view: InboxView, qtbot) -> None:
+    view.table.setFocus()
+    assert view.selected_approval() is not None
+    first = view.selected_approval().id
+    view.reason_edit.setText("safe command")
+    with qtbot.waitSignal(view.decision_requested) as sig:
+        QTest.keyClick(view.table, Qt.Key.Key_G)
+    assert sig.args == [first, "grant", "safe command"]
+    assert view.reason_edit.text() == ""
+    QTest.keyClick(view.table, Qt.Key.Key_J)
+    second = view.selected_approval().id
+    assert second != first
+    with qtbot.waitSignal(view.decision_requested) as sig:
+        QTest.keyClick(view.table, Qt.Key.Key_R)
+    assert sig.args == [second, "reject", ""]
+    QTest.keyClick(view.table, Qt.Key.Key_K)
+    assert view.selected_approval().id == first
+    # From the reason field: letters type, Ctrl+Return / Ctrl+Backspace decide.
+    with qtbot.assertNotEmitted(view.decision_requested):
+        QTest.keyClicks(view.reason_edit, "gr")
+    assert view.reason_edit.text() == "gr"
+    with qtbot.waitSignal(view.decision_requested) as sig:
+        QTest.keyClick(view.reason_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert sig.args == [first, "grant", "gr"]
+    view.reason_edit.setText("no")
+    with qtbot.waitSignal(view.decision_requested) as sig:
+        QTest.keyClick(view.reason_edit, Qt.Key.Key_Backspace, Qt.KeyboardModifier.ControlModifier)
+    assert sig.args == [first, "reject", "no"]
+    with qtbot.waitSignal(view.decision_requested) as sig:
+        QTest.keyClick(view.table, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert sig.args[1] == "grant"
+
+
+def test_buttons_and_decided_rows(view: InboxView, qtbot) -> None:
+    view.set_status_filter("all")
+    assert view.select_approval("A1")
+    with qtbot.waitSignal(view.decision_requested) as sig:
+        view.grant_button.click()
+    assert sig.args == ["A1", "grant", ""]
+    assert view.select_approval("A6")
+    assert not view.grant_button.isEnabled()
+    assert "rejected by operator at 2026-11-03 11:00, reason: fine" in view.audit_label.text()
+    with qtbot.assertNotEmitted(view.decision_requested):
+        QTest.keyClick(view.table, Qt.Key.Key_G)
+
+
+def test_detail_pane_shows_arguments_and_diff(view: InboxView) -> None:
+    assert view.select_approval("A1")
+    assert '"command": "ls"' in view.args_view.toPlainText()
+    assert not view.diff_view.isHidden()
+    assert "+b" in view.diff_view.toPlainText()
+    assert "summary 1" in view.summary_label.text()
+
+
+def test_pending_count_and_upsert_refreshes_detail(view: InboxView, qtbot) -> None:
+    assert view.pending_count() == 4
+    view.select_approval("A1")
+    with qtbot.waitSignal(view.pending_count_changed) as sig:
+        view.upsert(
+            replace(
+                make(1), status=ApprovalStatus.GRANTED, decided_by="operator", decided_at="2026-11-03T12:00"
+            )
+        )
+    assert sig.args == [3]
+    assert view.pending_count() == 3
+    with qtbot.waitSignal(view.pending_count_changed) as sig:
+        view.upsert(make(30, space="s9"))
+    assert sig.args == [4]
+    assert view.space_combo.findData("s9") >= 0

@@ -1,0 +1,164 @@
+"""The real main window, offscreen, on a real workspace with the scripted model."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QAbstractItemModelTester
+from PySide6.QtWidgets import QComboBox, QListView, QWidget
+
+from control_center.app import create_main_window
+from control_center.core.approvals import ApprovalKind, ApprovalStatus
+from control_center.core.modes import Autonomy, Mode
+from control_center.core.transcript import ItemKind
+from control_center.harness.loop import SCRIPT_META_PREFIX
+from control_center.workspace import Workspace
+
+
+def _repo(path: Path) -> Path:
+    path.mkdir(parents=True)
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["config", "user.name", "T"],
+        ["config", "user.email", "t@e.x"],
+    ):
+        subprocess.run(["git", "-C", str(path), *args], check=True)
+    (path / "a.txt").write_text("alpha\n")
+    subprocess.run(["git", "-C", str(path), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(path), "commit", "-qm", "init"], check=True)
+    return path
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    ws = Workspace.init(root, _repo(tmp_path / "repo"))
+    space = ws.create_space("Main", mode=Mode.CHAT, autonomy=Autonomy.ASK)
+    script = [
+        [{"type": "text", "text": "Streaming hello from the scripted model, chunk by chunk."}],
+    ]
+    edit_script = [
+        [
+            {"type": "text", "text": "Writing the file."},
+            {"type": "tool_use", "name": "write_file", "input": {"path": "out.txt", "content": "granted\n"}},
+        ],
+        [{"type": "text", "text": "All done."}],
+    ]
+    (tmp_path / "hello.json").write_text(json.dumps(script))
+    (tmp_path / "edit.json").write_text(json.dumps(edit_script))
+    ws.store.set_meta(SCRIPT_META_PREFIX + space.id, str(tmp_path / "hello.json"))
+    editing = ws.create_space("Editing", mode=Mode.CHAT, autonomy=Autonomy.ASK)
+    ws.store.set_meta(SCRIPT_META_PREFIX + editing.id, str(tmp_path / "edit.json"))
+    ws.store.touch_space(space.id)
+    ws.close()
+    return root
+
+
+def _window(qtbot, root: Path):  # type: ignore[no-untyped-def]
+    window = create_main_window(root)
+    qtbot.addWidget(window)
+    window._closing_confirmed = True
+    return window
+
+
+def test_named_widgets_exist_and_recent_space_is_selected(qtbot, workspace: Path) -> None:
+    window = _window(qtbot, workspace)
+    for name in ("spaceList", "composerInput", "composerModeCombo", "inboxView"):
+        assert window.findChild(QWidget, name) is not None, name
+    space_list = window.findChild(QListView, "spaceList")
+    current = space_list.currentIndex()
+    assert current.isValid()
+    assert window.space_model.space(current.row()).name == "Main"
+    assert window.current_space().name == "Main"
+
+
+def test_mode_dropdown_labels_and_shift_tab(qtbot, workspace: Path) -> None:
+    window = _window(qtbot, workspace)
+    combo = window.findChild(QComboBox, "composerModeCombo")
+    assert [combo.itemText(i) for i in range(combo.count())] == ["Agent", "Plan", "Orchestrate"]
+    composer_input = window.findChild(QWidget, "composerInput")
+    window.show()
+    composer_input.setFocus()
+    qtbot.keyClick(composer_input, Qt.Key.Key_Backtab, Qt.KeyboardModifier.ShiftModifier)
+    # the space's mode changes in the store (off the GUI thread), then the header follows
+    qtbot.waitUntil(lambda: window.runtime.ws.store.find_space("Main").mode is Mode.PLAN, timeout=5000)
+    qtbot.waitUntil(lambda: combo.currentText() == "Plan", timeout=5000)
+
+
+def test_sending_streams_scripted_text_into_the_conversation(qtbot, workspace: Path) -> None:
+    window = _window(qtbot, workspace)
+    seen_chunks: list[str] = []
+    window.bridge.turn_event_received.connect(
+        lambda _sid, ev: seen_chunks.append(ev.text) if type(ev).__name__ == "TextDelta" else None
+    )
+    window.composer.input.setPlainText("hi there")
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+
+    def assistant_texts() -> list[str]:
+        return [i.text for i in window.conversation_model.items() if i.kind is ItemKind.ASSISTANT]
+
+    qtbot.waitUntil(lambda: any("chunk by chunk" in t for t in assistant_texts()), timeout=10_000)
+    assert len(seen_chunks) > 1  # streamed in several chunks, not one block
+    assert "".join(seen_chunks) == "Streaming hello from the scripted model, chunk by chunk."
+    qtbot.waitUntil(lambda: not window.runtime.has_running_work(), timeout=5000)
+    users = [i.text for i in window.conversation_model.items() if i.kind is ItemKind.USER]
+    assert users == ["hi there"]
+
+
+def test_ask_autonomy_edit_goes_to_inbox_and_grant_resumes(qtbot, workspace: Path) -> None:
+    window = _window(qtbot, workspace)
+    editing = window.runtime.ws.store.find_space("Editing")
+    window.select_space(editing.id)
+    window.send_message("please write")
+    inbox = window.inbox
+    qtbot.waitUntil(lambda: inbox.pending_count() == 1, timeout=10_000)
+    approval = inbox.model.approval(0)
+    assert approval.kind is ApprovalKind.TOOL_CALL
+    assert not (editing.worktree / "out.txt").exists()
+    assert inbox.select_approval(approval.id)
+    inbox.grant_selected()
+    qtbot.waitUntil(lambda: (editing.worktree / "out.txt").exists(), timeout=10_000)
+    assert (editing.worktree / "out.txt").read_text() == "granted\n"
+    qtbot.waitUntil(
+        lambda: any(i.text == "All done." for i in window.conversation_model.items()), timeout=10_000
+    )
+    decided = window.runtime.ws.store.approval(approval.id)
+    assert decided.status is ApprovalStatus.GRANTED
+    assert decided.decided_by == "operator"
+
+
+def test_restart_shows_pending_approvals(qtbot, workspace: Path) -> None:
+    window = _window(qtbot, workspace)
+    editing = window.runtime.ws.store.find_space("Editing")
+    window.select_space(editing.id)
+    window.send_message("please write")
+    qtbot.waitUntil(lambda: window.inbox.pending_count() == 1, timeout=10_000)
+    qtbot.waitUntil(lambda: not window.runtime.has_running_work(), timeout=5000)
+    pending_id = window.inbox.model.approval(0).id
+    window.close()
+
+    again = _window(qtbot, workspace)
+    # pending approvals are there from construction, before any background load
+    assert again.inbox.pending_count() == 1
+    assert again.inbox.model.approval(0).id == pending_id
+
+
+def test_item_models_pass_the_model_tester(qtbot, workspace: Path) -> None:
+    window = _window(qtbot, workspace)
+    testers = [
+        QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
+        for model in (window.space_model, window.conversation_model, window.inbox.model, window.inbox.proxy)
+    ]
+    window.send_message("hello")
+    qtbot.waitUntil(
+        lambda: not window.runtime.has_running_work() and window.conversation_model.rowCount() > 1,
+        timeout=10_000,
+    )
+    main = window.runtime.ws.store.find_space("Main")
+    window.runtime.update_space(main.id, name="Main renamed")
+    qtbot.waitUntil(lambda: any(s.name == "Main renamed" for s in window.space_model.spaces()), timeout=5000)
+    assert len(testers) == 4
