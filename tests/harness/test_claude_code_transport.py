@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -309,7 +310,8 @@ def test_an_error_result_fails_the_turn_with_its_message(ws: Workspace, fake: Fa
     assert ended.status is TurnStatus.FAILED
     assert ended.error == "Claude Code: API Error: 529 overloaded"
     turn = ws.store.turn(ended.turn)
-    assert turn is not None and turn.status is TurnStatus.FAILED
+    assert turn is not None
+    assert turn.status is TurnStatus.FAILED
     errors = [m.text for m in ws.store.messages(space.conversation_id) if m.kind == "error"]
     assert errors == [ended.error]
 
@@ -331,9 +333,13 @@ def test_a_cli_that_dies_without_a_result_fails_with_its_stderr(
 def test_missing_cli_fails_the_turn_with_a_clear_message(
     ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    empty = tmp_path / "empty-bin"
-    empty.mkdir()
-    monkeypatch.setenv("PATH", str(empty))
+    # A PATH with git (workspaces need it) and no claude.
+    only_git = tmp_path / "only-git"
+    only_git.mkdir()
+    git = shutil.which("git")
+    assert git is not None
+    (only_git / "git").symlink_to(git)
+    monkeypatch.setenv("PATH", str(only_git))
     space = ws.create_space("nocli", mode=Mode.PLAN)
     ended, events = run(ws, AppSettings(claude_cli=None), space.id)
     assert isinstance(events[0], TurnStarted)
@@ -341,7 +347,8 @@ def test_missing_cli_fails_the_turn_with_a_clear_message(
     assert ended.error == CLI_NOT_FOUND
     assert ended.error == "Claude Code CLI not found: set its path in Settings or put `claude` on PATH"
     turn = ws.store.turn(ended.turn)
-    assert turn is not None and turn.status is TurnStatus.FAILED and turn.error == CLI_NOT_FOUND
+    assert turn is not None
+    assert (turn.status, turn.error) == (TurnStatus.FAILED, CLI_NOT_FOUND)
 
 
 def test_a_setting_that_names_no_executable_is_reported(ws: Workspace, tmp_path: Path) -> None:
@@ -411,7 +418,8 @@ def test_cancellation_kills_the_whole_process_group(
     assert isinstance(ended, TurnEnded)
     assert ended.status is TurnStatus.INTERRUPTED
     turn = ws.store.turn(ended.turn)
-    assert turn is not None and turn.status is TurnStatus.INTERRUPTED
+    assert turn is not None
+    assert turn.status is TurnStatus.INTERRUPTED
 
 
 # -- end to end, the real CLI -------------------------------------------------------------------
@@ -444,6 +452,7 @@ def loopback_key(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.usefixtures("loopback_key")
 def test_real_cli_in_plan_mode_cannot_touch_the_worktree(ws: Workspace) -> None:
     space = ws.create_space("e2e-plan", mode=Mode.PLAN)
+    also = space.worktree / "also"
     replies = [
         [{"type": "tool_use", "name": "Bash", "input": {"command": "touch pwned", "description": "try"}}],
         [
@@ -462,9 +471,10 @@ def test_real_cli_in_plan_mode_cannot_touch_the_worktree(ws: Workspace) -> None:
         requests = list(server.requests)
 
     assert not (space.worktree / "pwned").exists()
-    assert not (space.worktree / "also").exists()
+    assert not also.exists()
     assert ended.status is TurnStatus.COMPLETED, ended.error
-    assert requests and all(r.api_key == "sk-loopback" for r in requests)
+    assert requests
+    assert all(r.api_key == "sk-loopback" for r in requests)
     results = {e.id: e for e in events if isinstance(e, ToolResultEvent)}
     calls = [e for e in events if isinstance(e, ToolCallEvent)]
     touch = next(c for c in calls if c.input.get("command") == "touch pwned")

@@ -19,7 +19,6 @@ from control_center.core.events import NudgeEvent, ToolResultEvent, TurnEnded, T
 from control_center.core.modes import Mode
 from control_center.core.review import ReviewError
 from control_center.harness.loop import Harness, RunRequest
-from control_center.harness.sandbox import sandbox_available
 from control_center.workspace import Workspace, WorkspaceError
 from tests.helpers import git, make_workspace
 
@@ -117,12 +116,7 @@ def test_review_open_makes_a_review_space_at_the_head(
     assert json.loads(out)["mode"] == "review"
 
 
-# bubblewrap mounts a tmpfs on /tmp and binds back only the worktree, so a worktree whose repository
-# lives under /tmp (every tmp_path) loses its git common dir: git fails with "not a git repository".
-# Reported; strict, so the marker must go once harness/sandbox.py binds the common dir too.
-@pytest.mark.xfail(
-    sandbox_available(), reason="harness/sandbox.py hides the worktree's git common dir", strict=True
-)
+# Also proves the sandbox (read-only posture) lets git reach a linked worktree's common dir.
 def test_the_agents_git_diff_shows_the_pull_request(
     capsys: pytest.CaptureFixture[str], ws: Workspace
 ) -> None:
@@ -225,14 +219,8 @@ def _without(key: str) -> dict[str, Any]:
         pytest.param({**GOOD, "confidence": 1.5}, "confidence 1.5 out of range", id="confidence-1.5"),
         pytest.param({**GOOD, "confidence": -0.1}, "confidence -0.1 out of range", id="confidence-negative"),
         pytest.param(_without("confidence"), "missing confidence", id="missing-confidence"),
-        # core/tools.py types confidence as a number in the schema, so the loop refuses the call
-        # before the lenient writer sees it (SPEC §6 says store it). Reported; strict.
-        pytest.param(
-            {**GOOD, "confidence": "0.9"},
-            "is not a number",
-            id="string-confidence",
-            marks=pytest.mark.xfail(reason="add_review_node schema rejects a string confidence", strict=True),
-        ),
+        pytest.param({**GOOD, "confidence": "0.9"}, "is not a number", id="string-confidence"),
+        pytest.param({**GOOD, "priority": 1}, "is not a string P0..P3", id="numeric-priority"),
     ],
 )
 def test_a_bad_finding_is_stored_warned_and_dropped_at_read(
