@@ -8,14 +8,19 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
+from control_center.core.errors import OperatorError
 from control_center.core.modes import Autonomy, Mode, Transport, parse_enum
 from control_center.core.profiles import profile_for
 from control_center.core.records import Gate
 from control_center.core.surface import build_system_prompt, materialize_surface
-from control_center.store.db import StoreError
-from control_center.workspace import Workspace, WorkspaceError, resolved_mode
+
+if TYPE_CHECKING:
+    from control_center.workspace import Workspace
+
+# The store, the harness, Qt and MCP load only inside the commands that use them: the Claude
+# Code hook runs once per tool call and must start fast.
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -38,6 +43,8 @@ def _print_json(value: Any) -> None:
 
 
 def _open(args: argparse.Namespace) -> Workspace:
+    from control_center.workspace import Workspace
+
     return Workspace.open(Path(args.workspace))
 
 
@@ -53,6 +60,8 @@ def _autonomy_arg(value: str) -> Autonomy:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    from control_center.workspace import Workspace
+
     ws = Workspace.init(Path(args.workspace), Path(args.repo))
     print(f"workspace {ws.root} bound to {ws.repo}")
     ws.close()
@@ -122,6 +131,8 @@ def cmd_space_list(args: argparse.Namespace) -> int:
 def cmd_surface(args: argparse.Namespace) -> int:
     ws = _open(args)
     try:
+        from control_center.workspace import resolved_mode
+
         space = ws.resolve_dispatch(args.space)
         mode = resolved_mode(space)
         autonomy = space.autonomy if space else Autonomy.ASK
@@ -256,6 +267,15 @@ def build_parser() -> argparse.ArgumentParser:
     rs.add_argument("--json", action="store_true")
     rs.set_defaults(func=_lazy("control_center.commands", "cmd_review_show"))
 
+    ri = rsub.add_parser("import", help="open a review space for a GitHub pull request")
+    ws_arg(ri)
+    ri.add_argument("ref", help="https://github.com/OWNER/REPO/pull/N or OWNER/REPO#N")
+    ri.add_argument("--name")
+    ri.add_argument("--autonomy", default="ask")
+    ri.add_argument("--gate", action="append", metavar="NAME=COMMAND")
+    ri.add_argument("--api-url", dest="api_url", help="GitHub API base URL (default https://api.github.com)")
+    ri.set_defaults(func=_lazy("control_center.github_import", "cmd_review_import"))
+
     su = sub.add_parser("surface", help="what the next turn would get")
     ws_arg(su)
     su.add_argument("--space")
@@ -316,7 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.code
-    except (WorkspaceError, StoreError, ValueError) as exc:
+    except (OperatorError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:

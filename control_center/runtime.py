@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus, Decision
 from control_center.core.events import TurnEnded, TurnEvent, TurnStatus
@@ -23,12 +23,15 @@ from control_center.core.modes import Autonomy, Mode
 from control_center.core.records import Space
 from control_center.core.transcript import TranscriptItem
 from control_center.harness.history import transcript
-from control_center.harness.loop import Harness, HarnessError, RunRequest
 from control_center.harness.settings import AppSettings
-from control_center.harness.verbs import OPERATOR
-from control_center.pipeline.decisions import DecisionOutcome, decide
-from control_center.pipeline.runner import PipelineRunner
 from control_center.workspace import Workspace
+
+if TYPE_CHECKING:
+    from control_center.harness.loop import Harness
+    from control_center.pipeline.decisions import DecisionOutcome
+
+# The harness, decisions and pipeline modules load on the worker thread at first use, so the
+# first window paints without them.
 
 log = logging.getLogger(__name__)
 
@@ -98,13 +101,22 @@ class WorkspaceRuntime:
         self.settings = settings or AppSettings.load()
         self.listeners: list[RuntimeListener] = []
         self._operator = _GuiOperator(self)
-        self.harness = Harness(ws, self.settings, operator=self._operator)
+        self._harness: Harness | None = None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run_loop, name="control-center-harness", daemon=True)
         self._turn_tasks: dict[str, asyncio.Task[Any]] = {}  # space id (or "") -> running turn task
         self._pipeline_tasks: dict[str, asyncio.Task[Any]] = {}
+        self._pipeline_space: dict[str, str | None] = {}
         self._closed = False
         self._thread.start()
+
+    @property
+    def harness(self) -> Harness:
+        if self._harness is None:
+            from control_center.harness.loop import Harness
+
+            self._harness = Harness(self.ws, self.settings, operator=self._operator)
+        return self._harness
 
     # -- plumbing -------------------------------------------------------------------------------
 
@@ -155,9 +167,11 @@ class WorkspaceRuntime:
         truncated = limit is not None and len(rows) > limit
         if truncated:
             rows = rows[1:]
-        counts = self.ws.store.thread_counts(space.conversation_id)
-        statuses = {a.id: a.status.value for a in self.ws.store.approvals(space_id=space_id)}
+        counts = self.ws.store.thread_counts(space.conversation_id, [r.id for r in rows])
         items = transcript(rows, counts)
+        statuses = self.ws.store.approval_statuses(
+            [i.data["approval_id"] for i in items if i.data and i.data.get("approval_id")]
+        )
         items = [_with_approval_status(i, statuses) for i in items]
         return TranscriptPage(space_id, items, truncated)
 
@@ -167,11 +181,17 @@ class WorkspaceRuntime:
     def running_spaces(self) -> set[str]:
         return {k for k, t in list(self._turn_tasks.items()) if not t.done()}
 
+    def pipeline_spaces(self) -> set[str]:
+        """Spaces whose generated work (a pipeline) is running now."""
+        return {sid for sid in list(self._pipeline_space.values()) if sid}
+
     # -- turns ----------------------------------------------------------------------------------
 
     def send_message(
         self, space_id: str, text: str, *, provider: str | None = None
     ) -> concurrent.futures.Future[Any]:
+        from control_center.harness.loop import RunRequest
+
         async def run() -> TurnEnded | None:
             if space_id in self.running_spaces():
                 self._notify("error", "a turn is already running in this space; stop it or wait")
@@ -184,6 +204,8 @@ class WorkspaceRuntime:
         return self._submit(run())
 
     async def _track(self, space_id: str, coro: Coroutine[Any, Any, TurnEnded]) -> TurnEnded | None:
+        from control_center.harness.loop import HarnessError
+
         task = asyncio.ensure_future(coro)
         self._turn_tasks[space_id] = task
         try:
@@ -215,12 +237,17 @@ class WorkspaceRuntime:
 
     def cancel(self, space_id: str) -> concurrent.futures.Future[Any]:
         async def run() -> None:
+            from control_center.pipeline.service import cancel_pipeline
+
             task = self._turn_tasks.get(space_id)
             if task is not None:
                 task.cancel()
             for pid, ptask in list(self._pipeline_tasks.items()):
                 row = self.ws.store.pipeline(pid)
                 if row is not None and row.space_id == space_id:
+                    # The operator's stop is recorded first, so the pipeline does not come back
+                    # as "interrupted" at the next start.
+                    await asyncio.to_thread(cancel_pipeline, self.ws, pid)
                     ptask.cancel()
 
         return self._submit(run())
@@ -240,6 +267,9 @@ class WorkspaceRuntime:
     ) -> concurrent.futures.Future[Any]:
         """Record the operator's decision, then continue what waited on it: a tool-call turn is
         resumed, an approved plan or orchestration runs its pipeline."""
+
+        from control_center.harness.verbs import OPERATOR
+        from control_center.pipeline.decisions import decide
 
         async def run() -> DecisionOutcome | None:
             try:
@@ -265,6 +295,8 @@ class WorkspaceRuntime:
     # -- pipelines ------------------------------------------------------------------------------
 
     def run_pipeline(self, pipeline_id: str) -> concurrent.futures.Future[Any]:
+        from control_center.pipeline.runner import PipelineRunner
+
         async def run() -> Any:
             if pipeline_id in self._pipeline_tasks and not self._pipeline_tasks[pipeline_id].done():
                 return None
@@ -278,6 +310,8 @@ class WorkspaceRuntime:
             )
             task = asyncio.ensure_future(runner.run(pipeline_id))
             self._pipeline_tasks[pipeline_id] = task
+            self._pipeline_space[pipeline_id] = space_id
+            self._notify("spaces_changed")
             try:
                 return await task
             except asyncio.CancelledError:
@@ -287,6 +321,7 @@ class WorkspaceRuntime:
                 return None
             finally:
                 self._pipeline_tasks.pop(pipeline_id, None)
+                self._pipeline_space.pop(pipeline_id, None)
                 self._notify("pipeline_changed", pipeline_id, space_id)
                 self._notify("spaces_changed")
                 self._notify("approvals_changed")
@@ -300,10 +335,19 @@ class WorkspaceRuntime:
             if ended.turn in node_turns.values() and ended.status is not TurnStatus.AWAITING_APPROVAL:
                 self.run_pipeline(row.id)
 
-    def resume_pipelines(self) -> None:
-        for status in ("running", "interrupted"):
-            for row in self.ws.store.pipelines(status=status):
-                self.run_pipeline(row.id)
+    def resume_pipelines(self) -> concurrent.futures.Future[Any]:
+        """At start-up: pipelines that were running, interrupted or waiting continue where they
+        stopped (a waiting one whose approval was decided meanwhile resumes its turn)."""
+
+        async def run() -> None:
+            from control_center.pipeline.service import RESUMABLE_STATUSES
+
+            # Each resumes through run_pipeline, so it is tracked (and stopped cleanly on close).
+            for row in self.ws.store.pipelines():
+                if row.status in RESUMABLE_STATUSES:
+                    self.run_pipeline(row.id)
+
+        return self._submit(run())
 
     # -- spaces ---------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from control_center.core.errors import OperatorError
 from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.profiles import DISPATCH_DEFAULT_MODE, PR_SPACE_MODE, profile_for
 from control_center.core.records import Gate, Space
@@ -19,7 +20,7 @@ WORKTREES_DIR = "worktrees"
 SCRATCH_DIR = "scratch"
 
 
-class WorkspaceError(Exception):
+class WorkspaceError(OperatorError):
     """An operator-facing error: the message is one clear line."""
 
 

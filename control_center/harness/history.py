@@ -10,8 +10,8 @@ from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
 from control_center.store.tables import MessageRow
 
 MODEL_ROLES = ("user", "assistant")
-#: Rows fetched from the tail of a conversation when a cached history catches up.
-_TAIL = 16
+#: Most rows fetched from the tail of a conversation when a cached history catches up.
+_MAX_TAIL = 64
 
 
 class HistoryCache:
@@ -27,18 +27,21 @@ class HistoryCache:
         self.conversation_id = conversation_id
         self._rows: list[MessageRow] = []
         self._merged: list[dict[str, Any]] = []
+        #: How many rows the last catch-up brought: the next one starts its window from there.
+        self._last_fresh = 2
 
     def _sync(self, store: Any) -> list[MessageRow]:
         """Bring the rows up to date; return the rows not merged yet."""
         if self._rows:
             last = self._rows[-1].id
-            limit = _TAIL
-            while limit <= 4 * _TAIL:
+            limit = self._last_fresh + 2
+            while limit <= _MAX_TAIL:
                 tail = store.messages(self.conversation_id, limit=limit)
                 ids = [r.id for r in tail]
                 if last in ids:
                     fresh = tail[ids.index(last) + 1 :]
                     self._rows.extend(fresh)
+                    self._last_fresh = len(fresh)
                     return fresh
                 if len(tail) < limit:
                     break  # the conversation is shorter than the window: the cache is stale

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from control_center.core.approvals import ApprovalKind, ApprovalStatus
+from control_center.core.errors import OperatorError
 from control_center.core.events import (
     ApprovalRequested,
     NudgeEvent,
@@ -81,7 +82,7 @@ GATE_TIMEOUT_S = 600.0
 SCRIPT_META_PREFIX = "script:"
 
 
-class HarnessError(Exception):
+class HarnessError(OperatorError):
     """A turn that cannot start or resume; one clear line for the operator."""
 
 
@@ -129,6 +130,8 @@ class _TurnCtx:
     #: The surface as the model request carries it, built once per run (schemas are frozen).
     tool_defs: list[dict[str, Any]] = field(default_factory=list)
     history: HistoryCache | None = None
+    #: ``state`` changed in a way that may wait for the next turn-row write (see _process_calls).
+    state_dirty: bool = False
 
 
 class Harness:
@@ -477,7 +480,9 @@ class Harness:
             output_tokens=ctx.output_tokens,
             cost_usd=ctx.cost,
             cursor=ctx.provider.cursor,
+            **({"state": ctx.state} if ctx.state_dirty else {}),
         )
+        ctx.state_dirty = False
         return response
 
     async def _process_calls(
@@ -487,6 +492,7 @@ class Harness:
         "awaiting" (a call waits for a decision; its place is saved for resume)."""
         store = self.ws.store
         end_run = False
+        delivered_before = ctx.delivered
         for index in range(start, len(uses)):
             use = uses[index]
             call_id, name, args = use.get("id") or new_id(), use.get("name", ""), use.get("input") or {}
@@ -534,8 +540,14 @@ class Harness:
                 turn_id=ctx.turn.id,
             )
             emit(ToolResultEvent(call_id, name, out.is_error, out.content))
-        ctx.state.pop("pending", None)
-        store.update_turn(ctx.turn.id, state=ctx.state, delivered=ctx.delivered)
+        had_pending = ctx.state.pop("pending", None) is not None
+        if had_pending or ctx.delivered != delivered_before:
+            store.update_turn(ctx.turn.id, state=ctx.state, delivered=ctx.delivered)
+        else:
+            # Only last_tool moved: it rides on the next turn-row write (the next model call's, or
+            # the end's), one write fewer per step. A crash in between forgets only which tool ran
+            # last (the report_progress rule), never a delivery or a pending call.
+            ctx.state_dirty = True
         return "end_run" if end_run else "continue"
 
     def _request_tool_approval(

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from control_center.core.approvals import Approval, ApprovalKind, Decision
+from control_center.core.errors import OperatorError
 from control_center.core.orchestration import materialize, parse_proposal, stable_id
 from control_center.core.pipeline import compile_plan, initial_state, spec_to_json, state_to_json
 from control_center.core.plan import parse_plan
@@ -22,7 +23,7 @@ from control_center.store.db import StoreError
 from control_center.workspace import Workspace
 
 
-class DecisionError(Exception):
+class DecisionError(OperatorError):
     pass
 
 

@@ -5,22 +5,29 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event, inspect
+
+from control_center.core.errors import OperatorError
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 MARKER_TABLE = "workspace_meta"
+#: The newest migration this code ships. Alembic (slow to import) is loaded only when a database
+#: is not at this revision; a test keeps this constant equal to Alembic's head.
+HEAD_REVISION = "0001"
 
 
-class StoreError(Exception):
+class StoreError(OperatorError):
     """A database that cannot be used; the message says why, and nothing was changed."""
 
 
 def _alembic_config(url: str) -> Config:
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     cfg.set_main_option("sqlalchemy.url", url)
@@ -28,10 +35,19 @@ def _alembic_config(url: str) -> Config:
 
 
 def head_revision() -> str:
+    from alembic.script import ScriptDirectory
+
     script = ScriptDirectory.from_config(_alembic_config("sqlite://"))
     head = script.get_current_head()
     assert head is not None
     return head
+
+
+def _known_revisions() -> set[str]:
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory.from_config(_alembic_config("sqlite://"))
+    return {r.revision for r in script.walk_revisions()}
 
 
 def _on_connect(dbapi_conn: sqlite3.Connection, _record: object) -> None:
@@ -92,23 +108,22 @@ def open_database(path: Path, *, create: bool) -> Engine:
             raise StoreError(f"{path} is not a Control Center workspace database ({exc})") from None
         if tables and MARKER_TABLE not in tables:
             raise StoreError(f"{path} is an SQLite database but not a Control Center workspace")
-        script = ScriptDirectory.from_config(_alembic_config("sqlite://"))
-        if version is not None and version not in {r.revision for r in script.walk_revisions()}:
+        if version is not None and version != HEAD_REVISION and version not in _known_revisions():
             raise StoreError(
                 f"{path} has schema version {version}, newer than this Control Center understands "
                 f"(latest known: {head_revision()}); upgrade Control Center to open it"
             )
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
+        version = None
     engine = make_engine(path)
-    with engine.begin() as conn:
-        ctx = MigrationContext.configure(conn)
-        current = ctx.get_current_revision()
-    if current != head_revision():
+    if version != HEAD_REVISION:
+        from alembic import command
+
         cfg = _alembic_config(f"sqlite:///{path}")
         with engine.begin() as conn:
             cfg.attributes["connection"] = conn
             command.upgrade(cfg, "head")
-    if MARKER_TABLE not in inspect(engine).get_table_names():
-        raise StoreError(f"{path}: migration did not create the workspace schema")
+        if MARKER_TABLE not in inspect(engine).get_table_names():
+            raise StoreError(f"{path}: migration did not create the workspace schema")
     return engine

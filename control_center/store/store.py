@@ -5,6 +5,7 @@ and SQLite's busy timeout arbitrates between processes). Each method is one unit
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import uuid
@@ -14,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, literal_column
+from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
@@ -95,7 +96,7 @@ def _turn(row: TurnRow) -> Turn:
     )
 
 
-def _approval(row: ApprovalRow) -> Approval:
+def _approval(row: Any) -> Approval:
     return Approval(
         id=row.id,
         kind=ApprovalKind(row.kind),
@@ -316,11 +317,16 @@ class Store:
                 return list(reversed(s.exec(q).all()))
             return list(s.exec(q.order_by(col(MessageRow.seq))))
 
-    def thread_counts(self, conversation_id: str) -> dict[str, int]:
-        """Message id -> number of messages in the thread hanging off it."""
+    def thread_counts(self, conversation_id: str, message_ids: Sequence[str] | None = None) -> dict[str, int]:
+        """Message id -> number of messages in the thread hanging off it (restricted to
+        ``message_ids`` when given: a page of a long conversation)."""
         with self._read() as s:
-            parent = (
-                select(MessageRow.id).where(MessageRow.conversation_id == conversation_id).scalar_subquery()
+            parent: Any = (
+                list(message_ids)
+                if message_ids is not None
+                else select(MessageRow.id)
+                .where(MessageRow.conversation_id == conversation_id)
+                .scalar_subquery()
             )
             rows = s.exec(
                 select(ConversationRow.parent_message_id, func.count(MessageRow.id))
@@ -441,20 +447,54 @@ class Store:
         turn_id: str | None = None,
     ) -> list[Approval]:
         """Newest first."""
-        with self._read() as s:
-            # Timestamps have millisecond resolution; rowid (insertion order) breaks ties.
-            q = select(ApprovalRow).order_by(
-                col(ApprovalRow.created_at).desc(), literal_column("approval.rowid").desc()
+        # Straight SQL and one json.loads per row: the Inbox loads the whole history, and mapped
+        # objects (or even typed Core rows) cost seconds at 100,000 approvals. Timestamps have
+        # millisecond resolution; rowid (insertion order) breaks ties.
+        where: list[str] = []
+        params: list[Any] = []
+        for column, value in (
+            ("status", status.value if status else None),
+            ("kind", kind.value if kind else None),
+            ("space_id", space_id),
+            ("turn_id", turn_id),
+        ):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        sql = (
+            "SELECT id, kind, status, space_id, turn_id, summary, payload, created_at, decided_at, "
+            "decided_by, reason FROM approval"
+            + (" WHERE " + " AND ".join(where) if where else "")
+            + " ORDER BY created_at DESC, rowid DESC"
+        )
+        with self.engine.connect() as conn:
+            rows = conn.exec_driver_sql(sql, tuple(params)).fetchall()
+        return [
+            Approval(
+                id=r[0],
+                kind=ApprovalKind(r[1]),
+                status=ApprovalStatus(r[2]),
+                space_id=r[3],
+                turn_id=r[4],
+                summary=r[5],
+                payload=json.loads(r[6]) if r[6] else {},
+                created_at=r[7],
+                decided_at=r[8],
+                decided_by=r[9],
+                reason=r[10],
             )
-            if status is not None:
-                q = q.where(ApprovalRow.status == status.value)
-            if kind is not None:
-                q = q.where(ApprovalRow.kind == kind.value)
-            if space_id is not None:
-                q = q.where(ApprovalRow.space_id == space_id)
-            if turn_id is not None:
-                q = q.where(ApprovalRow.turn_id == turn_id)
-            return [_approval(r) for r in s.exec(q)]
+            for r in rows
+        ]
+
+    def approval_statuses(self, approval_ids: Sequence[str]) -> dict[str, str]:
+        """id -> status for the given approvals (what a transcript page needs to draw its rows)."""
+        if not approval_ids:
+            return {}
+        with self._read() as s:
+            rows = s.execute(
+                select(ApprovalRow.id, ApprovalRow.status).where(col(ApprovalRow.id).in_(list(approval_ids)))
+            )
+            return {r[0]: r[1] for r in rows}
 
     def decide_approval(
         self, approval_id: str, status: ApprovalStatus, *, by: str, reason: str | None = None

@@ -317,10 +317,13 @@ class MainWindow(QMainWindow):
 
     def _update_activity(self) -> None:
         running = self.runtime.running_spaces()
+        pipelines = self.runtime.pipeline_spaces()
         activity: dict[str, str] = {}
         for sid in self._spaces:
             if sid in running:
                 activity[sid] = "running"
+            elif sid in pipelines:
+                activity[sid] = "pipeline"
             elif sid in self._waiting:
                 activity[sid] = "waiting"
         self.space_model.set_activity(activity)

@@ -788,7 +788,7 @@ def test_history_cache_matches_a_full_rebuild(ws: Workspace) -> None:
 
     add("user", 1)
     check()
-    for count in (1, 2, 5, 40, 3):  # 40 rows is past the tail window: a full re-read
+    for count in (1, 2, 5, 70, 3):  # 70 rows is past the widest tail window: a full re-read
         add("assistant", 1)
         check()
         add("user", count)

@@ -220,7 +220,7 @@ def _without(key: str) -> dict[str, Any]:
         pytest.param({**GOOD, "confidence": -0.1}, "confidence -0.1 out of range", id="confidence-negative"),
         pytest.param(_without("confidence"), "missing confidence", id="missing-confidence"),
         pytest.param({**GOOD, "confidence": "0.9"}, "is not a number", id="string-confidence"),
-        pytest.param({**GOOD, "priority": 1}, "is not a string P0..P3", id="numeric-priority"),
+        pytest.param({**GOOD, "priority": 1}, "priority 1 is not a string", id="numeric-priority"),
     ],
 )
 def test_a_bad_finding_is_stored_warned_and_dropped_at_read(

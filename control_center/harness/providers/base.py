@@ -6,6 +6,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from control_center.core.errors import OperatorError
+
 
 @dataclass(frozen=True)
 class ModelSettings:
@@ -72,7 +74,7 @@ class ModelResponse:
 StreamItem = TextChunk | ThinkingChunk | ModelResponse
 
 
-class ProviderError(Exception):
+class ProviderError(OperatorError):
     """A model call that failed for good (after the SDK's own retries). The message is shown to
     the operator and recorded on the turn; it never contains the API key."""
 

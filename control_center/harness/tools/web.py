@@ -7,8 +7,6 @@ from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-
 from control_center.harness.tools.base import ToolContext, ToolError, ToolOutput
 
 TIMEOUT_S = 20.0
@@ -92,7 +90,7 @@ def fetch_url(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     headers = {"User-Agent": _USER_AGENT}
     try:
         with (
-            httpx.Client(timeout=TIMEOUT_S, follow_redirects=True, headers=headers) as client,
+            _httpx().Client(timeout=TIMEOUT_S, follow_redirects=True, headers=headers) as client,
             client.stream("GET", url) as resp,
         ):
             for chunk in resp.iter_bytes():
@@ -105,9 +103,9 @@ def fetch_url(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
             status, final_url = resp.status_code, str(resp.url)
             content_type = resp.headers.get("content-type", "")
             charset = resp.charset_encoding or "utf-8"
-    except httpx.TimeoutException as exc:
+    except _httpx().TimeoutException as exc:
         raise ToolError(f"fetching {url} timed out after {TIMEOUT_S:g} s") from exc
-    except httpx.HTTPError as exc:
+    except _httpx().HTTPError as exc:
         raise ToolError(f"fetching {url} failed: {exc}") from exc
 
     mime = content_type.split(";")[0].strip().lower()
@@ -129,3 +127,10 @@ def fetch_url(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         is_error=status >= 400,
         data={"status": status, "url": final_url, "truncated": truncated},
     )
+
+
+def _httpx():  # type: ignore[no-untyped-def]
+    """httpx loads on the first fetch, not when the harness starts (it is slow to import)."""
+    import httpx
+
+    return httpx
