@@ -339,6 +339,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OperatorError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except OSError as exc:  # permissions, a full disk, ...: one line, not a traceback
+        print(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        return EXIT_ERROR
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130

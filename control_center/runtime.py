@@ -175,8 +175,8 @@ class WorkspaceRuntime:
         items = [_with_approval_status(i, statuses) for i in items]
         return TranscriptPage(space_id, items, truncated)
 
-    def load_approvals(self) -> concurrent.futures.Future[list[Approval]]:
-        return self._call(self.ws.store.approvals)
+    def load_approvals(self, changed_since: str | None = None) -> concurrent.futures.Future[list[Approval]]:
+        return self._call(lambda: self.ws.store.approvals(changed_since=changed_since))
 
     def running_spaces(self) -> set[str]:
         return {k for k, t in list(self._turn_tasks.items()) if not t.done()}
@@ -477,6 +477,12 @@ class WorkspaceRuntime:
                 t.cancel()
             if tasks:
                 await asyncio.wait(tasks, timeout=timeout)
+            # Loads still in flight are abandoned: nobody waits for their results any more.
+            rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()]
+            for t in rest:
+                t.cancel()
+            if rest:
+                await asyncio.wait(rest, timeout=2)
 
         try:
             asyncio.run_coroutine_threadsafe(stop(), self._loop).result(timeout + 2)

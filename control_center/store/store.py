@@ -445,8 +445,10 @@ class Store:
         kind: ApprovalKind | None = None,
         space_id: str | None = None,
         turn_id: str | None = None,
+        changed_since: str | None = None,
     ) -> list[Approval]:
-        """Newest first."""
+        """Newest first. ``changed_since`` (an ISO timestamp) keeps those created or decided at or
+        after it: an Inbox refresh reads what changed, not the whole history."""
         # Straight SQL and one json.loads per row: the Inbox loads the whole history, and mapped
         # objects (or even typed Core rows) cost seconds at 100,000 approvals. Timestamps have
         # millisecond resolution; rowid (insertion order) breaks ties.
@@ -461,6 +463,9 @@ class Store:
             if value is not None:
                 where.append(f"{column} = ?")
                 params.append(value)
+        if changed_since is not None:
+            where.append("(created_at >= ? OR decided_at >= ?)")
+            params += [changed_since, changed_since]
         sql = (
             "SELECT id, kind, status, space_id, turn_id, summary, payload, created_at, decided_at, "
             "decided_by, reason FROM approval"

@@ -582,13 +582,33 @@ class MainWindow(QMainWindow):
     # -- approvals ------------------------------------------------------------------------------
 
     def refresh_approvals(self) -> None:
-        self._deliver.when_done(self.runtime.load_approvals(), self._set_approvals)
+        """The first load reads the whole history; later ones only what changed since the newest
+        timestamp seen (upserted), so a large Inbox does not reload on every decision."""
+        since = self._approvals_watermark
+        future = self.runtime.load_approvals(changed_since=since)
+        self._deliver.when_done(future, lambda rows: self._set_approvals(rows, full=since is None))
 
-    def _set_approvals(self, approvals: list[Any]) -> None:
-        before = {a.id for a in self.inbox.model.approvals() if a.status is ApprovalStatus.PENDING}
-        self.inbox.set_approvals(approvals)
+    _approvals_watermark: str | None = None
+
+    def _set_approvals(self, approvals: list[Any], *, full: bool = True) -> None:
+        model = self.inbox.model
+        before = {a.id for a in model.approvals() if a.status is ApprovalStatus.PENDING}
+        if full:
+            self.inbox.set_approvals(approvals)
+        else:
+            for approval in approvals:
+                self.inbox.upsert(approval)
+        stamps = [t for a in approvals for t in (a.created_at, a.decided_at) if t]
+        if stamps:
+            newest = max(stamps)
+            if self._approvals_watermark is None or newest > self._approvals_watermark:
+                self._approvals_watermark = newest
+        elif full and self._approvals_watermark is None:
+            self._approvals_watermark = ""
         new_pending = [a for a in approvals if a.status is ApprovalStatus.PENDING and a.id not in before]
-        self._waiting = {a.space_id for a in approvals if a.status is ApprovalStatus.PENDING and a.space_id}
+        self._waiting = {
+            a.space_id for a in model.approvals() if a.status is ApprovalStatus.PENDING and a.space_id
+        }
         self._update_activity()
         if new_pending and not self.isActiveWindow():
             self._notify(f"{len(new_pending)} new approval(s) waiting: {new_pending[0].summary}")
