@@ -188,20 +188,36 @@ class WorkspaceRuntime:
     # -- turns ----------------------------------------------------------------------------------
 
     def send_message(
-        self, space_id: str, text: str, *, provider: str | None = None
+        self, space_id: str, text: str, *, provider: str | None = None, thread: str | None = None
     ) -> concurrent.futures.Future[Any]:
+        """Run a turn in the space's conversation, or in ``thread`` (a thread's conversation id).
+        A thread's events are keyed ``SPACE#THREAD`` so the main conversation does not show them."""
         from control_center.harness.loop import RunRequest
 
+        key = f"{space_id}#{thread}" if thread else space_id
+
         async def run() -> TurnEnded | None:
-            if space_id in self.running_spaces():
-                self._notify("error", "a turn is already running in this space; stop it or wait")
+            if key in self.running_spaces():
+                self._notify("error", "a turn is already running here; stop it or wait")
                 return None
-            req = RunRequest(message=text, space_ref=space_id, provider=provider)
-            return await self._track(
-                space_id, self.harness.run(req, lambda e: self._notify("turn_event", space_id, e))
-            )
+            req = RunRequest(message=text, space_ref=space_id, provider=provider, conversation_id=thread)
+            return await self._track(key, self.harness.run(req, lambda e: self._notify("turn_event", key, e)))
 
         return self._submit(run())
+
+    def open_thread(self, space_id: str, message_id: str) -> concurrent.futures.Future[str]:
+        """The conversation id of the thread hanging off ``message_id`` (created on first use)."""
+
+        def work() -> str:
+            existing = self.ws.store.thread_of(message_id)
+            return existing or self.ws.store.create_conversation(
+                space_id=space_id, parent_message_id=message_id
+            )
+
+        return self._call(work)
+
+    def thread_transcript(self, conversation_id: str) -> concurrent.futures.Future[list[TranscriptItem]]:
+        return self._call(lambda: transcript(self.ws.store.messages(conversation_id)))
 
     async def _track(self, space_id: str, coro: Coroutine[Any, Any, TurnEnded]) -> TurnEnded | None:
         from control_center.harness.loop import HarnessError

@@ -240,6 +240,9 @@ class MainWindow(QMainWindow):
         self.conversation_view.approval_decision_requested.connect(self._on_inline_decision)
         self.conversation_view.open_plan_requested.connect(self.open_plan_studio)
         self.conversation_view.answer_requested.connect(self._on_answer_requested)
+        self.conversation_view.open_thread_requested.connect(self.open_thread)
+        self.conversation_view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.conversation_view.customContextMenuRequested.connect(self._conversation_menu)
         self.inbox.decision_requested.connect(self._on_inbox_decision)
         self.inbox.pending_count_changed.connect(self._on_pending_count)
         self.autonomy_combo.activated.connect(self._on_autonomy_changed)
@@ -568,6 +571,24 @@ class MainWindow(QMainWindow):
                 TranscriptItem(item_id, ItemKind.QUESTION, question, data={"answered": False})
             )
         self._notify(f"The agent asks: {question}")
+
+    def open_thread(self, item_id: str) -> None:
+        from control_center.ui.thread_dialog import open_thread
+
+        open_thread(self, item_id)
+
+    def _conversation_menu(self, pos: Any) -> None:
+        from PySide6.QtWidgets import QMenu
+
+        index = self.conversation_view.indexAt(pos)
+        if not index.isValid():
+            return
+        item = self.conversation_model.item(index.row())
+        if item.kind not in (ItemKind.USER, ItemKind.ASSISTANT):
+            return
+        menu = QMenu(self)
+        menu.addAction(theme.icon("thread"), "Reply in thread…", lambda: self.open_thread(item.id))
+        menu.exec(self.conversation_view.viewport().mapToGlobal(pos))
 
     def _on_answer_requested(self, item_id: str) -> None:
         row = self.conversation_model.row_of(item_id)

@@ -162,3 +162,63 @@ def test_item_models_pass_the_model_tester(qtbot, workspace: Path) -> None:
     window.runtime.update_space(main.id, name="Main renamed")
     qtbot.waitUntil(lambda: any(s.name == "Main renamed" for s in window.space_model.spaces()), timeout=5000)
     assert len(testers) == 4
+
+
+def test_reply_in_thread_runs_a_turn_in_the_thread(qtbot, workspace: Path) -> None:
+    from PySide6.QtWidgets import QDialog
+
+    window = _window(qtbot, workspace)
+    window.send_message("first message")
+    qtbot.waitUntil(
+        lambda: (
+            not window.runtime.has_running_work()
+            and any(
+                i.kind is ItemKind.USER and not i.id.startswith("local:")
+                for i in window.conversation_model.items()
+            )
+        ),
+        timeout=10_000,
+    )
+    user_item = next(i for i in window.conversation_model.items() if i.kind is ItemKind.USER)
+    main_rows = window.conversation_model.rowCount()
+    window.open_thread(user_item.id)
+    qtbot.waitUntil(lambda: window.findChild(QDialog, "threadDialog") is not None, timeout=5000)
+    dialog = window.findChild(QDialog, "threadDialog")
+    dialog.input.setPlainText("a question in the thread")
+    dialog._send()
+    qtbot.waitUntil(
+        lambda: any(
+            i.kind is ItemKind.ASSISTANT and "chunk by chunk" in i.text for i in dialog.model.items()
+        ),
+        timeout=10_000,
+    )
+    qtbot.waitUntil(lambda: not window.runtime.has_running_work(), timeout=5000)
+    # the thread's messages live in their own conversation, counted on the parent message
+    assert window.conversation_model.rowCount() == main_rows
+    page = window.runtime.transcript_now(window.current_space().id)
+    parent = next(i for i in page.items if i.id == user_item.id)
+    assert parent.thread_count == 2
+
+
+def test_closing_with_a_running_turn_leaves_it_interrupted(qtbot, workspace: Path) -> None:
+    from control_center.core.events import TurnStatus
+    from control_center.harness.providers.scripted import ScriptedProvider
+
+    window = _window(qtbot, workspace)
+    long_text = " ".join(f"word{i}" for i in range(2000))
+
+    def slow(settings, *, script=None, start=0, **_kw):  # type: ignore[no-untyped-def]
+        return ScriptedProvider([[{"type": "text", "text": long_text}]], start=start, chunk_delay_s=0.02)
+
+    window.runtime.harness.provider_factory = slow
+    started: list[str] = []
+    window.bridge.turn_event_received.connect(
+        lambda _sid, ev: started.append(ev.turn) if type(ev).__name__ == "TurnStarted" else None
+    )
+    window.send_message("go")
+    qtbot.waitUntil(lambda: bool(started) and window.runtime.has_running_work(), timeout=10_000)
+    runtime = window.runtime
+    window.close()
+    turn = runtime.ws.store.turn(started[0])
+    assert turn.status is TurnStatus.INTERRUPTED
+    assert "resume" in (turn.error or "")
