@@ -188,7 +188,13 @@ class WorkspaceRuntime:
     # -- turns ----------------------------------------------------------------------------------
 
     def send_message(
-        self, space_id: str, text: str, *, provider: str | None = None, thread: str | None = None
+        self,
+        space_id: str,
+        text: str,
+        *,
+        provider: str | None = None,
+        thread: str | None = None,
+        author: str = "agent",
     ) -> concurrent.futures.Future[Any]:
         """Run a turn in the space's conversation, or in ``thread`` (a thread's conversation id).
         A thread's events are keyed ``SPACE#THREAD`` so the main conversation does not show them."""
@@ -200,7 +206,9 @@ class WorkspaceRuntime:
             if key in self.running_spaces():
                 self._notify("error", "a turn is already running here; stop it or wait")
                 return None
-            req = RunRequest(message=text, space_ref=space_id, provider=provider, conversation_id=thread)
+            req = RunRequest(
+                message=text, space_ref=space_id, provider=provider, conversation_id=thread, author=author
+            )
             return await self._track(key, self.harness.run(req, lambda e: self._notify("turn_event", key, e)))
 
         return self._submit(run())

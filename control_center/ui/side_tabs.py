@@ -143,10 +143,30 @@ def _apply_review(window: MainWindow, data: SideData) -> None:
         panel.operator_decision_requested.connect(
             lambda verdict: _review_action(window, "operator_decision", verdict)
         )
+        if hasattr(panel, "second_reviewer_requested"):
+            panel.second_reviewer_requested.connect(lambda: _second_reviewer(window))
         window.review_panel = panel
         window.tabs.addTab(_scrollable(panel), theme.icon("review"), "Review")
     panel.set_diff_provider(lambda path: _pr_diff(window, space_id, path))
     panel.set_snapshot(data.review)
+
+
+SECOND_REVIEWER = "reviewer-2"
+SECOND_REVIEW_PROMPT = (
+    "You are a second reviewer on this pull request. Read the change and the findings already "
+    "recorded; confirm the ones you agree with (confirm_review_node) and add what is missing."
+)
+
+
+def _second_reviewer(window: MainWindow) -> None:
+    """The operator starts a second reviewer agent in the same room; it may confirm the first
+    reviewer's findings (a peer), never its own."""
+    space = window.current_space()
+    if space is None:
+        return
+    window.runtime.send_message(space.id, SECOND_REVIEW_PROMPT, author=SECOND_REVIEWER)
+    window.show_tab(None)
+    window.tabs.setCurrentIndex(0)
 
 
 def _pr_diff(window: MainWindow, space_id: str, path: str) -> str:
