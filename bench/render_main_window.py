@@ -30,9 +30,15 @@ def pump(app: QApplication, seconds: float) -> None:
 
 
 def main() -> None:
-    root = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp()) / "demo"
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    root = Path(args[0]) if args else Path(tempfile.mkdtemp()) / "demo"
     create_demo(root).close()
     app = QApplication.instance() or QApplication([])
+    dark = "--dark" in sys.argv
+    if dark:
+        from control_center.ui import theme
+
+        app.setPalette(theme.dark_palette())
     window = create_main_window(root)
     window.resize(1500, 900)
     window.show()
@@ -46,17 +52,17 @@ def main() -> None:
         pump(app, 0.3)
         window.send_message("Please go ahead.")
         pump(app, 3.0)
-        slug = name.split("·")[0].strip().lower()
+        slug = name.split("·")[0].strip().lower() + ("_dark" if dark else "")
         window.grab().save(str(OUT / f"main_{slug}.png"))
-        if window.plan_studio is not None and slug == "plan":
+        if window.plan_studio is not None and slug.startswith("plan"):
             window.show_tab(window.plan_studio)
             pump(app, 0.3)
-            window.grab().save(str(OUT / "main_plan_studio.png"))
+            window.grab().save(str(OUT / f"main_plan_studio{'_dark' if dark else ''}.png"))
             window.tabs.setCurrentIndex(0)
-        if window.review_panel is not None and slug == "review":
+        if window.review_panel is not None and slug.startswith("review"):
             window.show_tab(window.review_panel)
             pump(app, 0.3)
-            window.grab().save(str(OUT / "main_review.png"))
+            window.grab().save(str(OUT / f"main_review{'_dark' if dark else ''}.png"))
             window.tabs.setCurrentIndex(0)
     window.inbox.set_status_filter("all")
     pump(app, 0.3)

@@ -199,23 +199,33 @@ def snapshot() -> ReviewSnapshot:
     )
 
 
-def main() -> int:
-    app = QApplication.instance() or QApplication(sys.argv)
+#: (file name, width, height): the standalone size, and the width the Review tab gets inside the
+#: main window next to the Inbox dock (~700-900 px), where the panel must still read well.
+SIZES = (("review_panel.png", 1200, 800), ("review_panel_760.png", 760, 800))
+
+
+def render(app: QApplication, name: str, width: int, height: int) -> Path:
     panel = ReviewVerdictPanel()
-    panel.resize(1200, 800)
+    panel.resize(width, height)
     panel.set_diff_provider(lambda path: DIFFS.get(path, ""))
     panel.set_snapshot(snapshot())
     panel.axes_view.expand(panel.axes_model.index(0, 0))
     panel.show()
     panel.select_node("n1")
     app.processEvents()
-    out = Path(__file__).resolve().parent.parent / "renders" / "review_panel.png"
+    out = Path(__file__).resolve().parent.parent / "renders" / name
     out.parent.mkdir(exist_ok=True)
     panel.grab().save(str(out))
-    print(out)
     # Destroy the widget tree while QApplication still exists: left to interpreter shutdown, PySide
     # may tear Qt objects down after the application and crash on exit.
     shiboken6.delete(panel)
+    return out
+
+
+def main() -> int:
+    app = QApplication.instance() or QApplication(sys.argv)
+    for name, width, height in SIZES:
+        print(render(app, name, width, height))
     return 0
 
 

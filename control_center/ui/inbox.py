@@ -462,6 +462,8 @@ class InboxView(QWidget):
         self.proxy.rowsRemoved.connect(self._update_count)
         self.proxy.modelReset.connect(self._update_count)
         self.proxy.layoutChanged.connect(self._update_count)
+        # The model recounts pending rows after its reset signal; refresh the label then too.
+        self.model.pending_count_changed.connect(self._update_count)
         self.model.dataChanged.connect(self._on_source_changed)
         self.grant_button.clicked.connect(self.grant_selected)
         self.reject_button.clicked.connect(self.reject_selected)

@@ -369,10 +369,11 @@ class MainWindow(QMainWindow):
     def _show_space_header(self, space: Space) -> None:
         profile = profile_for(space.mode)
         self.space_title.setText(space.name)
-        color = theme.colors(self.palette()).mode(space.mode).name()
+        color = theme.colors(self.palette()).mode(space.mode)
         self.mode_badge.setText(f" {profile.label} ")
         self.mode_badge.setStyleSheet(
-            f"background: {color}; color: white; border-radius: 8px; padding: 1px 8px; font-weight: 600;"
+            f"background: {color.name()}; color: {theme.text_on(color).name()}; border-radius: 8px; "
+            "padding: 1px 8px; font-weight: 600;"
         )
         self.composer.set_mode(space.mode)
         self.autonomy_combo.setCurrentIndex(self.autonomy_combo.findData(space.autonomy.value))

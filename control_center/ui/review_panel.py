@@ -18,6 +18,7 @@ from PySide6.QtGui import (
     QIcon,
     QPainter,
     QPixmap,
+    QResizeEvent,
     QStandardItem,
     QStandardItemModel,
     QSyntaxHighlighter,
@@ -73,6 +74,11 @@ _PRIORITY_COLOUR = {"P0": "#c62828", "P1": "#e65100", "P2": "#8d6e00", "P3": "#5
 _ANCHOR_BACKGROUND = QColor("#fff59d")
 
 REPOSITORY_WIDE = "Repository-wide"
+
+#: Below this width the findings list and the selected finding's detail stack vertically: side by
+#: side, at the ~700-900 px the Review tab gets next to the Inbox dock, the title column is elided
+#: to a few letters and the diff to half a line.
+NARROW_WIDTH = 1000
 
 # --- item roles and columns -------------------------------------------------------------------
 
@@ -295,6 +301,8 @@ class ReviewVerdictPanel(QWidget):
     confirm_requested = Signal(str)
     open_ticket_requested = Signal(str)
     operator_decision_requested = Signal(str)
+    #: The operator asks for a second reviewer agent in this room; who runs it is the window's call.
+    second_reviewer_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -322,13 +330,14 @@ class ReviewVerdictPanel(QWidget):
         self.dropped_notice.hide()
         root.addWidget(self.dropped_notice)
 
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(self._build_left())
-        split.addWidget(self._build_detail())
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
-        split.setSizes([660, 440])
-        root.addWidget(split, 1)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, objectName="reviewSplitter")
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(self._build_left())
+        self.splitter.addWidget(self._build_detail())
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setSizes([660, 440])
+        root.addWidget(self.splitter, 1)
 
         self.set_snapshot(ReviewSnapshot.build(agent_verdict=None))
 
@@ -340,19 +349,18 @@ class ReviewVerdictPanel(QWidget):
         row.setContentsMargins(0, 0, 0, 0)
         self.verdict_badge = QLabel(objectName="verdictBadge")
         self.verdict_badge.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.verdict_badge.setMinimumSize(170, 64)
+        self.verdict_badge.setMinimumSize(150, 64)
         self.verdict_badge.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         row.addWidget(self.verdict_badge, 0, Qt.AlignmentFlag.AlignTop)
 
         middle = QVBoxLayout()
         self.agent_verdict_label = QLabel(objectName="agentVerdictLabel")
         self.operator_decision_label = QLabel(objectName="operatorDecisionLabel")
-        verdicts = QHBoxLayout()
-        verdicts.addWidget(self.agent_verdict_label)
-        verdicts.addSpacing(24)
-        verdicts.addWidget(self.operator_decision_label)
-        verdicts.addStretch(1)
-        middle.addLayout(verdicts)
+        # One above the other: the operator's decision reads right next to the model's verdict, and
+        # the header stays narrow enough for the Review tab beside the Inbox.
+        middle.addWidget(self.agent_verdict_label)
+        middle.addWidget(self.operator_decision_label)
+        middle.addSpacing(2)
         self.reasons_label = QLabel(objectName="verdictReasons")
         self.reasons_label.setWordWrap(True)
         self.reasons_label.setTextFormat(Qt.TextFormat.PlainText)
@@ -364,7 +372,7 @@ class ReviewVerdictPanel(QWidget):
         row.addLayout(middle, 1)
 
         decide = QVBoxLayout()
-        decide.addWidget(QLabel("Operator decision"), 0, Qt.AlignmentFlag.AlignRight)
+        decide.addWidget(QLabel("Record your decision"), 0, Qt.AlignmentFlag.AlignRight)
         buttons = QHBoxLayout()
         self.decision_buttons: dict[str, QPushButton] = {}
         for verdict in Verdict:
@@ -374,6 +382,13 @@ class ReviewVerdictPanel(QWidget):
             buttons.addWidget(button)
             self.decision_buttons[verdict.value] = button
         decide.addLayout(buttons)
+        self.second_reviewer_button = QPushButton("Ask a second reviewer", objectName="secondReviewerButton")
+        self.second_reviewer_button.setToolTip(
+            "Start a second reviewer agent in this room: it can confirm the findings recorded so far"
+            " (a peer, never a finding's author) and add its own"
+        )
+        self.second_reviewer_button.clicked.connect(lambda: self.second_reviewer_requested.emit())
+        decide.addWidget(self.second_reviewer_button)
         decide.addStretch(1)
         row.addLayout(decide)
         return box
@@ -382,6 +397,7 @@ class ReviewVerdictPanel(QWidget):
         left = QWidget()
         col = QVBoxLayout(left)
         col.setContentsMargins(0, 0, 4, 0)
+        self._left_layout = col
 
         col.addWidget(self._section("Gates"))
         self.axes_view = QTreeView(objectName="axesView")
@@ -457,6 +473,7 @@ class ReviewVerdictPanel(QWidget):
             self.findings_proxy.modelReset,
         ):
             sig.connect(self._span_groups)
+        self.findings_view.setMinimumHeight(120)
         col.addWidget(self.findings_view, 1)
         return left
 
@@ -464,6 +481,7 @@ class ReviewVerdictPanel(QWidget):
         right = QWidget()
         col = QVBoxLayout(right)
         col.setContentsMargins(4, 0, 0, 0)
+        self._detail_layout = col
         self.title_label = QLabel(objectName="findingTitle")
         self.title_label.setWordWrap(True)
         font = self.title_label.font()
@@ -488,6 +506,7 @@ class ReviewVerdictPanel(QWidget):
         self.diff_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.diff_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.diff_highlighter = DiffHighlighter(self.diff_view.document())
+        self.diff_view.setMinimumHeight(120)
         col.addWidget(self.diff_view, 1)
 
         buttons = QHBoxLayout()
@@ -509,6 +528,33 @@ class ReviewVerdictPanel(QWidget):
         font.setBold(True)
         label.setFont(font)
         return label
+
+    # -- layout --
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_orientation(event.size().width())
+
+    def _fit_orientation(self, width: int) -> None:
+        """Side by side when wide; list above detail when narrow (see ``NARROW_WIDTH``)."""
+        wanted = Qt.Orientation.Vertical if width < NARROW_WIDTH else Qt.Orientation.Horizontal
+        if self.splitter.orientation() == wanted:
+            return
+        self.splitter.setOrientation(wanted)
+        narrow = wanted is Qt.Orientation.Vertical
+        # Stacked, height is what is short: gates and body give rows to the findings and the diff.
+        self.axes_view.setMaximumHeight(96 if narrow else 150)
+        self.body_view.setMaximumHeight(66 if narrow else 110)
+        # The gap sits on the splitter's side so the two halves do not touch its handle.
+        gap = 6 if narrow else 4
+        self._left_layout.setContentsMargins(0, 0, 0 if narrow else gap, gap if narrow else 0)
+        self._detail_layout.setContentsMargins(0 if narrow else gap, gap if narrow else 0, 0, 0)
+        # The list keeps the larger share either way; exact sizes follow the splitter's extent.
+        extent = self.splitter.height() if wanted is Qt.Orientation.Vertical else self.splitter.width()
+        self.splitter.setSizes([extent * 11 // 20, extent * 9 // 20])
+
+    def is_narrow(self) -> bool:
+        return self.splitter.orientation() is Qt.Orientation.Vertical
 
     # -- public API --
 

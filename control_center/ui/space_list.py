@@ -104,7 +104,7 @@ class SpaceDelegate(QStyledItemDelegate):
         painter.setBrush(colors.mode(space.mode))
         painter.drawRoundedRect(badge, 9, 9)
         painter.setFont(badge_font)
-        painter.setPen(Qt.GlobalColor.white)
+        painter.setPen(theme.text_on(colors.mode(space.mode)))
         painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
         # activity dot
         activity = index.data(ActivityRole)

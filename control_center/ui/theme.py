@@ -256,3 +256,10 @@ def monospace_font(point_delta: float = 0.0) -> QFont:
     if base > 0:
         font.setPointSizeF(max(6.0, base - 0.5 + point_delta))
     return font
+
+
+def text_on(background: QColor) -> QColor:
+    """Black or white, whichever reads better on ``background`` (badges in both palettes)."""
+    r, g, b = background.redF(), background.greenF(), background.blueF()
+    luminance = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    return QColor("#111111") if luminance > 0.55 else QColor("#ffffff")

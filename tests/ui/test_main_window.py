@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,26 +16,13 @@ from control_center.core.modes import Autonomy, Mode
 from control_center.core.transcript import ItemKind
 from control_center.harness.loop import SCRIPT_META_PREFIX
 from control_center.workspace import Workspace
-
-
-def _repo(path: Path) -> Path:
-    path.mkdir(parents=True)
-    for args in (
-        ["init", "-q", "-b", "main"],
-        ["config", "user.name", "T"],
-        ["config", "user.email", "t@e.x"],
-    ):
-        subprocess.run(["git", "-C", str(path), *args], check=True)
-    (path / "a.txt").write_text("alpha\n")
-    subprocess.run(["git", "-C", str(path), "add", "-A"], check=True)
-    subprocess.run(["git", "-C", str(path), "commit", "-qm", "init"], check=True)
-    return path
+from tests.helpers import make_repo
 
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
-    ws = Workspace.init(root, _repo(tmp_path / "repo"))
+    ws = Workspace.init(root, make_repo(tmp_path / "repo"))
     space = ws.create_space("Main", mode=Mode.CHAT, autonomy=Autonomy.ASK)
     script = [
         [{"type": "text", "text": "Streaming hello from the scripted model, chunk by chunk."}],
