@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus, Decision
+from control_center.core.approvals import Approval, ApprovalKind, Decision
 from control_center.core.events import TurnEnded, TurnEvent, TurnStatus
 from control_center.core.modes import Autonomy, Mode
 from control_center.core.records import Space
@@ -409,6 +409,20 @@ class WorkspaceRuntime:
 
         return self._call(work)
 
+    def import_pull_request(
+        self, reference: str, name: str | None = None
+    ) -> concurrent.futures.Future[Space]:
+        """A GitHub pull request (URL or OWNER/REPO#N) fetched and opened as a review space."""
+
+        def work() -> Space:
+            from control_center.github_import import import_pull_request
+
+            space = import_pull_request(self.ws, reference, name=name)
+            self._notify("spaces_changed")
+            return space
+
+        return self._call(work)
+
     def touch_space(self, space_id: str) -> concurrent.futures.Future[Any]:
         return self._call(self.ws.store.touch_space, space_id)
 
@@ -536,14 +550,4 @@ def mark_dead_turns_interrupted(ws: Workspace) -> list[str]:
     (resumable). Turns of a live process (a CLI run beside the app) are left alone."""
     from control_center.harness.loop import process_alive
 
-    dead = [t.id for t in ws.store.turns(status=TurnStatus.RUNNING) if not process_alive(t.state.get("pid"))]
-    for turn_id in dead:
-        ws.store.update_turn(
-            turn_id,
-            status=TurnStatus.INTERRUPTED,
-            error="the process running this turn stopped; resume to continue",
-        )
-    return dead
-
-
-__all__ = ["ApprovalStatus", "TranscriptPage", "WorkspaceRuntime", "open_runtime"]
+    return ws.store.mark_running_turns_interrupted(process_alive)

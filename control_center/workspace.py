@@ -231,7 +231,20 @@ class Workspace:
                 f"space {space.name!r} is in {space.mode.value} mode, which the system set; "
                 "its mode cannot be changed by the operator"
             )
+        if operator and mode is not space.mode:
+            self._retire_plan_exit_grants(space.id)
         return self.store.update_space(space.id, mode=mode)
+
+    def _retire_plan_exit_grants(self, space_id: str) -> None:
+        """The operator changed the mode by hand: a granted but unused request to leave plan mode
+        must not switch the space again later."""
+        from control_center.core.approvals import ApprovalKind, ApprovalStatus
+
+        for approval in self.store.approvals(kind=ApprovalKind.PLAN_EXIT, space_id=space_id):
+            if approval.status is ApprovalStatus.GRANTED and not approval.payload.get("consumed"):
+                self.store.update_approval_payload(
+                    approval.id, consumed=True, consumed_by="operator mode change"
+                )
 
     def set_autonomy(self, id_or_name: str, autonomy: Autonomy) -> Space:
         return self.store.update_space(self.require_space(id_or_name).id, autonomy=autonomy)

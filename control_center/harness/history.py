@@ -21,48 +21,49 @@ class HistoryCache:
     O(n²) in its length (SQL, ORM and JSON decoding of every row, every call). Rows are
     append-only (seq order) and only their ``meta`` ever changes, which the model does not see;
     so the cache fetches just the tail after the last row it knows (a full read when it cannot
-    find it) and merges only the new rows."""
+    find it), merges only the new rows, and fixes up only the messages that can still change."""
 
     def __init__(self, conversation_id: str) -> None:
         self.conversation_id = conversation_id
-        self._rows: list[MessageRow] = []
+        self._last_id: str | None = None
         self._merged: list[dict[str, Any]] = []
+        #: Fixed-up copies of ``_merged[:-1]``: a message followed by another never changes again.
+        self._frozen: list[dict[str, Any]] = []
         #: How many rows the last catch-up brought: the next one starts its window from there.
         self._last_fresh = 2
 
     def _sync(self, store: Any) -> list[MessageRow]:
-        """Bring the rows up to date; return the rows not merged yet."""
-        if self._rows:
-            last = self._rows[-1].id
+        """Bring the cache up to date; return the rows not merged yet."""
+        if self._last_id is not None:
             limit = self._last_fresh + 2
             while limit <= _MAX_TAIL:
                 tail = store.messages(self.conversation_id, limit=limit)
                 ids = [r.id for r in tail]
-                if last in ids:
-                    fresh = tail[ids.index(last) + 1 :]
-                    self._rows.extend(fresh)
+                if self._last_id in ids:
+                    fresh = tail[ids.index(self._last_id) + 1 :]
                     self._last_fresh = len(fresh)
                     return fresh
                 if len(tail) < limit:
                     break  # the conversation is shorter than the window: the cache is stale
                 limit *= 2
-        self._rows = list(store.messages(self.conversation_id))
-        self._merged = []
-        return self._rows
+        self._merged, self._frozen = [], []
+        return list(store.messages(self.conversation_id))
 
     def messages(self, store: Any) -> list[dict[str, Any]]:
         """Exactly what :func:`model_history` returns for all the conversation's rows."""
-        fresh = self._sync(store)  # first: a full re-read replaces self._merged
+        fresh = self._sync(store)  # first: a full re-read resets the merged messages
+        if fresh:
+            self._last_id = fresh[-1].id
         _merge_rows(self._merged, fresh)
-        # The fix-up passes edit message content lists (never the blocks): give them copies.
-        out = [{"role": m["role"], "content": list(m["content"])} for m in self._merged]
-        _demote_orphan_results(out)
-        _close_dangling_tool_uses(out)
-        return out
+        while len(self._frozen) < len(self._merged) - 1:
+            i = len(self._frozen)
+            self._frozen.append(_fixed(self._merged, i))
+        return [*self._frozen, *_tail_fixed(self._merged)]
 
 
 def _merge_rows(messages: list[dict[str, Any]], rows: list[MessageRow]) -> None:
-    """Append rows as Anthropic messages: consecutive rows of one role merge into one message."""
+    """Append rows as Anthropic messages: consecutive rows of one role merge into one message,
+    so roles alternate."""
     for row in rows:
         if row.role not in MODEL_ROLES or not row.blocks:
             continue
@@ -77,32 +78,66 @@ def model_history(rows: list[MessageRow]) -> list[dict[str, Any]]:
     """Anthropic-format messages: consecutive rows of one role merge into one message, a late
     tool_result becomes text, and a tool_use left without a result gets a placeholder result so
     the history stays valid."""
-    messages: list[dict[str, Any]] = []
-    _merge_rows(messages, rows)
-    _demote_orphan_results(messages)
-    _close_dangling_tool_uses(messages)
-    return messages
+    merged: list[dict[str, Any]] = []
+    _merge_rows(merged, rows)
+    return [*(_fixed(merged, i) for i in range(len(merged) - 1)), *_tail_fixed(merged)]
 
 
-def _demote_orphan_results(messages: list[dict[str, Any]]) -> None:
-    """A tool_result must answer a tool_use of the assistant message right before it. One that
-    arrives late (a turn resumed after another turn spoke in the same conversation) becomes a
-    text block, so the model still reads it and the request stays valid."""
-    for i, msg in enumerate(messages):
-        if msg["role"] != "user":
-            continue
-        prev = messages[i - 1] if i > 0 and messages[i - 1]["role"] == "assistant" else None
-        asked = {b.get("id") for b in prev["content"] if b.get("type") == "tool_use"} if prev else set()
-        for j, block in enumerate(msg["content"]):
-            if block.get("type") == "tool_result" and block.get("tool_use_id") not in asked:
-                late = "error " if block.get("is_error") else ""
-                msg["content"][j] = {
-                    "type": "text",
-                    "text": f"[late {late}result of tool call {block.get('tool_use_id')}]: "
-                    f"{_result_text(block.get('content'))}",
-                }
-        # Tool results must lead their message; a demoted one may now sit before a real one.
-        msg["content"].sort(key=lambda b: b.get("type") != "tool_result")
+def _tail_fixed(merged: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The last message, fixed up, plus a placeholder answer when it is an assistant message whose
+    tool_use has no result (a process that died mid-call): the history is only built for a model
+    call, and a trailing unanswered tool_use is an invalid request."""
+    if not merged:
+        return []
+    last = _fixed(merged, len(merged) - 1)
+    missing = _placeholders(last, set()) if last["role"] == "assistant" else []
+    return [last, {"role": "user", "content": missing}] if missing else [last]
+
+
+def _fixed(merged: list[dict[str, Any]], i: int) -> dict[str, Any]:
+    """Message ``i`` as the request carries it (a copy; the blocks themselves are shared)."""
+    msg = merged[i]
+    if msg["role"] != "user":
+        return {"role": msg["role"], "content": list(msg["content"])}
+    prev = merged[i - 1] if i > 0 else None
+    asked = {b.get("id") for b in prev["content"] if b.get("type") == "tool_use"} if prev else set()
+    content = [_demoted(b) if _is_orphan(b, asked) else b for b in msg["content"]]
+    # Tool results must lead their message; a demoted one may now sit before a real one.
+    content.sort(key=lambda b: b.get("type") != "tool_result")
+    if prev is not None:
+        content[:0] = _placeholders(prev, {b.get("tool_use_id") for b in content})
+    return {"role": "user", "content": content}
+
+
+def _is_orphan(block: dict[str, Any], asked: set[Any]) -> bool:
+    """A tool_result must answer a tool_use of the assistant message right before it."""
+    return block.get("type") == "tool_result" and block.get("tool_use_id") not in asked
+
+
+def _demoted(block: dict[str, Any]) -> dict[str, Any]:
+    """A late tool_result (a turn resumed after another turn spoke in the same conversation) as
+    text, so the model still reads it and the request stays valid."""
+    late = "error " if block.get("is_error") else ""
+    return {
+        "type": "text",
+        "text": f"[late {late}result of tool call {block.get('tool_use_id')}]: "
+        f"{_result_text(block.get('content'))}",
+    }
+
+
+def _placeholders(assistant: dict[str, Any], have: set[Any]) -> list[dict[str, Any]]:
+    """Error results for the assistant message's tool_uses that have none in ``have``."""
+    return [
+        {
+            "type": "tool_result",
+            "tool_use_id": b["id"],
+            "content": "no result was recorded (the call was interrupted or never ran); "
+            "check its effects before retrying it",
+            "is_error": True,
+        }
+        for b in assistant["content"]
+        if b.get("type") == "tool_use" and b.get("id") not in have
+    ]
 
 
 def _result_text(content: Any) -> str:
@@ -111,37 +146,6 @@ def _result_text(content: Any) -> str:
     if isinstance(content, list):
         return "".join(b.get("text", "") for b in content if isinstance(b, dict))
     return json.dumps(content, ensure_ascii=False)
-
-
-def _close_dangling_tool_uses(messages: list[dict[str, Any]]) -> None:
-    for i, msg in enumerate(messages):
-        if msg["role"] != "assistant":
-            continue
-        wanted = [b["id"] for b in msg["content"] if b.get("type") == "tool_use"]
-        if not wanted:
-            continue
-        nxt = messages[i + 1] if i + 1 < len(messages) else None
-        have = {b.get("tool_use_id") for b in nxt["content"]} if nxt and nxt["role"] == "user" else set()
-        missing = [
-            {
-                "type": "tool_result",
-                "tool_use_id": tid,
-                "content": "no result was recorded (the call was interrupted or never ran); "
-                "check its effects before retrying it",
-                "is_error": True,
-            }
-            for tid in wanted
-            if tid not in have
-        ]
-        if not missing:
-            continue
-        if nxt is not None and nxt["role"] == "user":
-            # tool results must come first in the user message that follows
-            nxt["content"][:0] = missing
-        else:
-            # Also at the very end: the history is only built for a model call, and a trailing
-            # tool_use without a result (a process that died mid-call) is an invalid request.
-            messages.insert(i + 1, {"role": "user", "content": missing})
 
 
 def _one_line(value: Any, limit: int = 120) -> str:

@@ -180,23 +180,29 @@ class Harness:
             settings=recorded,
             worktree=worktree,
         )
-        store.update_turn(turn.id, state={"pid": os.getpid()})
-        if space is not None:
-            store.touch_space(space.id)
-        store.add_message(
-            conversation_id,
-            role="user",
-            kind="user",
-            text=req.message,
-            blocks=[{"type": "text", "text": req.message}],
-            turn_id=turn.id,
-        )
-        if transport is Transport.CLAUDE_CODE:
-            return await self._run_external(turn, space, profile, req.message, emit)
         try:
+            store.update_turn(turn.id, state={"pid": os.getpid()})
+            if space is not None:
+                store.touch_space(space.id)
+            store.add_message(
+                conversation_id,
+                role="user",
+                kind="user",
+                text=req.message,
+                blocks=[{"type": "text", "text": req.message}],
+                turn_id=turn.id,
+            )
+            if transport is Transport.CLAUDE_CODE:
+                return await self._run_external(turn, space, profile, req.message, emit)
             ctx = self._context(store.turn(turn.id) or turn, space, profile, settings, script, 0, req.author)
         except ProviderError as exc:
             return self._finish_early(turn, space, mode.value, transport, emit, str(exc))
+        except asyncio.CancelledError:
+            # Cancelled while setting up: never leave the row "running" under a live pid.
+            store.update_turn(
+                turn.id, status=TurnStatus.INTERRUPTED, error="cancelled before the first model call"
+            )
+            raise
         emit(
             TurnStarted(
                 turn.id, ctx.space.id if ctx.space else None, mode.value, transport.value, tuple(ctx.surface)
@@ -210,6 +216,11 @@ class Harness:
         turn = store.turn(turn_id)
         if turn is None:
             raise HarnessError(f"no turn {turn_id!r} in this workspace")
+        if turn.transport is not Transport.BUILTIN:
+            raise HarnessError(
+                f"turn {turn_id} ran on the {turn.transport.value} transport, which cannot be resumed; "
+                "start a new turn instead"
+            )
         if turn.status is TurnStatus.RUNNING and process_alive(turn.state.get("pid")):
             raise HarnessError(f"turn {turn_id} is still running")
         if turn.status in (TurnStatus.COMPLETED, TurnStatus.FAILED) and not turn.state.get("pending"):
@@ -605,6 +616,11 @@ class Harness:
                 "Do some work, or end your turn with your answer.",
                 is_error=True,
             ), False
+        escape = _path_problem(ctx.turn.worktree, name, args)
+        if escape is not None:
+            # Refused before the gate: the operator is never asked to approve a path that leaves
+            # the worktree.
+            return ToolOutput(escape, is_error=True), False
         if not approved and needs_approval(spec, ctx.profile, ctx.autonomy):
             return _Needs()
         verdict = guardrail(spec, ctx.profile)
@@ -682,7 +698,8 @@ class Harness:
         }
         ended = TurnEnded(ctx.turn.id, status, ctx.delivered, error, usage)
         emit(ended)
-        if ctx.space is None and status is TurnStatus.COMPLETED:
+        # A one-shot run's scratch worktree goes once nothing can resume the turn.
+        if ctx.space is None and status in (TurnStatus.COMPLETED, TurnStatus.FAILED):
             self.ws.remove_scratch(ctx.turn.worktree)
         return ended
 
@@ -708,6 +725,22 @@ def process_alive(pid: Any) -> bool:
     except PermissionError:
         return True
     return True
+
+
+#: Tools whose "path" argument names a file of the worktree.
+_PATH_TOOLS = frozenset({"read_file", "list_files", "search_files", "write_file", "edit_file", "delete_file"})
+
+
+def _path_problem(worktree: Path, name: str, args: dict[str, Any]) -> str | None:
+    if name not in _PATH_TOOLS or not isinstance(args.get("path"), str):
+        return None
+    from control_center.harness.tools.paths import resolve_in_worktree
+
+    try:
+        resolve_in_worktree(worktree, args["path"], must_exist=False)
+    except ToolError as exc:
+        return str(exc)
+    return None
 
 
 def preview_diff(worktree: Path, name: str, args: dict[str, Any]) -> str | None:

@@ -113,7 +113,20 @@ async def submit_plan(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
         space_id=ctx.space.id, turn_id=ctx.turn_id, graph=graph.to_json(), content_hash=graph.content_hash()
     )
     summary = f"Plan v{version}: {graph.goal} ({len(graph.nodes)} nodes)"
-    approval_id = _request(ctx, ApprovalKind.PLAN, summary, {"plan_id": plan_id, "version": version})
+    # The payload carries the plan itself so the Inbox can show what is being approved.
+    approval_id = _request(
+        ctx,
+        ApprovalKind.PLAN,
+        summary,
+        {
+            "plan_id": plan_id,
+            "version": version,
+            "goal": graph.goal,
+            "nodes": [
+                {"key": n.key, "title": n.title, "depends_on": list(n.depends_on)} for n in graph.nodes
+            ],
+        },
+    )
     store.update_plan(plan_id, approval_id=approval_id)
     _note(
         ctx,
@@ -212,7 +225,7 @@ async def propose_orchestration(ctx: VerbContext, args: dict[str, Any]) -> VerbR
         return _err(f"proposal not stored: {exc}")
     proposal_id = store.add_proposal(space_id=ctx.space.id, turn_id=ctx.turn_id, payload=dict(args))
     summary = f"Orchestration: {proposal.goal} ({len(proposal.roles)} roles)"
-    approval_id = _request(ctx, ApprovalKind.ORCHESTRATION, summary, {"proposal_id": proposal_id})
+    approval_id = _request(ctx, ApprovalKind.ORCHESTRATION, summary, {"proposal_id": proposal_id, **args})
     store.update_proposal(proposal_id, approval_id=approval_id)
     _note(
         ctx,

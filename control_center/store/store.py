@@ -9,7 +9,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -396,10 +396,14 @@ class Store:
                 q = q.where(TurnRow.space_id == space_id)
             return [_turn(r) for r in s.exec(q)]
 
-    def mark_running_turns_interrupted(self) -> list[str]:
-        """At start-up: a turn still ``running`` belongs to a process that died."""
+    def mark_running_turns_interrupted(
+        self, is_alive: Callable[[Any], bool] = lambda _pid: False
+    ) -> list[str]:
+        """At start-up: a turn still ``running`` whose process is gone (``is_alive(pid)`` false)
+        belongs to a process that died; it becomes ``interrupted`` (resumable)."""
         with self._write() as s:
             rows = s.exec(select(TurnRow).where(TurnRow.status == TurnStatus.RUNNING.value)).all()
+            rows = [r for r in rows if not is_alive((r.state or {}).get("pid"))]
             for row in rows:
                 row.status = TurnStatus.INTERRUPTED.value
                 row.error = "the process running this turn stopped; resume to continue"

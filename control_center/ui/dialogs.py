@@ -29,7 +29,8 @@ def list_branches(repo: Path) -> list[str]:
 
 
 class ReviewDialog(QDialog):
-    """Pick the head and base branches of a pull request of the workspace repository."""
+    """Pick the head and base branches of a pull request of the workspace repository, or name a
+    GitHub pull request to import instead (``github_ref()``; the window does the import)."""
 
     def __init__(self, repo: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -50,11 +51,21 @@ class ReviewDialog(QDialog):
         if others:
             self.head.setCurrentText(others[0])
         self.name = QLineEdit()
+        self.name.setObjectName("reviewNameEdit")
         self.name.setPlaceholderText("optional: a name for the review space")
+        self.github = QLineEdit()
+        self.github.setObjectName("reviewGithubRef")
+        self.github.setPlaceholderText("https://github.com/OWNER/REPO/pull/N or OWNER/REPO#N")
+        self.github.setToolTip(
+            "When filled, the pull request is fetched from GitHub and reviewed instead of the branches above"
+        )
+        self.github.setClearButtonEnabled(True)
+        self.github.textChanged.connect(self._on_github_changed)
         form = QFormLayout()
         form.addRow("Head (the change)", self.head)
         form.addRow("Base (merge into)", self.base)
         form.addRow("Name", self.name)
+        form.addRow("or import a GitHub pull request", self.github)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
@@ -70,6 +81,17 @@ class ReviewDialog(QDialog):
             self.head.currentText().strip(),
             self.name.text().strip() or None,
         )
+
+    def github_ref(self) -> str | None:
+        """The GitHub pull request to import (as typed, trimmed), or None for a local review.
+        Parsing and its error message stay with the importer, so there is one rule, not two."""
+        return self.github.text().strip() or None
+
+    def _on_github_changed(self, text: str) -> None:
+        # An import brings its own base and head: greying the branch pickers says they are unused.
+        local = not text.strip()
+        self.base.setEnabled(local)
+        self.head.setEnabled(local)
 
 
 class ShortcutsDialog(QDialog):

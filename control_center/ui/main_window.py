@@ -434,7 +434,12 @@ class MainWindow(QMainWindow):
         dialog = ReviewDialog(self.runtime.ws.repo, self)
         if dialog.exec():
             base, head, name = dialog.values()
-            future = self.runtime.open_review(base, head, name)
+            ref = dialog.github_ref()
+            future = (
+                self.runtime.import_pull_request(ref, name)
+                if ref
+                else self.runtime.open_review(base, head, name)
+            )
             self._deliver.when_done(future, lambda space: self._select_when_listed(space.id))
 
     def _on_autonomy_changed(self, _index: int) -> None:

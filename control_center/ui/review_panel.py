@@ -403,8 +403,11 @@ class ReviewVerdictPanel(QWidget):
         self.axes_view = QTreeView(objectName="axesView")
         self.axes_view.setModel(self.axes_model)
         self.axes_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.axes_view.setMaximumHeight(150)
+        self._axes_cap = 150
         self.axes_view.setHeaderHidden(True)
+        # Two collapsed gates need two rows, not a fixed box: the height follows what is expanded.
+        self.axes_view.expanded.connect(self._fit_axes_height)
+        self.axes_view.collapsed.connect(self._fit_axes_height)
         # Captured output keeps its full width (horizontal scrolling) instead of being elided.
         self.axes_view.header().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.axes_view.header().setStretchLastSection(False)
@@ -473,7 +476,7 @@ class ReviewVerdictPanel(QWidget):
             self.findings_proxy.modelReset,
         ):
             sig.connect(self._span_groups)
-        self.findings_view.setMinimumHeight(120)
+        self._shrinkable(self.findings_view)
         col.addWidget(self.findings_view, 1)
         return left
 
@@ -506,7 +509,7 @@ class ReviewVerdictPanel(QWidget):
         self.diff_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.diff_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.diff_highlighter = DiffHighlighter(self.diff_view.document())
-        self.diff_view.setMinimumHeight(120)
+        self._shrinkable(self.diff_view)
         col.addWidget(self.diff_view, 1)
 
         buttons = QHBoxLayout()
@@ -520,6 +523,17 @@ class ReviewVerdictPanel(QWidget):
         buttons.addWidget(self.open_ticket_button)
         col.addLayout(buttons)
         return right
+
+    @staticmethod
+    def _shrinkable(view: QWidget) -> None:
+        """Let a list or diff take whatever height is left, down to a readable minimum. The Review
+        tab sits in a scroll area, which sizes the panel by its layout's height-for-width (the
+        header wraps): with Qt's default ~190 px preferred height for each view, that exceeds the
+        tab and scrolls the Confirm buttons out of sight although everything would fit."""
+        policy = view.sizePolicy()
+        policy.setVerticalPolicy(QSizePolicy.Policy.Ignored)
+        view.setSizePolicy(policy)
+        view.setMinimumHeight(100)
 
     @staticmethod
     def _section(text: str) -> QLabel:
@@ -543,7 +557,8 @@ class ReviewVerdictPanel(QWidget):
         self.splitter.setOrientation(wanted)
         narrow = wanted is Qt.Orientation.Vertical
         # Stacked, height is what is short: gates and body give rows to the findings and the diff.
-        self.axes_view.setMaximumHeight(96 if narrow else 150)
+        self._axes_cap = 96 if narrow else 150
+        self._fit_axes_height()
         self.body_view.setMaximumHeight(66 if narrow else 110)
         # The gap sits on the splitter's side so the two halves do not touch its handle.
         gap = 6 if narrow else 4
@@ -645,6 +660,19 @@ class ReviewVerdictPanel(QWidget):
             none.setEditable(False)
             none.setForeground(QColor("#777"))
             self.axes_model.appendRow(none)
+        self._fit_axes_height()
+
+    def _fit_axes_height(self, *_args: object) -> None:
+        view, model = self.axes_view, self.axes_model
+        content = 0
+        for r in range(model.rowCount()):
+            top = model.index(r, 0)
+            content += view.sizeHintForIndex(top).height()
+            if view.isExpanded(top):
+                content += sum(
+                    view.sizeHintForIndex(model.index(c, 0, top)).height() for c in range(model.rowCount(top))
+                )
+        view.setFixedHeight(max(24, min(self._axes_cap, content + 2 * view.frameWidth() + 2)))
 
     def _show_dropped(self, snap: ReviewSnapshot) -> None:
         if not snap.dropped:

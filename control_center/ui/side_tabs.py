@@ -165,8 +165,7 @@ def _second_reviewer(window: MainWindow) -> None:
     if space is None:
         return
     window.runtime.send_message(space.id, SECOND_REVIEW_PROMPT, author=SECOND_REVIEWER)
-    window.show_tab(None)
-    window.tabs.setCurrentIndex(0)
+    window.tabs.setCurrentIndex(0)  # the conversation shows the second reviewer at work
 
 
 def _pr_diff(window: MainWindow, space_id: str, path: str) -> str:

@@ -257,3 +257,58 @@ def test_new_line_rows_skips_removed_lines_and_no_newline_markers() -> None:
     assert rows == {5: 3, 6: 4}
     assert new_line_rows("") == {}
     assert QModelIndex().isValid() is False
+
+
+def test_ask_a_second_reviewer_is_a_signal_only(panel: ReviewVerdictPanel, qtbot: Any) -> None:
+    # The panel only asks; no finding needs to be selected and nothing else is emitted.
+    others: list[object] = []
+    for sig in (panel.confirm_requested, panel.open_ticket_requested, panel.operator_decision_requested):
+        sig.connect(others.append)
+    assert panel.second_reviewer_button.text() == "Ask a second reviewer"
+    with qtbot.waitSignal(panel.second_reviewer_requested) as asked:
+        panel.second_reviewer_button.click()
+    assert asked.args == []
+    assert others == []
+
+
+@pytest.mark.parametrize("width", [700, 760, 900])
+def test_narrow_panel_stacks_list_over_detail_and_keeps_titles_readable(
+    panel: ReviewVerdictPanel, qtbot: Any, width: int
+) -> None:
+    from control_center.ui.review_panel import NARROW_WIDTH
+
+    panel.resize(1200, 800)
+    panel.show()
+    qtbot.waitUntil(lambda: not panel.is_narrow())
+    panel.resize(width, 800)
+    qtbot.waitUntil(panel.is_narrow)
+    assert width < NARROW_WIDTH
+    # It fits the Review tab beside the Inbox without a horizontal scroll bar...
+    assert panel.minimumSizeHint().width() <= 700
+    # ...and the title column gets most of the width instead of a few elided letters.
+    title = panel.findings_view.header().sectionSize(COL_TITLE)
+    longest = max(panel.findings_view.fontMetrics().horizontalAdvance(f"finding {i}") for i in ("a1", "w1"))
+    assert title >= longest
+    assert title >= width // 3
+    panel.resize(1200, 800)
+    qtbot.waitUntil(lambda: not panel.is_narrow())
+
+
+def test_panel_fits_the_review_tab_without_scrolling(qtbot: Any) -> None:
+    # The window puts the panel in a resizable scroll area (~730x770 beside the Inbox); that area
+    # sizes it by height-for-width, so large preferred heights would push Confirm out of sight.
+    from PySide6.QtWidgets import QScrollArea
+
+    area = QScrollArea()
+    qtbot.addWidget(area)  # the area owns the panel: registering both would close it twice
+    panel = ReviewVerdictPanel()
+    panel.set_snapshot(snapshot())
+    area.setWidgetResizable(True)
+    area.setWidget(panel)
+    area.resize(730, 770)
+    area.show()
+    qtbot.waitUntil(lambda: panel.is_narrow() and panel.width() == area.viewport().width())
+    assert not area.verticalScrollBar().isVisible()
+    assert not area.horizontalScrollBar().isVisible()
+    assert panel.height() == area.viewport().height()
+    assert panel.confirm_button.isVisibleTo(area)
