@@ -181,7 +181,7 @@ class Harness:
             worktree=worktree,
         )
         try:
-            store.update_turn(turn.id, state={"pid": os.getpid()})
+            store.write_turn(turn.id, state={"pid": os.getpid()})
             if space is not None:
                 store.touch_space(space.id)
             store.add_message(
@@ -199,7 +199,7 @@ class Harness:
             return self._finish_early(turn, space, mode.value, transport, emit, str(exc))
         except asyncio.CancelledError:
             # Cancelled while setting up: never leave the row "running" under a live pid.
-            store.update_turn(
+            store.write_turn(
                 turn.id, status=TurnStatus.INTERRUPTED, error="cancelled before the first model call"
             )
             raise
@@ -239,8 +239,8 @@ class Harness:
         profile = profile_for(mode)
         settings = ModelSettings.from_json(turn.settings)
         if space is not None and space.mode != turn.mode:
-            store.update_turn(turn.id, mode=space.mode)
-        store.update_turn(
+            store.write_turn(turn.id, mode=space.mode)
+        store.write_turn(
             turn.id, status=TurnStatus.RUNNING, error=None, state={**turn.state, "pid": os.getpid()}
         )
         turn = store.turn(turn.id) or turn
@@ -341,7 +341,7 @@ class Harness:
         self, turn: Turn, space: Space | None, mode: str, transport: Transport, emit: EventSink, error: str
     ) -> TurnEnded:
         emit(TurnStarted(turn.id, space.id if space else None, mode, transport.value, ()))
-        self.ws.store.update_turn(turn.id, status=TurnStatus.FAILED, error=error)
+        self.ws.store.write_turn(turn.id, status=TurnStatus.FAILED, error=error)
         self._note(turn.conversation_id, turn.id, "error", error)
         ended = TurnEnded(turn.id, TurnStatus.FAILED, False, error)
         emit(ended)
@@ -410,7 +410,7 @@ class Harness:
             log.exception("turn %s failed", ctx.turn.id)
             return self._end(ctx, TurnStatus.FAILED, emit, f"internal error: {type(exc).__name__}: {exc}")
         finally:
-            store.update_turn(ctx.turn.id, cursor=ctx.provider.cursor)
+            store.write_turn(ctx.turn.id, cursor=ctx.provider.cursor)
 
     def _nudge(self, ctx: _TurnCtx, emit: EventSink) -> bool:
         """One reminder when a run with a completion contract ends without its output verb."""
@@ -425,7 +425,7 @@ class Harness:
             blocks=[{"type": "text", "text": ctx.profile.nudge}],
             turn_id=ctx.turn.id,
         )
-        self.ws.store.update_turn(ctx.turn.id, nudged=True)
+        self.ws.store.write_turn(ctx.turn.id, nudged=True)
         emit(NudgeEvent(ctx.profile.nudge))
         return True
 
@@ -484,7 +484,7 @@ class Harness:
             blocks=blocks,
             turn_id=ctx.turn.id,
         )
-        store.update_turn(
+        store.write_turn(
             ctx.turn.id,
             model_calls=ctx.model_calls,
             input_tokens=ctx.input_tokens,
@@ -553,7 +553,7 @@ class Harness:
             emit(ToolResultEvent(call_id, name, out.is_error, out.content))
         had_pending = ctx.state.pop("pending", None) is not None
         if had_pending or ctx.delivered != delivered_before:
-            store.update_turn(ctx.turn.id, state=ctx.state, delivered=ctx.delivered)
+            store.write_turn(ctx.turn.id, state=ctx.state, delivered=ctx.delivered)
         else:
             # Only last_tool moved: it rides on the next turn-row write (the next model call's, or
             # the end's), one write fewer per step. A crash in between forgets only which tool ran
@@ -582,7 +582,7 @@ class Harness:
             payload={"tool": name, "input": args, "call_id": call_id, "diff": diff},
         )
         ctx.state["pending"] = {"uses": uses, "index": index, "approval_id": approval.id}
-        store.update_turn(ctx.turn.id, state=ctx.state)
+        store.write_turn(ctx.turn.id, state=ctx.state)
         store.add_message(
             ctx.conversation_id,
             role="system",
@@ -679,7 +679,7 @@ class Harness:
 
     def _end(self, ctx: _TurnCtx, status: TurnStatus, emit: EventSink, error: str | None = None) -> TurnEnded:
         store = self.ws.store
-        store.update_turn(
+        store.write_turn(
             ctx.turn.id,
             status=status,
             delivered=ctx.delivered,

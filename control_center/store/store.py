@@ -278,26 +278,28 @@ class Store:
         meta: dict[str, Any] | None = None,
         turn_id: str | None = None,
     ) -> str:
+        # One INSERT, the next sequence number computed inside it: this runs for every message of
+        # every turn, so it skips the ORM.
+        message_id = new_id()
         with self._write() as s:
-            seq = s.exec(
-                select(func.coalesce(func.max(MessageRow.seq), 0)).where(
-                    MessageRow.conversation_id == conversation_id
-                )
-            ).one()
-            row = MessageRow(
-                id=new_id(),
-                conversation_id=conversation_id,
-                seq=seq + 1,
-                turn_id=turn_id,
-                role=role,
-                kind=kind,
-                text=text,
-                blocks=blocks or [],
-                meta=meta or {},
-                created_at=now_iso(),
+            s.connection().exec_driver_sql(
+                "INSERT INTO message (id, conversation_id, seq, turn_id, role, kind, text, blocks, meta, "
+                "created_at) VALUES (?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM message WHERE "
+                "conversation_id = ?), ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    message_id,
+                    conversation_id,
+                    conversation_id,
+                    turn_id,
+                    role,
+                    kind,
+                    text,
+                    json.dumps(blocks or []),
+                    json.dumps(meta or {}),
+                    now_iso(),
+                ),
             )
-            s.add(row)
-            return row.id
+        return message_id
 
     def update_message_meta(self, message_id: str, **meta: Any) -> None:
         with self._write() as s:
@@ -370,6 +372,25 @@ class Store:
         with self._read() as s:
             row = s.get(TurnRow, turn_id)
             return _turn(row) if row else None
+
+    _TURN_FIELDS = frozenset(TurnRow.model_fields) - {"id"}
+
+    def write_turn(self, turn_id: str, **fields: Any) -> None:
+        """Set fields of a turn with one UPDATE (no read): the turn loop calls this after every
+        step, and loading the row (its settings hold the whole script) would cost more."""
+        values: dict[str, Any] = {}
+        for key, value in fields.items():
+            if key not in self._TURN_FIELDS:
+                raise ValueError(f"cannot update turn field {key!r}")
+            if isinstance(value, Path):
+                value = str(value)
+            values[key] = value.value if isinstance(value, TurnStatus | Mode | Transport) else value
+        values["updated_at"] = now_iso()
+        table = TurnRow.__table__  # type: ignore[attr-defined]
+        with self._write() as s:
+            result = s.execute(table.update().where(table.c.id == turn_id).values(**values))
+            if result.rowcount == 0:
+                raise NotFound(f"no turn {turn_id!r} in this workspace")
 
     def update_turn(self, turn_id: str, **fields: Any) -> Turn:
         with self._write() as s:
