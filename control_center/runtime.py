@@ -423,6 +423,9 @@ class WorkspaceRuntime:
 
         return self._call(work)
 
+    def space_usage(self, space_id: str) -> concurrent.futures.Future[dict[str, Any]]:
+        return self._call(self.ws.store.space_usage, space_id)
+
     def touch_space(self, space_id: str) -> concurrent.futures.Future[Any]:
         return self._call(self.ws.store.touch_space, space_id)
 

@@ -417,6 +417,27 @@ class Store:
                 q = q.where(TurnRow.space_id == space_id)
             return [_turn(r) for r in s.exec(q)]
 
+    def space_usage(self, space_id: str) -> dict[str, Any]:
+        """Token and cost totals of a space's turns, and those of its latest turn."""
+        with self.engine.connect() as conn:
+            total = conn.exec_driver_sql(
+                "SELECT COUNT(*), COALESCE(SUM(input_tokens + output_tokens), 0), COALESCE(SUM(cost_usd), 0) "
+                "FROM turn WHERE space_id = ?",
+                (space_id,),
+            ).one()
+            last = conn.exec_driver_sql(
+                "SELECT input_tokens + output_tokens, cost_usd FROM turn WHERE space_id = ? "
+                "ORDER BY created_at DESC, rowid DESC LIMIT 1",
+                (space_id,),
+            ).first()
+        return {
+            "turns": int(total[0]),
+            "tokens": int(total[1]),
+            "cost": float(total[2]),
+            "last_turn_tokens": int(last[0]) if last else 0,
+            "last_turn_cost": float(last[1]) if last else 0.0,
+        }
+
     def mark_running_turns_interrupted(
         self, is_alive: Callable[[Any], bool] = lambda _pid: False
     ) -> list[str]:

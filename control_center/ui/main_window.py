@@ -109,7 +109,7 @@ class MainWindow(QMainWindow):
         self._live_text: dict[str, str] = {}  # space id -> streaming item id
         self._live_counter = itertools.count()
         self._turn_of_space: dict[str, str] = {}
-        self._usage: dict[str, dict[str, float]] = {}  # space id -> tokens/cost this session
+        self._usage: dict[str, dict[str, float]] = {}  # space id -> the running turn's tokens/cost
         self._waiting: set[str] = set()
         self._closing_confirmed = False
         self.setWindowTitle(f"Control Center — {runtime.ws.root.name}")
@@ -488,11 +488,7 @@ class MainWindow(QMainWindow):
                 self._turn_of_space[space_id] = event.turn
             self._update_activity()
         if isinstance(event, UsageEvent) and space_id:
-            u = self._usage.setdefault(
-                space_id, {"tokens": 0, "cost": 0.0, "turn_tokens": 0, "turn_cost": 0.0}
-            )
-            u["tokens"] += event.input_tokens + event.output_tokens
-            u["cost"] += event.cost_usd
+            u = self._usage.setdefault(space_id, {"turn_tokens": 0, "turn_cost": 0.0})
             u["turn_tokens"] += event.input_tokens + event.output_tokens
             u["turn_cost"] += event.cost_usd
             self._update_usage_label()
@@ -543,10 +539,7 @@ class MainWindow(QMainWindow):
                 self._waiting.add(space_id)
             else:
                 self._waiting.discard(space_id)
-            u = self._usage.get(space_id)
-            if u is not None:
-                u["last_turn_tokens"], u["last_turn_cost"] = u["turn_tokens"], u["turn_cost"]
-                u["turn_tokens"], u["turn_cost"] = 0, 0.0
+            self._usage.pop(space_id, None)
         self._update_activity()
         self._update_usage_label()
         if self._current is not None and space_id == self._current.id:
@@ -557,18 +550,27 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"Turn failed: {ended.error}", 10_000)
 
     def _update_usage_label(self) -> None:
-        if self._current is None:
+        """Per turn and per space, from the store; a running turn's own usage counts live."""
+        space = self._current
+        if space is None:
             self.status_usage.setText("")
             return
-        u = self._usage.get(self._current.id)
-        if not u:
-            self.status_usage.setText("no usage yet in this space")
+        self._deliver.when_done(self.runtime.space_usage(space.id), lambda u: self._show_usage(space.id, u))
+
+    def _show_usage(self, space_id: str, stored: dict[str, Any]) -> None:
+        if self._current is None or self._current.id != space_id:
             return
-        last_t = u.get("last_turn_tokens", u.get("turn_tokens", 0))
-        last_c = u.get("last_turn_cost", u.get("turn_cost", 0.0))
+        live = self._usage.get(space_id, {})
+        if space_id in self.runtime.running_spaces() and live.get("turn_tokens"):
+            turn = f"this turn: {int(live['turn_tokens']):,} tokens · ${live['turn_cost']:.4f}"
+        elif stored["turns"]:
+            turn = f"last turn: {stored['last_turn_tokens']:,} tokens · ${stored['last_turn_cost']:.4f}"
+        else:
+            self.status_usage.setText("no turns yet in this space")
+            return
         self.status_usage.setText(
-            f"last turn: {int(last_t):,} tokens · ${last_c:.4f}   |   "
-            f"space: {int(u['tokens']):,} tokens · ${u['cost']:.4f}"
+            f"{turn}   |   space: {stored['tokens']:,} tokens · ${stored['cost']:.4f} "
+            f"over {stored['turns']} turn(s)"
         )
 
     def _on_question(self, space_id: str | None, item_id: str, question: str) -> None:
