@@ -1,11 +1,17 @@
 """Plan Studio timings on a 1,000-node / ~3,000-edge plan. Prints numbers, asserts nothing.
 
 Run: ``QT_QPA_PLATFORM=offscreen .venv/bin/python bench/bench_plan_studio.py``
+Before/after: ``... bench/bench_plan_studio.py --studio /path/to/old/plan_studio.py``
+
+Panning is measured the way a drag feels it: the scroll bar moves a few pixels per frame and each
+frame is painted at once (``viewport().repaint()``), every frame timed on its own.
 """
 
 from __future__ import annotations
 
+import argparse
 import ctypes
+import importlib.util
 import os
 import random
 import statistics
@@ -20,11 +26,10 @@ if sys.version_info < (3, 12):
     ctypes.c_ssize_t.from_address(id(None)).value += 1 << 40
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QGraphicsView
 
 from control_center.core.plan import PlanGraph, PlanNode
 from control_center.core.plan_layout import layout_plan
-from control_center.ui.plan_studio import PlanStudioView
 
 
 def random_plan(n: int = 1000, edges: int = 3000, seed: int = 42, window: int = 60) -> PlanGraph:
@@ -51,8 +56,67 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
 
 
+def load_studio(path: str | None) -> type:
+    """``PlanStudioView`` from the tree, or from another copy of plan_studio.py (a before/after run)."""
+    if path is None:
+        from control_center.ui.plan_studio import PlanStudioView
+
+        return PlanStudioView
+    spec = importlib.util.spec_from_file_location("baseline_plan_studio", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.PlanStudioView
+
+
+def pan_frames(view: QGraphicsView, frames: int = 120, step: int = 8) -> tuple[list[float], list[float]]:
+    """Scroll by ``step`` pixels per frame (30 frames one way, 30 back) and force each frame's paint.
+
+    Returns wall and CPU seconds per frame. CPU is the whole process's (Qt's raster engine
+    hands some work to helper threads); on a shared machine other processes inflate only the wall.
+    """
+    bar = view.horizontalScrollBar()
+    viewport = view.viewport()
+    wall: list[float] = []
+    cpu: list[float] = []
+    for i in range(frames):
+        bar.setValue(bar.value() + (step if (i // 30) % 2 == 0 else -step))
+        t, c = time.perf_counter(), time.process_time()
+        viewport.repaint()
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    return wall, cpu
+
+
+def zoom_frames(view: QGraphicsView, frames: int = 40) -> tuple[list[float], list[float]]:
+    """Wheel-like zoom steps around 100%, each painted at once: the worst case for item caches,
+    since every step invalidates them all."""
+    viewport = view.viewport()
+    wall: list[float] = []
+    cpu: list[float] = []
+    for i in range(frames):
+        factor = 1.1 if i % 2 == 0 else 1 / 1.1
+        view.scale(factor, factor)
+        t, c = time.perf_counter(), time.process_time()
+        viewport.repaint()
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    return wall, cpu
+
+
+def summary(wall: list[float], cpu: list[float]) -> str:
+    ordered = sorted(wall)
+    p95 = ordered[max(0, int(len(ordered) * 0.95) - 1)]
+    return f"median {ms(statistics.median(wall))}, p95 {ms(p95)} (CPU median {ms(statistics.median(cpu))})"
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--studio", help="time this plan_studio.py instead of the tree's (before/after)")
+    args = parser.parse_args()
     app = QApplication.instance() or QApplication([])
+    studio_class = load_studio(args.studio)
     graph = random_plan()
     print(f"plan: {len(graph.nodes)} nodes, {len(graph.edges)} edges")
 
@@ -66,37 +130,50 @@ def main() -> None:
         f"({len(layout.layers)} layers)"
     )
 
-    view = PlanStudioView()
-    view.resize(1400, 900)
+    studio = studio_class()
+    studio.resize(1400, 900)
     t = time.perf_counter()
-    view.set_plan(graph)  # layout + scene items
+    studio.set_plan(graph)  # layout + scene items
     built = time.perf_counter() - t
-    view.show()
+    studio.show()
     app.processEvents()
     t = time.perf_counter()
-    view.grab()
+    studio.grab()
     first = time.perf_counter() - t
     print(f"set_plan (layout + scene build): {ms(built)}; first paint (fitted): {ms(first)}")
+    print(f"scene items: {len(studio.scene().items())}")
 
-    viewport = view.view.viewport()
-    for label, zoom in (("fitted", None), ("100%", 1.0)):
-        if zoom is not None:
-            view.view.resetTransform()
-            view.view.centerOn(view.node_item("n500"))
-        bar = view.view.horizontalScrollBar()
-        frames = []
-        for i in range(120):
-            bar.setValue(bar.value() + (8 if (i // 30) % 2 == 0 else -8))
-            t = time.perf_counter()
-            viewport.repaint()
-            frames.append(time.perf_counter() - t)
-        frames.sort()
-        p95 = frames[int(len(frames) * 0.95) - 1]
-        print(f"pan frame at {label} zoom: median {ms(statistics.median(frames))}, p95 {ms(p95)}")
+    view = studio.view
+    center = studio.node_item("n500")
+    cases: list[tuple[str, float | None, str | None]] = [
+        ("fitted (whole plan in view, nothing to scroll: full repaints)", None, None),
+        ("25%", 0.25, None),
+        ("100%", 1.0, None),
+        ("100%, n500 selected (up/downstream lit)", 1.0, "n500"),
+        ("200%, n500 selected", 2.0, "n500"),
+    ]
+    for label, zoom, selected in cases:
+        studio.select_node(selected)
+        if zoom is None:
+            studio.fit_to_view()
+        else:
+            view.resetTransform()
+            view.scale(zoom, zoom)
+            view.centerOn(center)
+        app.processEvents()
+        print(f"pan frame at {label}: {summary(*pan_frames(view))}")
 
+    studio.select_node(None)
+    view.resetTransform()
+    view.centerOn(center)
+    app.processEvents()
+    print(f"zoom step frame around 100% (every item redrawn): {summary(*zoom_frames(view))}")
+    view.resetTransform()
+    view.centerOn(center)
+    app.processEvents()
     t = time.perf_counter()
-    view.select_node("n500")
-    viewport.repaint()
+    studio.select_node("n500")
+    view.viewport().repaint()
     print(f"select a node (highlight up/downstream) + repaint: {ms(time.perf_counter() - t)}")
 
 

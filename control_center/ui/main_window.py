@@ -108,6 +108,9 @@ class MainWindow(QMainWindow):
         self._spaces: dict[str, Space] = {}
         self._live_text: dict[str, str] = {}  # space id -> streaming item id
         self._live_counter = itertools.count()
+        # Bumped by every local change to the conversation (a sent message, a live event): a
+        # transcript page requested before it is stale and must not wipe what is shown.
+        self._conversation_generation = 0
         self._turn_of_space: dict[str, str] = {}
         self._usage: dict[str, dict[str, float]] = {}  # space id -> the running turn's tokens/cost
         self._waiting: set[str] = set()
@@ -361,7 +364,7 @@ class MainWindow(QMainWindow):
             self._show_transcript(self.runtime.transcript_now(space.id))
         else:
             self.conversation_model.set_items([])
-            self._deliver.when_done(self.runtime.load_transcript(space.id), self._show_transcript)
+            self._request_transcript(space.id)
         self.runtime.touch_space(space.id)
         self._refresh_side_tabs(space)
         self._update_usage_label()
@@ -382,9 +385,17 @@ class MainWindow(QMainWindow):
         self.composer.set_transport_note(note)
         self.composer.set_running(space.id in self.runtime.running_spaces())
 
-    def _show_transcript(self, page: TranscriptPage) -> None:
+    def _request_transcript(self, space_id: str) -> None:
+        generation = self._conversation_generation
+        self._deliver.when_done(
+            self.runtime.load_transcript(space_id), lambda page: self._show_transcript(page, generation)
+        )
+
+    def _show_transcript(self, page: TranscriptPage, generation: int | None = None) -> None:
         if self._current is None or page.space_id != self._current.id:
             return
+        if generation is not None and generation != self._conversation_generation:
+            return  # the conversation changed since this page was read; a newer one follows
         items = list(page.items)
         if page.truncated:
             items.insert(
@@ -462,7 +473,7 @@ class MainWindow(QMainWindow):
 
     def _reload_if_current(self, space_id: str) -> None:
         if self._current is not None and self._current.id == space_id:
-            self._deliver.when_done(self.runtime.load_transcript(space_id), self._show_transcript)
+            self._request_transcript(space_id)
 
     # -- turns ----------------------------------------------------------------------------------
 
@@ -470,6 +481,7 @@ class MainWindow(QMainWindow):
         if self._current is None or not text.strip():
             return
         space_id = self._current.id
+        self._conversation_generation += 1
         self.conversation_model.append_item(
             TranscriptItem(f"local:{next(self._live_counter)}", ItemKind.USER, text)
         )
@@ -496,6 +508,8 @@ class MainWindow(QMainWindow):
             self.refresh_spaces()
         if self._current is None or space_id != self._current.id:
             return
+        if not isinstance(event, TurnEnded):
+            self._conversation_generation += 1
         model = self.conversation_model
         if isinstance(event, TextDelta | ThinkingDelta):
             kind = ItemKind.ASSISTANT if isinstance(event, TextDelta) else ItemKind.THINKING

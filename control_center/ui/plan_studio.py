@@ -4,9 +4,12 @@ The widget only shows values it is given and emits requests; what approving, rej
 means is decided elsewhere. Graph queries (layers, critical path, up/downstream) come from the pure
 :mod:`control_center.core.plan_layout`.
 
-Drawing stays cheap for 1,000 nodes: plain ``QGraphicsItem`` subclasses painting themselves, node
-items cached per device pixel, text skipped when zoomed far out, edges never cached (their bounding
-boxes can be huge) and never hit-tested.
+Drawing stays cheap for 1,000 nodes / 3,000 edges (``bench/bench_plan_studio.py``): node items
+cached per device pixel, text skipped when zoomed far out; edges are not items of their own but
+pieces drawn by one :class:`PlanEdgeBundle` per gap between layers (tight bounding boxes, a few
+``paint`` calls per frame instead of thousands), stroked with one-pixel pens that Qt's raster
+engine draws on its fast path, cached per device pixel like the nodes, and never hit-tested. A pan
+frame is then mostly pixmap blits.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from PySide6.QtGui import (
     QPainterPath,
     QPalette,
     QPen,
+    QPixmapCache,
     QPolygonF,
+    QResizeEvent,
     QWheelEvent,
 )
 from PySide6.QtWidgets import (
@@ -70,10 +75,20 @@ _PAD = 10.0
 _DIM_OPACITY = 0.22
 _TEXT_LOD = 0.35  # below this zoom, text is unreadable anyway: skip it
 _MIN_SCALE, _MAX_SCALE = 0.03, 4.0
+_CACHE_VIEWPORTS = 4  # pixmap cache room, in viewports of 32-bit pixels (see resizeEvent)
 
 
 def status_color(status: str) -> QColor:
     return QColor(STATUS_COLORS.get(status, _UNKNOWN_STATUS_COLOR))
+
+
+def _blend(top: QColor, bottom: QColor, alpha: float) -> QColor:
+    """``top`` at ``alpha`` over an opaque ``bottom``, as one opaque colour."""
+    return QColor.fromRgbF(
+        top.redF() * alpha + bottom.redF() * (1 - alpha),
+        top.greenF() * alpha + bottom.greenF() * (1 - alpha),
+        top.blueF() * alpha + bottom.blueF() * (1 - alpha),
+    )
 
 
 class _Theme:
@@ -93,6 +108,10 @@ class _Theme:
         edge = QColor(self.text)
         edge.setAlphaF(0.45)
         self.edge = edge
+        # Far out, edges are drawn faint and opaque (pre-blended over the background): crossing
+        # bundles of long edges stay one tone instead of building up grey slabs, and opaque
+        # unantialiased lines skip alpha blending.
+        self.far_edge = _blend(self.text, self.background, 0.45 * 0.18)
 
 
 class _PlanScene(QGraphicsScene):
@@ -211,70 +230,192 @@ class PlanNodeItem(QGraphicsItem):
         painter.drawText(QRectF(left, 34, room, 20), Qt.AlignmentFlag.AlignVCenter, meta)
 
 
-class PlanEdgeItem(QGraphicsItem):
-    """A dependency: from the dependency's right side to the dependent's left side, arrow at the end."""
+class PlanEdge:
+    """One dependency as the studio knows it: its ends and highlight state, no drawing of its own.
 
-    def __init__(self, source: str, target: str, points: tuple[tuple[float, float], ...]) -> None:
-        super().__init__()
+    A long edge crosses many layer gaps; giving it one item made a bounding box spanning much of
+    the scene, painted (and stroked end to end) on nearly every frame. Its pieces are drawn instead
+    by the :class:`PlanEdgeBundle` of each gap it crosses.
+    """
+
+    __slots__ = ("dimmed", "emphasized", "source", "target")
+
+    def __init__(self, source: str, target: str) -> None:
         self.source, self.target = source, target
         self.dimmed = False
         self.emphasized = False
-        self._path, self._arrow = self._build(points)
-        self._bounds = self._path.boundingRect().united(self._arrow.boundingRect()).adjusted(-3, -3, 3, 3)
+
+
+# One gap crossing of an edge: where its straight run through the previous layer starts (None
+# for the first piece), the S-curve's ends, and whether the arrow head sits at ``end``.
+_Piece = tuple[PlanEdge, QPointF | None, QPointF, QPointF, bool]
+
+
+def _trace(path: QPainterPath, arrows: QPainterPath, piece: _Piece) -> None:
+    _edge, run_from, a, b, last = piece
+    if run_from is not None:
+        path.moveTo(run_from)
+        path.lineTo(a)
+    else:
+        path.moveTo(a)
+    mid = (a.x() + b.x()) / 2
+    path.cubicTo(QPointF(mid, a.y()), QPointF(mid, b.y()), b)
+    if last:
+        arrows.addPolygon(QPolygonF([b, QPointF(b.x() - 9, b.y() - 5), QPointF(b.x() - 9, b.y() + 5), b]))
+
+
+class PlanEdgeBundle(QGraphicsItem):
+    """Every edge piece crossing one gap between layers, drawn as one path.
+
+    One item per gap keeps bounding boxes one column wide (an item is painted only where the view
+    shows it), keeps each stroked path short, and turns thousands of Python ``paint`` calls per
+    frame into a few. Highlighting redraws the affected pieces on top, in the emphasis colour.
+    """
+
+    def __init__(self, gap: int, pieces: list[_Piece]) -> None:
+        super().__init__()
+        self.gap = gap
+        self._pieces = pieces
+        self._all, self._all_arrows = self._paths(pieces)
+        self._lit = self._lit_arrows = QPainterPath()
+        self._plain = self._plain_arrows = self._faded = self._faded_arrows = QPainterPath()
+        self._any_dimmed = False
+        self._mixed = False
+        self._bounds = self._all.boundingRect().united(self._all_arrows.boundingRect()).adjusted(-3, -3, 3, 3)
         self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)  # clicks fall through to the pan
+        # Cached per device pixel like the nodes: a pan frame then blits a pixmap instead of
+        # stroking a few hundred antialiased curves again (~17 ms -> ~1 ms at 100% with 1,000
+        # nodes). Qt caches only the part of a bundle inside the viewport, so a tall bundle costs
+        # about one viewport of memory; a zoom step or a highlight change redraws it once.
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.setZValue(0)
 
     @staticmethod
-    def _build(points: tuple[tuple[float, float], ...]) -> tuple[QPainterPath, QPolygonF]:
-        pts = [QPointF(x, y) for x, y in points]
-        path = QPainterPath(pts[0])
-        # pairs (pts[2k], pts[2k+1]) cross a gap between layers: an S-curve; in between, straight
-        # runs through the layers the edge passes
-        for k in range(len(pts) // 2):
-            a, b = pts[2 * k], pts[2 * k + 1]
-            if k:
-                path.lineTo(a)
-            mid = (a.x() + b.x()) / 2
-            path.cubicTo(QPointF(mid, a.y()), QPointF(mid, b.y()), b)
-        tip = pts[-1]
-        arrow = QPolygonF([tip, QPointF(tip.x() - 9, tip.y() - 5), QPointF(tip.x() - 9, tip.y() + 5)])
-        return path, arrow
+    def _paths(pieces: list[_Piece]) -> tuple[QPainterPath, QPainterPath]:
+        path, arrows = QPainterPath(), QPainterPath()
+        # arrow heads of edges meeting at one node overlap: the default odd-even rule would punch
+        # holes where they do
+        arrows.setFillRule(Qt.FillRule.WindingFill)
+        for piece in pieces:
+            _trace(path, arrows, piece)
+        return path, arrows
 
-    def set_state(self, *, dimmed: bool, emphasized: bool) -> None:
-        if (dimmed, emphasized) != (self.dimmed, self.emphasized):
-            self.dimmed, self.emphasized = dimmed, emphasized
-            self.setOpacity(_DIM_OPACITY if dimmed else 1.0)
-            self.setZValue(0.5 if emphasized else 0)
-            self.update()
+    def edges(self) -> list[PlanEdge]:
+        return [piece[0] for piece in self._pieces]
+
+    def lit_edges(self) -> list[PlanEdge]:
+        return [piece[0] for piece in self._pieces if piece[0].emphasized]
+
+    def refresh(self) -> None:
+        """Re-read the edges' highlight state (set by the studio) and repaint if it changed."""
+        lit = [p for p in self._pieces if p[0].emphasized]
+        dimmed = [p for p in self._pieces if p[0].dimmed and not p[0].emphasized]
+        plain = len(self._pieces) - len(lit) - len(dimmed)
+        self._lit, self._lit_arrows = self._paths(lit)
+        self._any_dimmed = bool(dimmed)
+        # the studio dims either nothing or everything that is not lit: then the full path serves
+        # as the faded layer and the lit pieces are drawn over it; anything else gets its own paths
+        self._mixed = bool(dimmed) and plain > 0
+        if self._mixed:
+            self._faded, self._faded_arrows = self._paths(dimmed)
+            self._plain, self._plain_arrows = self._paths(
+                [p for p in self._pieces if not p[0].dimmed and not p[0].emphasized]
+            )
+        else:
+            self._plain = self._plain_arrows = self._faded = self._faded_arrows = QPainterPath()
+        self.update()
 
     def boundingRect(self) -> QRectF:
         return self._bounds
 
     def shape(self) -> QPainterPath:
-        return self._path
+        path = QPainterPath()
+        path.addRect(self._bounds)  # never hit-tested (no mouse buttons); keep the query cheap
+        return path
 
     def paint(
         self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None
     ) -> None:
         theme: _Theme = self.scene().theme  # type: ignore[attr-defined]
-        color = theme.highlight if self.emphasized else theme.edge
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
-        pen = QPen(color, 2.5 if self.emphasized else 1.2)
-        if lod >= _TEXT_LOD:
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        else:  # zoomed far out: a faint hairline, or bundles of long edges turn into grey slabs
-            if not self.emphasized:
-                faint = QColor(color)
-                faint.setAlphaF(0.18)
-                pen.setColor(faint)
-            pen.setCosmetic(True)
-            pen.setWidthF(1.5 if self.emphasized else 1.0)
-        painter.setPen(pen)
+        far = lod < _TEXT_LOD
+        # zoomed in: antialiased; far out: unantialiased faint hairlines, or bundles of long edges
+        # turn into grey slabs
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, not far)
         painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.drawPath(self._path)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(color)
-        painter.drawPolygon(self._arrow)
+        base = painter.opacity()
+        plain = theme.far_edge if far else theme.edge
+        if self._mixed:
+            _hairline(painter, self._plain, self._plain_arrows, plain)
+            painter.setOpacity(base * _DIM_OPACITY)
+            _hairline(painter, self._faded, self._faded_arrows, plain)
+        else:
+            if self._any_dimmed:
+                painter.setOpacity(base * _DIM_OPACITY)
+            _hairline(painter, self._all, self._all_arrows, plain)
+        painter.setOpacity(base)
+        if not self._lit.isEmpty():
+            _thick(painter, self._lit, self._lit_arrows, theme.highlight, 1.5 if far else 2.5 * lod)
+
+
+# Why edges are hairlines: Qt's raster engine strokes a pen at most one device pixel wide with a
+# fast cosmetic stroker that skips what lies outside the clip; a wider antialiased pen goes through
+# the general stroker and a polygon rasterizer, about 15x slower per visible piece. Plain edges
+# therefore stay one device pixel wide at every zoom, and emphasised edges are built from hairlines.
+_HAIRLINE_MAX = 3.0  # emphasised edges wider than this (zoomed far in) use a real pen: few show
+
+
+def _hairline(painter: QPainter, path: QPainterPath, arrows: QPainterPath, color: QColor) -> None:
+    if path.isEmpty():
+        return
+    pen = QPen(color, 1.0)
+    pen.setCosmetic(True)
+    painter.setPen(pen)
+    painter.drawPath(path)
+    painter.fillPath(arrows, color)
+
+
+def _thick(painter: QPainter, path: QPainterPath, arrows: QPainterPath, color: QColor, width: float) -> None:
+    """Stroke ``path`` ``width`` device pixels wide in an opaque ``color`` (overlaps do not show)."""
+    if width > _HAIRLINE_MAX or not painter.testRenderHint(QPainter.RenderHint.Antialiasing):
+        pen = QPen(color, width)
+        pen.setCosmetic(True)
+        painter.setPen(pen)
+        painter.drawPath(path)
+    else:
+        pen = QPen(color, 1.0)
+        pen.setCosmetic(True)
+        painter.setPen(pen)
+        painter.drawPath(path)
+        # four copies shifted by up to one pixel fill a line ``width`` wide, whatever its slope
+        shift = (width - 1.0) / 2
+        if shift > 0.1:
+            scale = painter.worldTransform().m11() or 1.0
+            step = shift / scale  # device pixels to item units
+            for dx, dy in ((step, 0.0), (-step, 0.0), (0.0, step), (0.0, -step)):
+                painter.translate(dx, dy)
+                painter.drawPath(path)
+                painter.translate(-dx, -dy)
+    painter.fillPath(arrows, color)
+
+
+def _bundle_pieces(layout: PlanLayout) -> tuple[list[PlanEdge], dict[int, list[_Piece]]]:
+    """Cut every routed edge into its gap crossings, grouped by gap (gap g lies right of layer g)."""
+    edges: list[PlanEdge] = []
+    gaps: dict[int, list[_Piece]] = {}
+    for (dep, key), points in layout.routes.items():
+        edge = PlanEdge(dep, key)
+        edges.append(edge)
+        pts = [QPointF(x, y) for x, y in points]
+        first = layout.node_layer[dep]
+        # pairs (pts[2k], pts[2k+1]) cross gap first+k; before each but the first, a straight run
+        # through the crossed layer from pts[2k-1]
+        count = len(pts) // 2
+        for k in range(count):
+            a, b = pts[2 * k], pts[2 * k + 1]
+            piece = (edge, pts[2 * k - 1] if k else None, a, b, k == count - 1)
+            gaps.setdefault(first + k, []).append(piece)
+    return edges, gaps
 
 
 class PlanGraphView(QGraphicsView):
@@ -290,6 +431,18 @@ class PlanGraphView(QGraphicsView):
         self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
         self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontAdjustForAntialiasing)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        # Node and edge items are cached in QPixmapCache (process-wide, 10 MB by default). What
+        # is on screen takes about two viewports of pixmaps; if the cache cannot hold that, every
+        # pan frame evicts and redraws them all (slower than no cache: ~50 ms at 2560x1440). Grow
+        # the limit with the viewport, never shrink it (other widgets share the cache).
+        viewport = self.viewport()
+        ratio = viewport.devicePixelRatioF()
+        needed_kb = int(_CACHE_VIEWPORTS * viewport.width() * viewport.height() * ratio * ratio * 4 / 1024)
+        if QPixmapCache.cacheLimit() < needed_kb:
+            QPixmapCache.setCacheLimit(needed_kb)
 
     def zoom_factor(self) -> float:
         return self.transform().m11()
@@ -333,7 +486,8 @@ class PlanStudioView(QWidget):
         self._layout: PlanLayout | None = None
         self._nodes_by_key: dict[str, PlanNode] = {}
         self._node_items: dict[str, PlanNodeItem] = {}
-        self._edge_items: list[PlanEdgeItem] = []
+        self._edges: list[PlanEdge] = []
+        self._bundles: list[PlanEdgeBundle] = []
         self._critical: tuple[str, ...] = ()
         self._status = "pending"
         self._version = 1
@@ -460,7 +614,22 @@ class PlanStudioView(QWidget):
     def set_plan(
         self, graph: PlanGraph, *, version: int = 1, status: str = "pending", diff: PlanDiff | None = None
     ) -> None:
-        """Show ``graph`` (all nodes pending), its version and approval status, and ``diff`` if given."""
+        """Show ``graph`` (all nodes pending), its version and approval status, and ``diff`` if given.
+
+        The main window re-sets the shown plan on every live refresh (each node status change). The
+        same plan again only resets statuses and the header: no layout or scene rebuild (which
+        takes a few hundred milliseconds at 1,000 nodes), and selection, zoom and pan stay put.
+        """
+        if (
+            self._graph is not None
+            and (graph, version, diff) == (self._graph, self._version, self._diff)
+            and self._node_items
+        ):
+            self._status = status
+            self.set_node_statuses(dict.fromkeys(self._node_items, "pending"))
+            self._update_header()
+            self._sync_buttons()
+            return
         self._graph = graph
         self._version = version
         self._status = status
@@ -504,8 +673,11 @@ class PlanStudioView(QWidget):
     def node_items(self) -> list[PlanNodeItem]:
         return list(self._node_items.values())
 
-    def edge_items(self) -> list[PlanEdgeItem]:
-        return list(self._edge_items)
+    def edges(self) -> list[PlanEdge]:
+        return list(self._edges)
+
+    def edge_bundles(self) -> list[PlanEdgeBundle]:
+        return list(self._bundles)
 
     def plan_layout(self) -> PlanLayout | None:
         return self._layout
@@ -549,7 +721,8 @@ class PlanStudioView(QWidget):
         self._scene.clearSelection()
         self._scene.clear()
         self._node_items.clear()
-        self._edge_items.clear()
+        self._edges.clear()
+        self._bundles.clear()
         w, h = self._layout.node_size
         added = set(self._diff.added_nodes) if self._diff else set()
         changed = set(self._diff.changed_nodes) if self._diff else set()
@@ -564,10 +737,12 @@ class PlanStudioView(QWidget):
                 item.set_marker("changed")
             self._scene.addItem(item)
             self._node_items[node.key] = item
-        for (dep, key), points in self._layout.routes.items():
-            edge = PlanEdgeItem(dep, key, points)
-            self._scene.addItem(edge)
-            self._edge_items.append(edge)
+        edges, gaps = _bundle_pieces(self._layout)
+        self._edges = edges
+        for gap in sorted(gaps):
+            bundle = PlanEdgeBundle(gap, gaps[gap])
+            self._scene.addItem(bundle)
+            self._bundles.append(bundle)
         width, height = self._layout.size
         self._scene.setSceneRect(QRectF(-40, -40, width + 80, height + 80))
         self._apply_highlight()
@@ -629,10 +804,16 @@ class PlanStudioView(QWidget):
         for k, item in self._node_items.items():
             item.set_dimmed(related is not None and k not in related)
             item.set_on_critical_path(k in critical)
-        for edge in self._edge_items:
+        changed = False
+        for edge in self._edges:
             lit = related is not None and edge.source in related and edge.target in related
-            on_critical = (edge.source, edge.target) in critical_edges
-            edge.set_state(dimmed=related is not None and not lit, emphasized=lit or on_critical)
+            state = (related is not None and not lit, lit or (edge.source, edge.target) in critical_edges)
+            if state != (edge.dimmed, edge.emphasized):
+                edge.dimmed, edge.emphasized = state
+                changed = True
+        if changed:
+            for bundle in self._bundles:
+                bundle.refresh()
 
     def _show_details(self, key: str | None) -> None:
         node = self._nodes_by_key.get(key) if key is not None else None
@@ -691,6 +872,6 @@ class PlanStudioView(QWidget):
             self._scene.setBackgroundBrush(QBrush(self._theme.background))
             for item in self._node_items.values():
                 item.update()
-            for edge in self._edge_items:
-                edge.update()
+            for bundle in self._bundles:
+                bundle.update()
         super().changeEvent(event)

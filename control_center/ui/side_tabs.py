@@ -65,6 +65,7 @@ def _apply_plans(window: MainWindow, data: SideData, focus_plan: str | None) -> 
         if window.plan_studio is not None:
             _remove_tab(window, window.plan_studio)
             window.plan_studio = None
+            window._plan_shown = None
         return
     studio = window.plan_studio
     if studio is None:
@@ -80,6 +81,11 @@ def _apply_plans(window: MainWindow, data: SideData, focus_plan: str | None) -> 
     shown = next((p for p in data.plans if p.id == focus_plan), data.plans[-1])
     previous = next((p for p in reversed(data.plans) if p.version < shown.version), None)
     diff = diff_plans(previous.graph, shown.graph) if previous is not None else None
+    previous_shown: PlanVersion | None = getattr(window, "_plan_shown", None)
+    first_view = previous_shown is None or (previous_shown.id, previous_shown.version) != (
+        shown.id,
+        shown.version,
+    )
     window._plan_shown = shown
     studio.set_plan(shown.graph, version=shown.version, status=_plan_status(shown), diff=diff)
     statuses = data.node_status.get(shown.id)
@@ -87,7 +93,8 @@ def _apply_plans(window: MainWindow, data: SideData, focus_plan: str | None) -> 
         studio.set_node_statuses(statuses)
     if focus_plan:
         window.tabs.setCurrentWidget(_tab_of(studio))
-    QTimer.singleShot(0, studio.fit_to_view)
+    if first_view:  # refreshes while work runs keep the operator's zoom and pan
+        QTimer.singleShot(0, studio.fit_to_view)
 
 
 def show_plan(window: MainWindow, plan_id: str) -> None:
@@ -101,7 +108,10 @@ def show_plan(window: MainWindow, plan_id: str) -> None:
 def _decide_plan(window: MainWindow, decision: Decision, reason: str | None) -> None:
     shown: PlanVersion | None = getattr(window, "_plan_shown", None)
     if shown is not None and shown.approval_id:
-        window.runtime.decide(shown.approval_id, decision, reason)
+        future = window.runtime.decide(shown.approval_id, decision, reason)
+        space = window.current_space()
+        if space is not None:  # the studio shows the decision at once, not at the next turn's end
+            window._deliver.when_done(future, lambda _outcome: refresh_side_tabs(window, space))
 
 
 def _pipeline_of_shown(window: MainWindow) -> str | None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QPixmapCache
 
 from control_center.core.plan import PlanGraph, PlanNode
-from control_center.core.plan_layout import diff_plans
+from control_center.core.plan_layout import LAYER_GAP, NODE_WIDTH, diff_plans
 from control_center.ui.plan_studio import STATUS_COLORS, PlanStudioView
 
 THREE = PlanGraph(
@@ -42,7 +43,7 @@ def test_three_node_plan_builds_items_in_layers(studio: PlanStudioView) -> None:
     studio.set_plan(THREE)
     assert studio.objectName() == "planStudioView"
     assert {studio.node_item(k).key for k in ("schema", "writer", "api")} == {"schema", "writer", "api"}
-    assert sorted((e.source, e.target) for e in studio.edge_items()) == sorted(THREE.edges)
+    assert sorted((e.source, e.target) for e in studio.edges()) == sorted(THREE.edges)
     assert [studio.node_layer(k) for k in ("schema", "writer", "api")] == [0, 1, 2]
     xs = [studio.node_item(k).pos().x() for k in ("schema", "writer", "api")]
     assert xs[0] < xs[1] < xs[2]
@@ -63,7 +64,7 @@ def test_selection_fills_side_pane_and_dims_unrelated(studio: PlanStudioView) ->
     assert studio.side_dependents.count() == 1
     assert studio.side_dependents.item(0).data(Qt.ItemDataRole.UserRole) == "c"
     assert {k for k in "abcxy" if studio.node_item(k).dimmed} == {"x", "y"}
-    lit = {(e.source, e.target) for e in studio.edge_items() if e.emphasized}
+    lit = {(e.source, e.target) for e in studio.edges() if e.emphasized}
     assert lit == {("a", "b"), ("b", "c")}
     studio.select_node(None)
     assert studio.selected_key() is None
@@ -186,3 +187,81 @@ def test_view_zoom_and_fit(studio: PlanStudioView) -> None:
     for k in "abcxy":
         assert visible.contains(studio.node_item(k).sceneBoundingRect())
     studio.grab()  # paints every item once: paint() must not raise
+
+
+# a long edge (a -> d) crosses three layer gaps; b and c stand in the layers it crosses
+LONG = PlanGraph(
+    "long edge",
+    (
+        PlanNode("a", "A", "", ()),
+        PlanNode("b", "B", "", ("a",)),
+        PlanNode("c", "C", "", ("b",)),
+        PlanNode("d", "D", "", ("c", "a")),
+        PlanNode("x", "X", "", ()),
+    ),
+)
+
+
+def test_edges_are_drawn_by_one_tight_bundle_per_layer_gap(studio: PlanStudioView) -> None:
+    studio.set_plan(LONG)
+    bundles = studio.edge_bundles()
+    assert [b.gap for b in bundles] == [0, 1, 2]  # no item per edge: one per gap between layers
+    in_gap = {b.gap: {(e.source, e.target) for e in b.edges()} for b in bundles}
+    assert in_gap == {0: {("a", "b"), ("a", "d")}, 1: {("b", "c"), ("a", "d")}, 2: {("c", "d"), ("a", "d")}}
+    column = NODE_WIDTH + LAYER_GAP
+    for b in bundles:
+        # a bundle spans its gap and the layer a long edge runs through before it, never the scene
+        assert b.boundingRect().width() <= column + 10
+        assert b.boundingRect().left() >= studio.node_item("a").pos().x() + b.gap * column - 5
+    studio.select_node("d")
+    lit = {b.gap: {(e.source, e.target) for e in b.lit_edges()} for b in bundles}
+    assert lit == in_gap  # every edge reaches d: all lit, in each gap they cross
+    studio.select_node("x")
+    assert all(not b.lit_edges() for b in bundles)
+    assert all(e.dimmed for e in studio.edges())
+
+
+def test_painting_at_every_level_of_detail(qtbot, studio: PlanStudioView) -> None:
+    studio.set_plan(LONG)
+    studio.show()
+    qtbot.waitExposed(studio)
+    studio.select_node("c")  # lit and dimmed pieces in the same bundles
+    for zoom in (0.05, 0.5, 1.0, 1.5, 4.0):  # far (no text), hairline emphasis, real-pen emphasis
+        studio.view.resetTransform()
+        studio.view.scale(zoom, zoom)
+        assert studio.view.zoom_factor() == pytest.approx(zoom)
+        studio.view.viewport().repaint()  # paint() of every visible item must not raise
+
+
+def test_setting_the_same_plan_again_keeps_items_selection_and_view(studio: PlanStudioView) -> None:
+    studio.set_plan(THREE, status="approved")
+    studio.set_node_statuses({"schema": "done", "writer": "failed"})
+    studio.select_node("writer")
+    studio.view.scale(2.0, 2.0)
+    zoom = studio.view.zoom_factor()
+    items = studio.node_items()
+    # a live refresh re-sets the same plan, then the current statuses
+    studio.set_plan(THREE, status="approved")
+    assert studio.node_items() == items
+    assert studio.selected_key() == "writer"
+    assert studio.view.zoom_factor() == zoom
+    assert studio.node_status("writer") == "pending"
+    studio.set_node_statuses({"schema": "done", "writer": "failed"})
+    assert studio.retry_button.isEnabled()
+    # a different version is a new plan: rebuilt, selection cleared
+    studio.set_plan(THREE, version=2, status="pending")
+    assert studio.node_items() != items
+    assert studio.selected_key() is None
+    assert "v2" in studio.version_label.text()
+
+
+def test_pixmap_cache_grows_with_the_view(qtbot, studio: PlanStudioView) -> None:
+    # node and edge items are pixmap-cached: a cache smaller than what is on screen would make
+    # every pan frame evict and redraw them all
+    studio.set_plan(THREE)
+    studio.resize(2400, 1500)
+    studio.show()
+    qtbot.waitExposed(studio)
+    viewport = studio.view.viewport()
+    on_screen_kb = viewport.width() * viewport.height() * viewport.devicePixelRatioF() ** 2 * 4 / 1024
+    assert QPixmapCache.cacheLimit() >= 2 * on_screen_kb
