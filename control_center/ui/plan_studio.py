@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -29,6 +29,7 @@ from PySide6.QtGui import (
     QPixmapCache,
     QPolygonF,
     QResizeEvent,
+    QShowEvent,
     QWheelEvent,
 )
 from PySide6.QtWidgets import (
@@ -709,6 +710,20 @@ class PlanStudioView(QWidget):
 
     def fit_to_view(self) -> None:
         self.view.fit_to_view()
+
+    def request_fit(self) -> None:
+        """Fit the graph now if the studio is on screen, else as soon as it is shown (a view
+        that is not yet laid out would fit into the wrong size)."""
+        if self.isVisible():
+            QTimer.singleShot(0, self.fit_to_view)
+        else:
+            self._fit_when_shown = True
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if getattr(self, "_fit_when_shown", False):
+            self._fit_when_shown = False
+            QTimer.singleShot(0, self.fit_to_view)
 
     def scene(self) -> QGraphicsScene:
         return self._scene

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QScrollArea, QWidget
 
 from control_center.core.approvals import Decision
@@ -94,7 +93,7 @@ def _apply_plans(window: MainWindow, data: SideData, focus_plan: str | None) -> 
     if focus_plan:
         window.tabs.setCurrentWidget(_tab_of(studio))
     if first_view:  # refreshes while work runs keep the operator's zoom and pan
-        QTimer.singleShot(0, studio.fit_to_view)
+        studio.request_fit()
 
 
 def show_plan(window: MainWindow, plan_id: str) -> None:
