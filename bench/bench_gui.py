@@ -297,7 +297,7 @@ def main() -> None:
     elapsed = time.perf_counter() - t
     timer.stop()
     ended = fut.result()
-    tokens = 5 * 1500
+    tokens = 5 * len(words) // 4  # ~4 characters per token, as the scripted provider counts
     print(
         f"streamed ~{tokens} tokens + 4 tool calls in {elapsed:.2f} s (~{tokens / elapsed:.0f} tokens/s, "
         f"{chunks[0]} events, turn {ended.status.value if ended else '?'})"
