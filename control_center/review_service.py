@@ -83,10 +83,12 @@ def pr_diff(ws: Workspace, space_id: str, path: str | None = None) -> str:
     space = _review_space(ws, space_id)
     if not space.pr_base or not space.pr_head:
         raise WorkspaceError(f"space {space.name!r} records no base and head to diff")
-    args = ["--no-pager", "-c", "color.ui=false", "diff", f"{space.pr_base}...{space.pr_head}"]
+    # HEAD of the PR worktree, not the head branch: the worktree is pinned to the commit that was
+    # opened for review (and that the gates test), even if the branch moves on.
+    args = ["--no-pager", "-c", "color.ui=false", "diff", f"{space.pr_base}...HEAD"]
     if path is not None:
         if not path or path.startswith("/") or "\x00" in path:
             raise WorkspaceError(f"{path!r} is not a path inside the repository")
         # `--` ends the options and --literal-pathspecs keeps `*` or `:` in a name literal.
         args = ["--literal-pathspecs", *args, "--", path]
-    return git(ws.repo, *args).stdout
+    return git(space.worktree, *args).stdout

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from control_center.core.errors import OperatorError
 from control_center.core.modes import Autonomy, Mode, Transport
@@ -167,23 +168,18 @@ class Workspace:
         sid = new_id()
         worktree = self.root / WORKTREES_DIR / sid
         git(self.repo, "worktree", "add", "--detach", str(worktree), head)
-        mode = PR_SPACE_MODE
-        try:
-            return self.store.create_space(
-                name=name,
-                mode=mode,
-                autonomy=autonomy,
-                transport=Transport.BUILTIN,
-                worktree=worktree,
-                branch=head,
-                space_id=sid,
-                pr_base=base,
-                pr_head=head,
-                gates=gates,
-            )
-        except StoreError as exc:
-            git(self.repo, "worktree", "remove", "--force", str(worktree), check=False)
-            raise WorkspaceError(str(exc)) from None
+        return self._record_space(
+            sid,
+            name,
+            PR_SPACE_MODE,
+            autonomy,
+            Transport.BUILTIN,
+            worktree,
+            head,
+            pr_base=base,
+            pr_head=head,
+            gates=gates,
+        )
 
     def _record_space(
         self,
@@ -194,7 +190,10 @@ class Workspace:
         transport: Transport,
         worktree: Path,
         branch: str,
+        **pr: Any,
     ) -> Space:
+        """Record the space whose worktree was just added; if the store refuses, the worktree
+        goes too, so nothing is left half-made."""
         try:
             return self.store.create_space(
                 name=name,
@@ -204,6 +203,7 @@ class Workspace:
                 worktree=worktree,
                 branch=branch,
                 space_id=sid,
+                **pr,
             )
         except StoreError as exc:
             git(self.repo, "worktree", "remove", "--force", str(worktree), check=False)

@@ -649,7 +649,7 @@ class Harness:
                 extras={
                     "cancel_event": ctx.cancel_event,
                     **(
-                        {"base": ctx.space.pr_base, "head": ctx.space.pr_head}
+                        {"base": ctx.space.pr_base, "head": "HEAD"}
                         if ctx.space and ctx.space.is_pr
                         else {}
                     ),
