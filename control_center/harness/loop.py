@@ -648,11 +648,7 @@ class Harness:
                 read_only=ctx.profile.read_only,
                 extras={
                     "cancel_event": ctx.cancel_event,
-                    **(
-                        {"base": ctx.space.pr_base, "head": "HEAD"}
-                        if ctx.space and ctx.space.is_pr
-                        else {}
-                    ),
+                    **({"base": ctx.space.pr_base, "head": "HEAD"} if ctx.space and ctx.space.is_pr else {}),
                 },
             )
             fn = PURE_TOOLS.get(name) or extra_tools.EXTRA_TOOLS.get(name)
