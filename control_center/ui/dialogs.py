@@ -113,4 +113,4 @@ class ShortcutsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(table)
         layout.addWidget(buttons)
-        self.resize(560, 440)
+        self.resize(580, 40 + 31 * (len(shortcuts) + 2))

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -104,8 +105,10 @@ class SettingsDialog(QDialog):
             self.table.setCellWidget(row, 1, max_tokens)
             self.table.setCellWidget(row, 2, thinking)
             self._spins[mode] = (max_tokens, thinking)
-        self.table.resizeColumnsToContents()
-        self.table.horizontalHeader().setStretchLastSection(True)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column in (1, 2):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         models = QGroupBox("Model per mode")
         mlayout = QVBoxLayout(models)
         mlayout.addWidget(self.table)

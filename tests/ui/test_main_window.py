@@ -211,3 +211,55 @@ def test_closing_with_a_running_turn_leaves_it_interrupted(qtbot, workspace: Pat
     turn = runtime.ws.store.turn(started[0])
     assert turn.status is TurnStatus.INTERRUPTED
     assert "resume" in (turn.error or "")
+
+
+def test_ask_user_waits_for_the_operators_answer(qtbot, workspace: Path, tmp_path: Path) -> None:
+    script = [
+        [{"type": "tool_use", "name": "ask_user", "input": {"question": "Which file should I change?"}}],
+        [{"type": "text", "text": "Thanks, continuing."}],
+    ]
+    (tmp_path / "ask.json").write_text(json.dumps(script))
+    window = _window(qtbot, workspace)
+    space = window.current_space()
+    window.runtime.ws.store.set_meta(SCRIPT_META_PREFIX + space.id, str(tmp_path / "ask.json"))
+    asked: list[str] = []
+    window.bridge.question_asked.connect(lambda _sid, item_id, _q: asked.append(item_id))
+    window.send_message("start")
+    qtbot.waitUntil(lambda: bool(asked), timeout=10_000)
+    questions = [i for i in window.conversation_model.items() if i.kind is ItemKind.QUESTION]
+    assert [q.text for q in questions] == ["Which file should I change?"]
+    assert window.runtime.has_running_work()  # the turn waits for the answer
+    window.runtime.answer(asked[0], "notes.txt")
+    qtbot.waitUntil(lambda: not window.runtime.has_running_work(), timeout=10_000)
+    rows = window.runtime.ws.store.messages(space.conversation_id)
+    results = [r.text for r in rows if r.kind == "tool_result"]
+    assert results == ["The operator answered: notes.txt"]
+    qtbot.waitUntil(
+        lambda: any(i.text == "Thanks, continuing." for i in window.conversation_model.items()), timeout=5000
+    )
+
+
+def test_settings_dialog_keeps_each_modes_model_settings(qtbot, workspace: Path) -> None:
+    from control_center.harness.settings import AppSettings
+    from control_center.ui.settings_dialog import SettingsDialog
+
+    settings = AppSettings()
+    dialog = SettingsDialog(settings)
+    qtbot.addWidget(dialog)
+    modes = list(Mode)
+    plan_row = modes.index(Mode.PLAN)
+    max_tokens, thinking = dialog._spins[Mode.PLAN]
+    max_tokens.setValue(4000)
+    thinking.setValue(9000)  # above this mode's max tokens: capped below it
+    dialog.table.item(plan_row, 0).setText("claude-opus-5")
+    dialog.base_url.setText("http://127.0.0.1:9/")
+    dialog.apply()
+    plan = settings.model_for(Mode.PLAN)
+    chat = settings.model_for(Mode.CHAT)
+    assert plan.model == "claude-opus-5"
+    assert plan.max_tokens == 4000
+    assert plan.thinking_budget == 3999
+    assert chat.thinking_budget is None  # nothing leaks into another mode
+    assert chat.model != "claude-opus-5"
+    assert plan.base_url == chat.base_url == "http://127.0.0.1:9/"
+    assert "No key" in dialog.key_status.text()
