@@ -45,7 +45,7 @@ from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.profiles import profile_for
 from control_center.core.records import Space
 from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
-from control_center.runtime import TranscriptPage, WorkspaceRuntime
+from control_center.runtime import TRANSCRIPT_PAGE, TranscriptPage, WorkspaceRuntime
 from control_center.ui import theme
 from control_center.ui.bridge import RuntimeBridge, listener_for
 from control_center.ui.composer import Composer
@@ -244,6 +244,7 @@ class MainWindow(QMainWindow):
         self.conversation_view.open_plan_requested.connect(self.open_plan_studio)
         self.conversation_view.answer_requested.connect(self._on_answer_requested)
         self.conversation_view.open_thread_requested.connect(self.open_thread)
+        self.conversation_view.verticalScrollBar().valueChanged.connect(self._on_conversation_scrolled)
         self.conversation_view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.conversation_view.customContextMenuRequested.connect(self._conversation_menu)
         self.inbox.decision_requested.connect(self._on_inbox_decision)
@@ -358,6 +359,7 @@ class MainWindow(QMainWindow):
 
     def _activate(self, space: Space, *, sync: bool = False) -> None:
         self._current = space
+        self._page_limit = TRANSCRIPT_PAGE
         self._show_space_header(space)
         self._live_text.pop(space.id, None)
         if sync:
@@ -385,29 +387,54 @@ class MainWindow(QMainWindow):
         self.composer.set_transport_note(note)
         self.composer.set_running(space.id in self.runtime.running_spaces())
 
-    def _request_transcript(self, space_id: str) -> None:
+    def _request_transcript(self, space_id: str, *, keep_position: bool = False) -> None:
         generation = self._conversation_generation
+        future = self.runtime.load_transcript(space_id, self._page_limit)
         self._deliver.when_done(
-            self.runtime.load_transcript(space_id), lambda page: self._show_transcript(page, generation)
+            future, lambda page: self._show_transcript(page, generation, keep_position=keep_position)
         )
 
-    def _show_transcript(self, page: TranscriptPage, generation: int | None = None) -> None:
+    def _show_transcript(
+        self, page: TranscriptPage, generation: int | None = None, *, keep_position: bool = False
+    ) -> None:
         if self._current is None or page.space_id != self._current.id:
             return
         if generation is not None and generation != self._conversation_generation:
             return  # the conversation changed since this page was read; a newer one follows
         items = list(page.items)
+        self._page_truncated = page.truncated
         if page.truncated:
             items.insert(
                 0,
                 TranscriptItem(
                     "older",
                     ItemKind.NOTE,
-                    f"Showing the newest {len(page.items)} messages of this conversation.",
+                    f"Showing the newest {len(page.items)} messages; scroll up for earlier ones.",
                 ),
             )
+        anchor = (
+            self.conversation_model.item(1).id
+            if keep_position and self.conversation_model.rowCount() > 1
+            else None
+        )
         self.conversation_model.set_items(items)
-        self.conversation_view.scrollToBottom()
+        row = self.conversation_model.row_of(anchor) if anchor else None
+        if row is not None:
+            self.conversation_view.scrollTo(
+                self.conversation_model.index(row), ConversationView.ScrollHint.PositionAtTop
+            )
+        else:
+            self.conversation_view.scrollToBottom()
+
+    _page_limit = TRANSCRIPT_PAGE
+    _page_truncated = False
+
+    def _on_conversation_scrolled(self, value: int) -> None:
+        """At the top of a long conversation, the next older page loads (paging, not all of it)."""
+        if value == 0 and self._page_truncated and self._current is not None:
+            self._page_truncated = False  # one request at a time
+            self._page_limit *= 2
+            self._request_transcript(self._current.id, keep_position=True)
 
     def new_space(self) -> None:
         name, ok = QInputDialog.getText(self, "New space", "Name of the new space:")

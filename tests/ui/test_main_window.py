@@ -263,3 +263,26 @@ def test_settings_dialog_keeps_each_modes_model_settings(qtbot, workspace: Path)
     assert chat.model != "claude-opus-5"
     assert plan.base_url == chat.base_url == "http://127.0.0.1:9/"
     assert "No key" in dialog.key_status.text()
+
+
+def test_long_conversation_opens_on_its_newest_page_and_pages_in_older_ones(qtbot, workspace: Path) -> None:
+    from control_center.runtime import TRANSCRIPT_PAGE
+
+    ws = Workspace.open(workspace)
+    main = ws.store.find_space("Main")
+    total = TRANSCRIPT_PAGE + 150
+    for i in range(total):
+        ws.store.add_message(main.conversation_id, role="user", kind="user", text=f"message {i}")
+    ws.close()
+    window = _window(qtbot, workspace)
+    window.show()
+    model = window.conversation_model
+    texts = [i.text for i in model.items() if i.kind is ItemKind.USER]
+    assert len(texts) == TRANSCRIPT_PAGE
+    assert texts[-1] == f"message {total - 1}"
+    assert model.item(0).kind is ItemKind.NOTE  # says older messages exist
+    window.conversation_view.verticalScrollBar().setValue(0)
+    qtbot.waitUntil(
+        lambda: len([i for i in model.items() if i.kind is ItemKind.USER]) == total, timeout=10_000
+    )
+    assert model.item(0).text == "message 0"
