@@ -253,13 +253,12 @@ class InboxFilterProxy(QSortFilterProxyModel):
         self._change(lambda: setattr(self, "_status", status))
 
     def _change(self, apply: Callable[[], None]) -> None:
-        if hasattr(self, "beginFilterChange"):  # Qt >= 6.10; invalidateFilter is deprecated there
-            self.beginFilterChange()
-            apply()
-            self.endFilterChange()
-        else:  # pragma: no cover - older Qt
-            apply()
-            self.invalidateFilter()
+        # A reset, not an incremental filter change: going from 2,000 to 100,000 visible rows the
+        # incremental path emits thousands of row insertions the view digests one by one (~100 ms);
+        # a reset re-maps lazily and the view re-reads only what it shows.
+        self.beginResetModel()
+        apply()
+        self.endResetModel()
 
     def filterAcceptsRow(self, source_row: int, source_parent: _Index) -> bool:
         if self._source is None:
@@ -505,17 +504,29 @@ class InboxView(QWidget):
         self.status_combo.setCurrentIndex(index)
 
     def _on_kind_changed(self, index: int) -> None:
+        kept = self._selected_id()
         value = self.kind_combo.itemData(index)
         self.proxy.set_kind_filter(ApprovalKind(value) if value else None)
-        self._select_first_if_none()
+        self._reselect(kept)
 
     def _on_space_changed(self, index: int) -> None:
+        kept = self._selected_id()
         self.proxy.set_space_filter(self.space_combo.itemData(index))
-        self._select_first_if_none()
+        self._reselect(kept)
 
     def _on_status_changed(self, index: int) -> None:
+        kept = self._selected_id()
         self.proxy.set_status_filter(self.status_combo.itemData(index))
-        self._select_first_if_none()
+        self._reselect(kept)
+
+    def _selected_id(self) -> str | None:
+        selected = self.selected_approval()
+        return selected.id if selected else None
+
+    def _reselect(self, approval_id: str | None) -> None:
+        """Filters reset the proxy: keep the operator's selection when it is still shown."""
+        if approval_id is None or not self.select_approval(approval_id):
+            self._select_first_if_none()
 
     def _refresh_spaces(self) -> None:
         current = self.space_combo.currentData()

@@ -188,3 +188,29 @@ def test_pending_count_and_upsert_refreshes_detail(view: InboxView, qtbot) -> No
         view.upsert(make(30, space="s9"))
     assert sig.args == [4]
     assert view.space_combo.findData("s9") >= 0
+
+
+def test_changing_a_filter_keeps_the_selection_when_it_stays_visible(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
+    from control_center.ui.inbox import InboxView
+
+    def approval(i: int, kind: ApprovalKind, status: ApprovalStatus) -> Approval:
+        return Approval(
+            id=f"a{i}", kind=kind, status=status, space_id="s", turn_id=None, summary=f"approval {i}",
+            payload={}, created_at=f"2026-11-30T00:00:{i:02d}.000Z",
+        )  # fmt: skip
+
+    view = InboxView()
+    qtbot.addWidget(view)
+    view.set_approvals(
+        [
+            approval(1, ApprovalKind.TOOL_CALL, ApprovalStatus.PENDING),
+            approval(2, ApprovalKind.PLAN, ApprovalStatus.PENDING),
+            approval(3, ApprovalKind.TOOL_CALL, ApprovalStatus.GRANTED),
+        ]
+    )
+    assert view.select_approval("a1")
+    view.set_status_filter("all")
+    assert view.selected_approval().id == "a1"
+    view.set_kind_filter(ApprovalKind.PLAN)  # a1 is filtered out: the first shown row is selected
+    assert view.selected_approval().id == "a2"
