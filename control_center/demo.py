@@ -3,7 +3,6 @@ scripted-model scripts so every mode works end to end without an API key. Idempo
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
@@ -106,7 +105,3 @@ def default_demo_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("control-center", appauthor=False)) / "demo-workspace"
-
-
-def load_demo_script(name: str) -> list:
-    return json.loads((SCRIPTS_DIR / name).read_text())

@@ -13,11 +13,6 @@ class ApprovalKind(StrEnum):
     ORCHESTRATION = "orchestration"
 
     @property
-    def durable(self) -> bool:
-        """Durable approvals are never decided by an autonomy level."""
-        return self is not ApprovalKind.TOOL_CALL
-
-    @property
     def agent_decidable(self) -> bool:
         """Whether an agent-reachable path (MCP) may decide it. Orchestration approval is the
         operator's alone: an agent can propose but never approve its own plan."""

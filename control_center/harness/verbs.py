@@ -79,10 +79,6 @@ def _err(text: str) -> VerbResult:
     return VerbResult(ToolOutput(text, is_error=True))
 
 
-def _need_space(ctx: VerbContext, what: str) -> Space | None:
-    return ctx.space
-
-
 def _note(ctx: VerbContext, kind: str, text: str, **meta: Any) -> str:
     return ctx.ws.store.add_message(
         ctx.conversation_id, role="system", kind=kind, text=text, meta=meta, turn_id=ctx.turn_id
