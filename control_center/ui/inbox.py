@@ -642,7 +642,7 @@ class InboxView(QWidget):
             w.setVisible(has)
         if a is None:
             self.title_label.setText("No approval selected")
-            self.summary_label.setText("Pick a row on the left. G grants, R rejects, J/K move.")
+            self.summary_label.setText("Pick an approval in the list. G grants, R rejects, J/K move.")
             self.meta_label.clear()
             self.audit_label.clear()
             self.args_view.clear()

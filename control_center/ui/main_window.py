@@ -402,6 +402,16 @@ class MainWindow(QMainWindow):
         if generation is not None and generation != self._conversation_generation:
             return  # the conversation changed since this page was read; a newer one follows
         items = list(page.items)
+        if not items:
+            profile = profile_for(self._current.mode)
+            hint = "; Shift+Tab changes the mode" if profile.operator_selectable else ""
+            items = [
+                TranscriptItem(
+                    "empty",
+                    ItemKind.NOTE,
+                    f"This space is in {profile.label} mode. Send a message to start{hint}.",
+                )
+            ]
         self._page_truncated = page.truncated
         if page.truncated:
             items.insert(
