@@ -13,7 +13,7 @@ import concurrent.futures
 import logging
 import threading
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -68,6 +68,9 @@ class SideData:
     node_status: dict[str, dict[str, str]]
     pipeline_of: dict[str, str]
     review: Any  # ReviewSnapshot | None
+    #: file -> the PR's diff of that file, for every file a finding anchors to (read off the GUI
+    #: thread so selecting a finding never waits on git)
+    pr_diffs: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -462,11 +465,31 @@ class WorkspaceRuntime:
                 node_status[prow.source_id] = {k: NodeStatus(v).value for k, v in state.statuses.items()}
                 pipeline_of[prow.source_id] = prow.id
         review = None
+        pr_diffs: dict[str, str] = {}
         if space is not None and space.is_pr:
             from control_center.harness.verbs import review_snapshot
+            from control_center.review_service import pr_diff
 
             review = review_snapshot(self.ws, space_id)
-        return SideData(space_id, tuple(plan_views), node_status, pipeline_of, review)
+            for path in sorted({n.anchor.file for n in review.nodes if n.anchor is not None}):
+                try:
+                    pr_diffs[path] = pr_diff(self.ws, space_id, path)
+                except Exception as exc:  # shown in the panel's diff header, not raised
+                    pr_diffs[path] = f"(the diff of {path} could not be read: {exc})"
+        return SideData(space_id, tuple(plan_views), node_status, pipeline_of, review, pr_diffs)
+
+    def load_spaces(self) -> concurrent.futures.Future[list[Space]]:
+        return self._call(self.ws.store.spaces)
+
+    def review_action(self, action: str, space_id: str, arg: Any) -> concurrent.futures.Future[Any]:
+        """An operator action on a review (``operator_confirm``, ``open_ticket_from_finding``,
+        ``operator_decision`` of :mod:`control_center.review_service`), off the GUI thread."""
+        import control_center.review_service as review_service
+
+        allowed = ("operator_confirm", "open_ticket_from_finding", "operator_decision")
+        if action not in allowed:
+            raise ValueError(f"unknown review action {action!r}")
+        return self._call(getattr(review_service, action), self.ws, space_id, arg)
 
     def retry_node(self, pipeline_id: str, key: str) -> concurrent.futures.Future[Any]:
         async def run() -> None:

@@ -342,7 +342,7 @@ class MainWindow(QMainWindow):
     # -- spaces ---------------------------------------------------------------------------------
 
     def refresh_spaces(self) -> None:
-        self._deliver.when_done(self.runtime._call(self.runtime.ws.store.spaces), self._set_spaces)
+        self._deliver.when_done(self.runtime.load_spaces(), self._set_spaces)
 
     def select_space(self, space_id: str, *, sync: bool = False) -> None:
         row = self.space_model.row_of(space_id)

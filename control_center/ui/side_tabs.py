@@ -140,7 +140,6 @@ def _apply_review(window: MainWindow, data: SideData) -> None:
             _remove_tab(window, panel)
             window.review_panel = None
         return
-    space_id = data.space_id
     if panel is None:
         from control_center.ui.review_panel import ReviewVerdictPanel
 
@@ -156,7 +155,8 @@ def _apply_review(window: MainWindow, data: SideData) -> None:
             panel.second_reviewer_requested.connect(lambda: _second_reviewer(window))
         window.review_panel = panel
         window.tabs.addTab(_scrollable(panel), theme.icon("review"), "Review")
-    panel.set_diff_provider(lambda path: _pr_diff(window, space_id, path))
+    diffs = dict(data.pr_diffs)
+    panel.set_diff_provider(lambda path: diffs.get(path, f"(no diff of {path} in this pull request)"))
     panel.set_snapshot(data.review)
 
 
@@ -177,18 +177,9 @@ def _second_reviewer(window: MainWindow) -> None:
     window.tabs.setCurrentIndex(0)  # the conversation shows the second reviewer at work
 
 
-def _pr_diff(window: MainWindow, space_id: str, path: str) -> str:
-    from control_center.review_service import pr_diff
-
-    return pr_diff(window.runtime.ws, space_id, path)
-
-
 def _review_action(window: MainWindow, name: str, arg: Any) -> None:
     space = window.current_space()
     if space is None:
         return
-    import control_center.review_service as review_service
-
-    fn = getattr(review_service, name)
-    future = window.runtime._call(fn, window.runtime.ws, space.id, arg)
+    future = window.runtime.review_action(name, space.id, arg)
     window._deliver.when_done(future, lambda _r: refresh_side_tabs(window, space))
