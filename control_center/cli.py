@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from control_center.core.approvals import ApprovalStatus
 from control_center.core.errors import OperatorError
 from control_center.core.modes import Autonomy, Mode, Transport, parse_enum
 from control_center.core.profiles import profile_for
@@ -304,7 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     al = asub.add_parser("list")
     ws_arg(al)
     al.add_argument("--json", action="store_true")
-    al.add_argument("--status", choices=["pending", "granted", "rejected"])
+    al.add_argument("--status", choices=[s.value for s in ApprovalStatus])
     al.set_defaults(func=_lazy("control_center.commands", "cmd_approvals_list"))
     ad = asub.add_parser("decide")
     ws_arg(ad)
@@ -313,6 +314,12 @@ def build_parser() -> argparse.ArgumentParser:
     ad.add_argument("--reason")
     ad.add_argument("--json", action="store_true")
     ad.set_defaults(func=_lazy("control_center.commands", "cmd_approvals_decide"))
+    aa = asub.add_parser("answer", help="answer an agent's question (kind question)")
+    ws_arg(aa)
+    aa.add_argument("id")
+    aa.add_argument("text")
+    aa.add_argument("--json", action="store_true")
+    aa.set_defaults(func=_lazy("control_center.commands", "cmd_approvals_answer"))
 
     hk = sub.add_parser("hook", help="transport hooks")
     hsub = hk.add_subparsers(dest="hook_command", parser_class=_Parser, required=True)

@@ -42,7 +42,9 @@ def _printer(as_json: bool):
             mark = "✗" if data["is_error"] else "✓"
             sys.stdout.write(f"{mark} {data['content'][:300]}\n")
         elif kind == "approval_requested":
-            sys.stdout.write(f"\n⏸ approval {data['approval']} ({data['kind']}) requested\n")
+            sys.stdout.write(f"\n⏸ approval {data['approval']} ({data['kind']}): {data['summary']}\n")
+        elif kind == "question_asked":
+            sys.stdout.write(f"\n? question {data['approval']}: {data['question']}\n")
         elif kind == "nudge":
             sys.stdout.write(f"\n[nudge] {data['text']}\n")
         elif kind == "turn_ended":
@@ -110,7 +112,7 @@ def cmd_approvals_list(args: argparse.Namespace) -> int:
             sys.stdout.write(json.dumps([a.to_json() for a in approvals], ensure_ascii=False) + "\n")
         else:
             for a in approvals:
-                print(f"{a.id}  {a.kind.value:<13} {a.status.value:<8} {a.summary}")
+                print(f"{a.id}  {a.kind.value:<13} {a.status.value:<10} {a.summary}")
     finally:
         ws.close()
     return 0
@@ -123,6 +125,24 @@ def cmd_approvals_decide(args: argparse.Namespace) -> int:
             outcome = decide(
                 ws, args.id, Decision(args.decision), by=OPERATOR, reason=args.reason, run_work=True
             )
+        except DecisionError as exc:
+            raise WorkspaceError(str(exc)) from None
+        if getattr(args, "json", False):
+            sys.stdout.write(json.dumps(outcome.to_json(), ensure_ascii=False) + "\n")
+        else:
+            print(outcome.message)
+    finally:
+        ws.close()
+    return 0
+
+
+def cmd_approvals_answer(args: argparse.Namespace) -> int:
+    from control_center.pipeline.decisions import answer
+
+    ws = Workspace.open(Path(args.workspace))
+    try:
+        try:
+            outcome = answer(ws, args.id, args.text, by=OPERATOR)
         except DecisionError as exc:
             raise WorkspaceError(str(exc)) from None
         if getattr(args, "json", False):

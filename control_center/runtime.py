@@ -45,7 +45,6 @@ class RuntimeListener(Protocol):
     def approvals_changed(self) -> None: ...
     def spaces_changed(self) -> None: ...
     def pipeline_changed(self, pipeline_id: str, space_id: str | None) -> None: ...
-    def question_asked(self, space_id: str | None, item_id: str, question: str) -> None: ...
     def error(self, message: str) -> None: ...
 
 
@@ -81,29 +80,11 @@ class TranscriptPage:
     truncated: bool
 
 
-class _GuiOperator:
-    """``ask_user`` in a GUI turn: the question is shown and the run waits for the answer."""
-
-    def __init__(self, runtime: WorkspaceRuntime) -> None:
-        self.runtime = runtime
-        self.waiting: dict[str, asyncio.Future[str | None]] = {}
-
-    async def ask(self, question: str, *, turn_id: str, space_id: str | None, item_id: str) -> str | None:
-        fut: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
-        self.waiting[item_id] = fut
-        self.runtime._notify("question_asked", space_id, item_id, question)
-        try:
-            return await fut
-        finally:
-            self.waiting.pop(item_id, None)
-
-
 class WorkspaceRuntime:
     def __init__(self, ws: Workspace, settings: AppSettings | None = None) -> None:
         self.ws = ws
         self.settings = settings or AppSettings.load()
         self.listeners: list[RuntimeListener] = []
-        self._operator = _GuiOperator(self)
         self._harness: Harness | None = None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run_loop, name="control-center-harness", daemon=True)
@@ -118,7 +99,7 @@ class WorkspaceRuntime:
         if self._harness is None:
             from control_center.harness.loop import Harness
 
-            self._harness = Harness(self.ws, self.settings, operator=self._operator)
+            self._harness = Harness(self.ws, self.settings)
         return self._harness
 
     # -- plumbing -------------------------------------------------------------------------------
@@ -279,13 +260,28 @@ class WorkspaceRuntime:
 
         return self._submit(run())
 
-    def answer(self, item_id: str, text: str) -> concurrent.futures.Future[Any]:
-        async def run() -> None:
-            fut = self._operator.waiting.get(item_id)
-            if fut is not None and not fut.done():
-                fut.set_result(text)
+    def answer(self, approval_id: str, text: str) -> concurrent.futures.Future[Any]:
+        """Record the operator's answer to an agent's question, then resume the waiting turn."""
+        from control_center.harness.verbs import OPERATOR
+        from control_center.pipeline.decisions import answer
+
+        async def run() -> DecisionOutcome | None:
+            try:
+                outcome = await asyncio.to_thread(answer, self.ws, approval_id, text, by=OPERATOR)
+            except Exception as exc:
+                self._notify("error", str(exc))
+                return None
+            self._notify("approvals_changed")
+            self._notify("spaces_changed")
+            self._resume_if_waiting(outcome.resume_turn)
+            return outcome
 
         return self._submit(run())
+
+    def _resume_if_waiting(self, turn_id: str | None) -> None:
+        turn = self.ws.store.turn(turn_id) if turn_id else None
+        if turn is not None and turn.status is TurnStatus.AWAITING_APPROVAL:
+            self.resume_turn(turn.id)
 
     # -- decisions ------------------------------------------------------------------------------
 
@@ -309,10 +305,8 @@ class WorkspaceRuntime:
             self._notify("approvals_changed")
             self._notify("spaces_changed")
             approval = outcome.approval
-            if approval.kind is ApprovalKind.TOOL_CALL and outcome.resume_turn:
-                turn = self.ws.store.turn(outcome.resume_turn)
-                if turn is not None and turn.status is TurnStatus.AWAITING_APPROVAL:
-                    self.resume_turn(turn.id)
+            if approval.kind is ApprovalKind.TOOL_CALL:
+                self._resume_if_waiting(outcome.resume_turn)
             if outcome.pipeline_id:
                 self.run_pipeline(outcome.pipeline_id)
             return outcome
@@ -535,8 +529,6 @@ class WorkspaceRuntime:
 
         async def stop() -> None:
             tasks = [t for t in (*self._turn_tasks.values(), *self._pipeline_tasks.values()) if not t.done()]
-            for fut in self._operator.waiting.values():
-                fut.cancel()
             for t in tasks:
                 t.cancel()
             if tasks:
@@ -574,6 +566,6 @@ def open_runtime(root: Path) -> WorkspaceRuntime:
 def mark_dead_turns_interrupted(ws: Workspace) -> list[str]:
     """At start-up: a turn still ``running`` whose process is gone is marked ``interrupted``
     (resumable). Turns of a live process (a CLI run beside the app) are left alone."""
-    from control_center.harness.loop import process_alive
+    from control_center.harness.turn_claim import process_alive
 
     return ws.store.mark_running_turns_interrupted(process_alive)

@@ -11,6 +11,8 @@ class ApprovalKind(StrEnum):
     PLAN_EXIT = "plan_exit"
     PLAN = "plan"
     ORCHESTRATION = "orchestration"
+    #: ``ask_user``: the turn waits for the operator's answer (never goes through the gate).
+    QUESTION = "question"
 
     @property
     def agent_decidable(self) -> bool:
@@ -18,11 +20,24 @@ class ApprovalKind(StrEnum):
         operator's alone: an agent can propose but never approve its own plan."""
         return self in (ApprovalKind.TOOL_CALL, ApprovalKind.PLAN_EXIT)
 
+    @property
+    def versioned(self) -> bool:
+        """A newer version of the same thing in the same space supersedes a pending one."""
+        return self in (ApprovalKind.PLAN, ApprovalKind.ORCHESTRATION)
+
 
 class ApprovalStatus(StrEnum):
     PENDING = "pending"
     GRANTED = "granted"
     REJECTED = "rejected"
+    #: A newer plan or proposal version replaced this one before anyone decided it.
+    SUPERSEDED = "superseded"
+    #: A ``question`` the operator answered (the answer is in ``payload["answer"]``).
+    ANSWERED = "answered"
+
+    @property
+    def settled(self) -> bool:
+        return self is not ApprovalStatus.PENDING
 
 
 class Decision(StrEnum):

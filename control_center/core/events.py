@@ -99,6 +99,17 @@ class ApprovalRequested:
 
 
 @dataclass(frozen=True)
+class QuestionAsked:
+    """``ask_user``: the turn waits for the operator's answer to approval ``approval``."""
+
+    approval: str
+    question: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": "question_asked", "approval": self.approval, "question": self.question}
+
+
+@dataclass(frozen=True)
 class NudgeEvent:
     text: str
 
@@ -156,6 +167,7 @@ TurnEvent = (
     | ToolCallEvent
     | ToolResultEvent
     | ApprovalRequested
+    | QuestionAsked
     | NudgeEvent
     | UsageEvent
     | ModeChanged

@@ -75,3 +75,5 @@ class Turn:
     cursor: int = 0
     #: Loop state needed to resume (pending tool calls, last verb called, ...).
     state: dict[str, Any] = field(default_factory=dict)
+    #: How many times a process claimed this turn (the optimistic lock of ``claim_turn``).
+    claim: int = 0

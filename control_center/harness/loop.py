@@ -17,9 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from control_center.core.approvals import ApprovalKind, ApprovalStatus
-from control_center.core.errors import OperatorError
 from control_center.core.events import (
-    ApprovalRequested,
     NudgeEvent,
     TextDelta,
     ThinkingDelta,
@@ -45,6 +43,7 @@ from control_center.core.surface import (
 )
 from control_center.core.tools import ToolSpec
 from control_center.harness import extra_tools
+from control_center.harness.errors import HarnessError
 from control_center.harness.history import HistoryCache, model_history
 from control_center.harness.pricing import cost_usd
 from control_center.harness.providers.base import (
@@ -58,11 +57,13 @@ from control_center.harness.providers.base import (
 )
 from control_center.harness.providers.factory import make_provider
 from control_center.harness.settings import AppSettings
+from control_center.harness.suspensions import WaitingCall, missing_outcome, suspension_for
 from control_center.harness.tools.base import ToolContext, ToolError, ToolOutput
 from control_center.harness.tools.registry import PURE_TOOLS
 from control_center.harness.tools.shell import run_gate
-from control_center.harness.verbs import VERBS, NoOperator, OperatorChannel, VerbContext, summarize_input
-from control_center.store.store import new_id
+from control_center.harness.turn_claim import claim_for_resume, free_dead_turns, refuse_busy
+from control_center.harness.verbs import VERBS, VerbContext
+from control_center.store.store import SpaceBusy, new_id
 from control_center.workspace import Workspace, WorkspaceError, resolved_mode
 
 log = logging.getLogger(__name__)
@@ -82,10 +83,6 @@ GATE_TIMEOUT_S = 600.0
 SCRIPT_META_PREFIX = "script:"
 
 
-class HarnessError(OperatorError):
-    """A turn that cannot start or resume; one clear line for the operator."""
-
-
 @dataclass
 class RunRequest:
     message: str
@@ -102,7 +99,9 @@ class RunRequest:
 
 @dataclass
 class _Needs:
-    """A call that waits for an operator decision."""
+    """A call that waits for the operator (an approval, an answer)."""
+
+    kind: ApprovalKind = ApprovalKind.TOOL_CALL
 
 
 @dataclass
@@ -142,12 +141,10 @@ class Harness:
         ws: Workspace,
         settings: AppSettings | None = None,
         *,
-        operator: OperatorChannel | None = None,
         provider_factory: Callable[..., ModelProvider] = make_provider,
     ) -> None:
         self.ws = ws
         self.settings = settings or AppSettings()
-        self.operator = operator or NoOperator()
         self.provider_factory = provider_factory
 
     # -- entry points ---------------------------------------------------------------------------
@@ -159,7 +156,7 @@ class Harness:
         space = self.ws.resolve_dispatch(req.space_ref)
         mode = resolved_mode(space)
         if space is not None:
-            self._refuse_if_busy(space)
+            free_dead_turns(store, space.id)
         profile = profile_for(mode)
         transport = req.transport or (space.transport if space else self.settings.default_transport)
         settings = self._settings_for(mode, req.provider)
@@ -172,16 +169,20 @@ class Harness:
             worktree = self.ws.scratch_worktree(new_id())
             conversation_id = req.conversation_id or store.create_conversation(space_id=None)
         recorded = {**settings.to_json(), "agent": req.author, "script": script}
-        turn = store.create_turn(
-            space_id=space.id if space else None,
-            conversation_id=conversation_id,
-            mode=mode,
-            transport=transport,
-            settings=recorded,
-            worktree=worktree,
-        )
         try:
-            store.write_turn(turn.id, state={"pid": os.getpid()})
+            # The claim: one INSERT that only one turn per space can win (SPEC §11).
+            turn = store.create_turn(
+                space_id=space.id if space else None,
+                conversation_id=conversation_id,
+                mode=mode,
+                transport=transport,
+                settings=recorded,
+                worktree=worktree,
+                state={"pid": os.getpid()},
+            )
+        except SpaceBusy as exc:
+            raise refuse_busy(space, exc.turn, store) from None
+        try:
             if space is not None:
                 store.touch_space(space.id)
             store.add_message(
@@ -221,18 +222,7 @@ class Harness:
                 f"turn {turn_id} ran on the {turn.transport.value} transport, which cannot be resumed; "
                 "start a new turn instead"
             )
-        if turn.status is TurnStatus.RUNNING and process_alive(turn.state.get("pid")):
-            raise HarnessError(f"turn {turn_id} is still running")
-        if turn.status in (TurnStatus.COMPLETED, TurnStatus.FAILED) and not turn.state.get("pending"):
-            raise HarnessError(f"turn {turn_id} has ended ({turn.status.value}); start a new turn instead")
-        pending = turn.state.get("pending")
-        if pending:
-            approval = store.approval(pending["approval_id"])
-            if approval is not None and approval.status is ApprovalStatus.PENDING:
-                raise HarnessError(
-                    f"turn {turn_id} waits for approval {approval.id}; decide it first "
-                    "(control-center approvals decide)"
-                )
+        turn = claim_for_resume(store, turn)  # nothing is written before the claim succeeds
         # The mode is re-read at the start of the resumed run, like any turn.
         space = store.space(turn.space_id) if turn.space_id else None
         mode = resolved_mode(space) if turn.space_id else turn.mode
@@ -240,9 +230,6 @@ class Harness:
         settings = ModelSettings.from_json(turn.settings)
         if space is not None and space.mode != turn.mode:
             store.write_turn(turn.id, mode=space.mode)
-        store.write_turn(
-            turn.id, status=TurnStatus.RUNNING, error=None, state={**turn.state, "pid": os.getpid()}
-        )
         turn = store.turn(turn.id) or turn
         try:
             ctx = self._context(
@@ -269,11 +256,6 @@ class Harness:
         return await self._drive(ctx, emit)
 
     # -- set-up ---------------------------------------------------------------------------------
-
-    def _refuse_if_busy(self, space: Space) -> None:
-        for t in self.ws.store.turns(status=TurnStatus.RUNNING, space_id=space.id):
-            if process_alive(t.state.get("pid")) and t.state.get("pid") != os.getpid():
-                raise HarnessError(f"a turn is already running in space {space.name!r}")
 
     def _settings_for(self, mode: Any, provider: str | None) -> ModelSettings:
         from dataclasses import replace
@@ -507,24 +489,23 @@ class Harness:
         for index in range(start, len(uses)):
             use = uses[index]
             call_id, name, args = use.get("id") or new_id(), use.get("name", ""), use.get("input") or {}
-            decided: ApprovalStatus | None = None
-            reason = None
+            settled: ToolOutput | None = None
+            approved = False
+            status_note: str | None = None
             if resumed and index == start:
                 approval = store.approval(ctx.state["pending"]["approval_id"])
-                decided = approval.status if approval else ApprovalStatus.REJECTED
-                reason = approval.reason if approval else "the approval was not found"
+                settled = suspension_for(approval.kind).outcome(approval) if approval else missing_outcome()
+                approved = settled is None
+                if approval is not None and approval.status is ApprovalStatus.REJECTED:
+                    status_note = "rejected"
             else:
                 emit(ToolCallEvent(call_id, name, args if isinstance(args, dict) else {"_": args}))
-            if decided is ApprovalStatus.REJECTED:
-                why = f": {reason}" if reason else ""
-                out = ToolOutput(
-                    f"The operator rejected this call{why}. Do not retry it as is.", is_error=True
-                )
-                end_flag = False
+            if settled is not None:
+                out, end_flag = settled, False
             else:
-                result = await self._dispatch(ctx, name, args, approved=decided is ApprovalStatus.GRANTED)
+                result = await self._dispatch(ctx, name, args, approved=approved)
                 if isinstance(result, _Needs):
-                    self._request_tool_approval(ctx, uses, index, call_id, name, args, emit)
+                    self._suspend(ctx, result.kind, uses, index, call_id, name, args, emit)
                     return "awaiting"
                 out, end_flag = result
             ctx.state["last_tool"] = name
@@ -547,6 +528,8 @@ class Harness:
                     "name": name,
                     "is_error": out.is_error,
                     "diff": out.data.get("diff"),
+                    # A rejected call is the operator's decision, not a failure of the tool.
+                    **({"status": status_note} if status_note else {}),
                 },
                 turn_id=ctx.turn.id,
             )
@@ -561,9 +544,10 @@ class Harness:
             ctx.state_dirty = True
         return "end_run" if end_run else "continue"
 
-    def _request_tool_approval(
+    def _suspend(
         self,
         ctx: _TurnCtx,
+        kind: ApprovalKind,
         uses: list[dict[str, Any]],
         index: int,
         call_id: str,
@@ -571,32 +555,22 @@ class Harness:
         args: dict[str, Any],
         emit: EventSink,
     ) -> None:
-        store = self.ws.store
-        diff = preview_diff(ctx.turn.worktree, name, args)
-        summary = f"{name} {summarize_input(args, 100)}"
-        approval = store.create_approval(
-            kind=ApprovalKind.TOOL_CALL,
-            space_id=ctx.space.id if ctx.space else None,
-            turn_id=ctx.turn.id,
-            summary=summary,
-            payload={"tool": name, "input": args, "call_id": call_id, "diff": diff},
+        """The call waits for the operator: its Inbox item opens and its place is saved."""
+        approval = suspension_for(kind).open(
+            WaitingCall(
+                store=self.ws.store,
+                space_id=ctx.space.id if ctx.space else None,
+                turn_id=ctx.turn.id,
+                conversation_id=ctx.conversation_id,
+                worktree=ctx.turn.worktree,
+                call_id=call_id,
+                name=name,
+                args=args,
+                emit=emit,
+            )
         )
         ctx.state["pending"] = {"uses": uses, "index": index, "approval_id": approval.id}
-        store.write_turn(ctx.turn.id, state=ctx.state)
-        store.add_message(
-            ctx.conversation_id,
-            role="system",
-            kind="tool_waiting",
-            text=f"{name} waits for your approval",
-            meta={
-                "approval_id": approval.id,
-                "approval_kind": ApprovalKind.TOOL_CALL.value,
-                "call_id": call_id,
-                "tool": name,
-            },
-            turn_id=ctx.turn.id,
-        )
-        emit(ApprovalRequested(approval.id, ApprovalKind.TOOL_CALL.value, summary))
+        self.ws.store.write_turn(ctx.turn.id, state=ctx.state)
 
     async def _dispatch(
         self, ctx: _TurnCtx, name: str, args: Any, *, approved: bool
@@ -635,11 +609,12 @@ class Harness:
                     conversation_id=ctx.conversation_id,
                     profile=ctx.profile,
                     author=ctx.author,
-                    operator=self.operator,
                     emit=ctx.emit,
                     run_gates=self._run_gates,
                 )
                 res = await VERBS[name](vctx, args)
+                if res.suspend is not None:
+                    return _Needs(res.suspend)
                 if res.delivered and name == ctx.profile.output_verb:
                     ctx.delivered = True
                 return res.output, res.end_run
@@ -709,18 +684,6 @@ class Harness:
 
 def _clean_block(block: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in block.items() if v is not None}
-
-
-def process_alive(pid: Any) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 #: Tools whose "path" argument names a file of the worktree.

@@ -4,12 +4,12 @@ tickets, messages and ask_user. The loop calls them after the surface, schema, g
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
+from control_center.core.approval_summary import summarize_approval
 from control_center.core.approvals import ApprovalKind, ApprovalStatus
 from control_center.core.events import ApprovalRequested, ModeChanged, TurnEvent
 from control_center.core.orchestration import ProposalError, cooldown_remaining, parse_proposal
@@ -35,19 +35,6 @@ from control_center.workspace import Workspace
 OPERATOR = "operator"
 
 
-class OperatorChannel(Protocol):
-    """How a run reaches the operator. ``None`` from ``ask`` means no operator is attached."""
-
-    async def ask(self, question: str, *, turn_id: str, space_id: str | None, item_id: str) -> str | None: ...
-
-
-class NoOperator:
-    """CLI runs never prompt on the terminal."""
-
-    async def ask(self, question: str, *, turn_id: str, space_id: str | None, item_id: str) -> str | None:
-        return None
-
-
 @dataclass
 class VerbContext:
     ws: Workspace
@@ -56,7 +43,6 @@ class VerbContext:
     conversation_id: str
     profile: CapabilityProfile
     author: str
-    operator: OperatorChannel
     emit: Callable[[TurnEvent], None]
     #: Gate runner injected by the loop (runs off the event loop).
     run_gates: Callable[[Space], Awaitable[list[AxisResult]]] | None = None
@@ -69,6 +55,8 @@ class VerbResult:
     #: plan_respond without needs_more_exploration: the run ends after this batch.
     end_run: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The call waits for the operator (an Inbox item of this kind); the loop suspends the turn.
+    suspend: ApprovalKind | None = None
 
 
 def _ok(text: str, **kw: Any) -> VerbResult:
@@ -85,8 +73,9 @@ def _note(ctx: VerbContext, kind: str, text: str, **meta: Any) -> str:
     )
 
 
-def _request(ctx: VerbContext, kind: ApprovalKind, summary: str, payload: dict[str, Any]) -> str:
+def _request(ctx: VerbContext, kind: ApprovalKind, payload: dict[str, Any]) -> str:
     space_id = ctx.space.id if ctx.space else None
+    summary = summarize_approval(kind, payload)
     approval = ctx.ws.store.create_approval(
         kind=kind, space_id=space_id, turn_id=ctx.turn_id, summary=summary, payload=payload
     )
@@ -108,18 +97,22 @@ async def submit_plan(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
     plan_id, version = store.add_plan(
         space_id=ctx.space.id, turn_id=ctx.turn_id, graph=graph.to_json(), content_hash=graph.content_hash()
     )
-    summary = f"Plan v{version}: {graph.goal} ({len(graph.nodes)} nodes)"
     # The payload carries the plan itself so the Inbox can show what is being approved.
     approval_id = _request(
         ctx,
         ApprovalKind.PLAN,
-        summary,
         {
             "plan_id": plan_id,
             "version": version,
             "goal": graph.goal,
             "nodes": [
-                {"key": n.key, "title": n.title, "depends_on": list(n.depends_on)} for n in graph.nodes
+                {
+                    "key": n.key,
+                    "title": n.title,
+                    "description": n.description,
+                    "depends_on": list(n.depends_on),
+                }
+                for n in graph.nodes
             ],
         },
     )
@@ -165,7 +158,7 @@ async def exit_plan_mode(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
             "granted: the operator approved leaving plan mode; the space is in Agent mode from the next turn."
         )
     summary = str(args.get("summary") or "Leave plan mode")
-    approval_id = _request(ctx, ApprovalKind.PLAN_EXIT, summary, {"summary": summary})
+    approval_id = _request(ctx, ApprovalKind.PLAN_EXIT, {"summary": summary})
     _note(
         ctx,
         "approval",
@@ -173,11 +166,11 @@ async def exit_plan_mode(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
         approval_id=approval_id,
         approval_kind=ApprovalKind.PLAN_EXIT.value,
     )
-    hint = (
-        " (the previous request was rejected; revise your plan first)"
-        if latest and latest.status is ApprovalStatus.REJECTED
-        else ""
-    )
+    hint = ""
+    if latest and latest.status is ApprovalStatus.REJECTED:
+        # The operator's reason is how they steer the agent: it reaches the agent verbatim.
+        why = f": {latest.reason}" if latest.reason else ""
+        hint = f" (the operator rejected the previous request{why}; revise your plan first)"
     return _ok(
         f"pending: a request to leave plan mode ({approval_id}) waits for the operator{hint}. "
         "The space stays read-only; nothing has been delivered — submit_plan delivers a plan."
@@ -220,8 +213,7 @@ async def propose_orchestration(ctx: VerbContext, args: dict[str, Any]) -> VerbR
     except ProposalError as exc:
         return _err(f"proposal not stored: {exc}")
     proposal_id = store.add_proposal(space_id=ctx.space.id, turn_id=ctx.turn_id, payload=dict(args))
-    summary = f"Orchestration: {proposal.goal} ({len(proposal.roles)} roles)"
-    approval_id = _request(ctx, ApprovalKind.ORCHESTRATION, summary, {"proposal_id": proposal_id, **args})
+    approval_id = _request(ctx, ApprovalKind.ORCHESTRATION, {"proposal_id": proposal_id, **args})
     store.update_proposal(proposal_id, approval_id=approval_id)
     _note(
         ctx,
@@ -372,19 +364,9 @@ async def post_message(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
 
 
 async def ask_user(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
-    question = str(args["question"])
-    item_id = _note(ctx, "question", question, answered=False)
-    answer = await ctx.operator.ask(
-        question, turn_id=ctx.turn_id, space_id=ctx.space.id if ctx.space else None, item_id=item_id
-    )
-    if answer is None:
-        ctx.ws.store.update_message_meta(item_id, answered=False, no_operator=True)
-        return _ok(
-            "No operator is attached to this run (non-interactive), so nobody can answer. "
-            "Continue with your best judgement and state your assumptions."
-        )
-    ctx.ws.store.update_message_meta(item_id, answered=True, answer=answer)
-    return _ok(f"The operator answered: {answer}")
+    """Never gated: the question becomes a durable Inbox item and the turn suspends until the
+    operator answers (see harness.suspensions.Question); the answer is this call's result."""
+    return VerbResult(ToolOutput(""), suspend=ApprovalKind.QUESTION)
 
 
 VERBS: dict[str, Callable[[VerbContext, dict[str, Any]], Awaitable[VerbResult]]] = {
@@ -400,8 +382,3 @@ VERBS: dict[str, Callable[[VerbContext, dict[str, Any]], Awaitable[VerbResult]]]
     "post_message": post_message,
     "ask_user": ask_user,
 }
-
-
-def summarize_input(args: dict[str, Any], limit: int = 160) -> str:
-    text = json.dumps(args, ensure_ascii=False)
-    return text if len(text) <= limit else text[: limit - 1] + "…"

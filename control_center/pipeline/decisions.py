@@ -65,6 +65,11 @@ def decide(
     approval = store.approval(approval_id)
     if approval is None:
         raise DecisionError(f"no approval {approval_id!r} in this workspace")
+    if approval.kind is ApprovalKind.QUESTION:
+        raise DecisionError(
+            f"approval {approval_id} is a question: answer it with "
+            f"'control-center approvals answer --workspace DIR {approval_id} TEXT'"
+        )
     if agent_path and not approval.kind.agent_decidable:
         raise DecisionError(
             f"approval {approval_id} is an approval of kind {approval.kind.value}: "
@@ -98,7 +103,7 @@ def decide(
             return _decide_plan(ws, decided, decision, reason, run_work)
         case ApprovalKind.ORCHESTRATION:
             return _decide_orchestration(ws, decided, decision, reason, run_work)
-    raise DecisionError(f"unknown approval kind {decided.kind}")
+    raise DecisionError(f"approvals of kind {decided.kind.value} cannot be granted or rejected here")
 
 
 def _in_event_loop() -> bool:
@@ -313,3 +318,18 @@ def _maybe_run(ws: Workspace, pipeline_id: str, run_work: bool) -> str | None:
 
     runner = PipelineRunner(ws, Harness(ws, AppSettings.load()))
     return asyncio.run(runner.run(pipeline_id)).status
+
+
+def answer(ws: Workspace, approval_id: str, text: str, *, by: str) -> DecisionOutcome:
+    """Record the operator's answer to a ``question``; the waiting turn continues on ``resume``."""
+    if not text.strip():
+        raise DecisionError("an answer needs some text")
+    try:
+        answered = ws.store.answer_question(approval_id, text, by=by)
+    except StoreError as exc:
+        raise DecisionError(str(exc)) from None
+    return DecisionOutcome(
+        answered,
+        f"answered; continue the turn with: control-center resume {answered.turn_id}",
+        resume_turn=answered.turn_id,
+    )

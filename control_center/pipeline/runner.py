@@ -38,8 +38,9 @@ from control_center.core.pipeline import (
     state_to_json,
 )
 from control_center.core.records import Turn
-from control_center.harness.loop import Harness, HarnessError, RunRequest, process_alive
+from control_center.harness.loop import Harness, HarnessError, RunRequest
 from control_center.harness.tools.shell import run_gate
+from control_center.harness.turn_claim import process_alive
 from control_center.store.tables import PipelineRow
 from control_center.workspace import Workspace, WorkspaceError
 

@@ -18,7 +18,7 @@ MIGRATIONS = Path(__file__).with_name("migrations")
 MARKER_TABLE = "workspace_meta"
 #: The newest migration this code ships. Alembic (slow to import) is loaded only when a database
 #: is not at this revision; a test keeps this constant equal to Alembic's head.
-HEAD_REVISION = "0001"
+HEAD_REVISION = "0002"
 
 
 class StoreError(OperatorError):

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import func
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
@@ -53,6 +54,27 @@ def now_iso() -> str:
 
 class NotFound(StoreError):
     pass
+
+
+#: Statuses in which a turn holds its space (the unique index ``ux_turn_active_space``).
+ACTIVE_TURN_STATUSES = (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL)
+
+
+class SpaceBusy(StoreError):
+    """The space already has a turn running or waiting; ``turn`` is that turn."""
+
+    def __init__(self, turn: Turn) -> None:
+        self.turn = turn
+        what = "is running" if turn.status is TurnStatus.RUNNING else "waits for the operator"
+        super().__init__(f"turn {turn.id} {what} in this space")
+
+
+class ClaimLost(StoreError):
+    """Another process claimed (or finished) the turn between reading it and claiming it."""
+
+    def __init__(self, turn: Turn) -> None:
+        self.turn = turn
+        super().__init__(f"turn {turn.id} was claimed by another process (now {turn.status.value})")
 
 
 def _space(row: SpaceRow) -> Space:
@@ -93,6 +115,7 @@ def _turn(row: TurnRow) -> Turn:
         cost_usd=row.cost_usd,
         cursor=row.cursor,
         state=dict(row.state),
+        claim=row.claim or 0,
     )
 
 
@@ -110,6 +133,12 @@ def _approval(row: Any) -> Approval:
         decided_by=row.decided_by,
         reason=row.reason,
     )
+
+
+def _settled_message(row: ApprovalRow) -> str:
+    if row.status == ApprovalStatus.SUPERSEDED.value:
+        return f"approval {row.id} was superseded by a newer version; decide the newest one"
+    return f"approval {row.id} was already {row.status} by {row.decided_by}"
 
 
 class Store:
@@ -349,24 +378,86 @@ class Store:
         transport: Transport,
         settings: dict[str, Any],
         worktree: Path,
+        state: dict[str, Any] | None = None,
     ) -> Turn:
+        """A new ``running`` turn, which claims its space in this one INSERT: the unique index
+        on a space's active turn lets exactly one of any number of simultaneous creators (threads
+        or processes) succeed. The others get :class:`SpaceBusy` naming the holder, and nothing
+        is stored. ``state`` (the owner's pid) is written in the same statement, so a sweep of
+        dead turns never sees this one without its owner."""
         ts = now_iso()
-        with self._write() as s:
-            row = TurnRow(
-                id=new_id(),
-                space_id=space_id,
-                conversation_id=conversation_id,
-                mode=mode.value,
-                transport=transport.value,
-                status=TurnStatus.RUNNING.value,
-                settings=settings,
-                worktree=str(worktree),
-                created_at=ts,
-                updated_at=ts,
-            )
-            s.add(row)
-            s.flush()
-            return _turn(row)
+        row = TurnRow(
+            id=new_id(),
+            space_id=space_id,
+            conversation_id=conversation_id,
+            mode=mode.value,
+            transport=transport.value,
+            status=TurnStatus.RUNNING.value,
+            settings=settings,
+            worktree=str(worktree),
+            created_at=ts,
+            updated_at=ts,
+            state=dict(state or {}),
+            claim=1,
+        )
+        try:
+            with self._write() as s:
+                s.add(row)
+                s.flush()
+                return _turn(row)
+        except IntegrityError:
+            raise self._busy(space_id) from None
+
+    def _busy(self, space_id: str | None) -> StoreError:
+        holder = self.active_turn(space_id) if space_id else None
+        if holder is None:  # released in between: say so rather than name nothing
+            return StoreError("the space's turn changed while this one started; try again")
+        return SpaceBusy(holder)
+
+    def active_turn(self, space_id: str) -> Turn | None:
+        """The turn holding ``space_id`` (running or waiting), if any."""
+        with self._read() as s:
+            row = s.exec(
+                select(TurnRow).where(
+                    TurnRow.space_id == space_id,
+                    col(TurnRow.status).in_([st.value for st in ACTIVE_TURN_STATUSES]),
+                )
+            ).first()
+            return _turn(row) if row else None
+
+    def claim_turn(self, seen: Turn, *, state: dict[str, Any]) -> Turn:
+        """Make ``seen`` (as read by the caller) ``running`` for this process, in one conditional
+        UPDATE: it succeeds only while the turn still has the claim counter and status the caller
+        read, so of any number of simultaneous resumers exactly one wins; the others get
+        :class:`ClaimLost` and nothing changes. A resumed turn also needs its space free (an
+        interrupted turn whose space another turn holds gets :class:`SpaceBusy`)."""
+        table = TurnRow.__table__  # type: ignore[attr-defined]
+        try:
+            with self._write() as s:
+                result = s.execute(
+                    table.update()
+                    .where(
+                        table.c.id == seen.id,
+                        table.c.claim == seen.claim,
+                        table.c.status == seen.status.value,
+                    )
+                    .values(
+                        status=TurnStatus.RUNNING.value,
+                        error=None,
+                        state=state,
+                        claim=seen.claim + 1,
+                        updated_at=now_iso(),
+                    )
+                )
+                won = result.rowcount == 1
+        except IntegrityError:
+            raise self._busy(seen.space_id) from None
+        current = self.turn(seen.id)
+        if current is None:
+            raise NotFound(f"no turn {seen.id!r} in this workspace")
+        if not won:
+            raise ClaimLost(current)
+        return current
 
     def turn(self, turn_id: str) -> Turn | None:
         with self._read() as s:
@@ -439,12 +530,16 @@ class Store:
         }
 
     def mark_running_turns_interrupted(
-        self, is_alive: Callable[[Any], bool] = lambda _pid: False
+        self, is_alive: Callable[[Any], bool] = lambda _pid: False, *, space_id: str | None = None
     ) -> list[str]:
-        """At start-up: a turn still ``running`` whose process is gone (``is_alive(pid)`` false)
-        belongs to a process that died; it becomes ``interrupted`` (resumable)."""
+        """A turn still ``running`` whose process is gone (``is_alive(pid)`` false) belongs to a
+        process that died; it becomes ``interrupted`` (resumable) and frees its space. Run at
+        start-up for all spaces, and before a turn claims ``space_id``."""
         with self._write() as s:
-            rows = s.exec(select(TurnRow).where(TurnRow.status == TurnStatus.RUNNING.value)).all()
+            q = select(TurnRow).where(TurnRow.status == TurnStatus.RUNNING.value)
+            if space_id is not None:
+                q = q.where(TurnRow.space_id == space_id)
+            rows = s.exec(q).all()
             rows = [r for r in rows if not is_alive((r.state or {}).get("pid"))]
             for row in rows:
                 row.status = TurnStatus.INTERRUPTED.value
@@ -465,6 +560,22 @@ class Store:
         payload: dict[str, Any],
     ) -> Approval:
         with self._write() as s:
+            if kind.versioned and space_id is not None:
+                # In the same write: a newer plan or proposal version retires the older pending
+                # one, so it neither waits in the Inbox nor keeps its space "needs you".
+                s.connection().exec_driver_sql(
+                    "UPDATE approval SET status = ?, decided_at = ?, decided_by = ?, reason = ? "
+                    "WHERE kind = ? AND space_id = ? AND status = ?",
+                    (
+                        ApprovalStatus.SUPERSEDED.value,
+                        now_iso(),
+                        "system",
+                        "a newer version replaced it",
+                        kind.value,
+                        space_id,
+                        ApprovalStatus.PENDING.value,
+                    ),
+                )
             row = ApprovalRow(
                 id=new_id(),
                 kind=kind.value,
@@ -555,11 +666,35 @@ class Store:
             if row is None:
                 raise NotFound(f"no approval {approval_id!r} in this workspace")
             if row.status != ApprovalStatus.PENDING.value:
-                raise StoreError(f"approval {approval_id} was already {row.status} by {row.decided_by}")
+                raise StoreError(_settled_message(row))
+            if (row.kind == ApprovalKind.QUESTION.value) != (status is ApprovalStatus.ANSWERED):
+                raise StoreError(
+                    f"approval {approval_id} is a question: answer it (control-center approvals answer)"
+                    if row.kind == ApprovalKind.QUESTION.value
+                    else f"approval {approval_id} is not a question; decide it with grant or reject"
+                )
             row.status = status.value
             row.decided_at = now_iso()
             row.decided_by = by
             row.reason = reason
+            s.add(row)
+            s.flush()
+            return _approval(row)
+
+    def answer_question(self, approval_id: str, answer: str, *, by: str) -> Approval:
+        """Record the operator's answer to a ``question`` (status ``answered``), in one write."""
+        with self._write() as s:
+            row = s.get(ApprovalRow, approval_id)
+            if row is None:
+                raise NotFound(f"no approval {approval_id!r} in this workspace")
+            if row.kind != ApprovalKind.QUESTION.value:
+                raise StoreError(f"approval {approval_id} is a {row.kind} approval, not a question")
+            if row.status != ApprovalStatus.PENDING.value:
+                raise StoreError(_settled_message(row))
+            row.status = ApprovalStatus.ANSWERED.value
+            row.decided_at = now_iso()
+            row.decided_by = by
+            row.payload = {**row.payload, "answer": answer}
             s.add(row)
             s.flush()
             return _approval(row)

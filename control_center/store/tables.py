@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, Column, Index
+from sqlalchemy import JSON, Column, Index, text
 from sqlmodel import Field, SQLModel
 
 # SQLModel's shared metadata: every table of the workspace schema is declared here.
@@ -68,8 +68,21 @@ class MessageRow(SQLModel, table=True):
     created_at: str
 
 
+#: A turn in one of these statuses holds its space: one turn per space (see ``Store.create_turn``).
+ACTIVE_TURN_SQL = "status IN ('running', 'awaiting_approval')"
+
+
 class TurnRow(SQLModel, table=True):
     __tablename__ = "turn"
+    __table_args__ = (
+        Index(
+            "ux_turn_active_space",
+            "space_id",
+            unique=True,
+            sqlite_where=text(ACTIVE_TURN_SQL),
+            postgresql_where=text(ACTIVE_TURN_SQL),
+        ),
+    )
     id: str = Field(primary_key=True)
     space_id: str | None = Field(default=None, index=True)
     conversation_id: str | None = None
@@ -89,6 +102,8 @@ class TurnRow(SQLModel, table=True):
     cost_usd: float = 0.0
     cursor: int = 0
     state: dict = _json({})
+    #: Bumped by every claim: a resume claims with the value it read, so two cannot both win.
+    claim: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
 
 
 class ApprovalRow(SQLModel, table=True):

@@ -15,7 +15,6 @@ class RuntimeBridge(QObject):
     approvals_changed = Signal()
     spaces_changed = Signal()
     pipeline_changed = Signal(str, object)  # pipeline id, space id | None
-    question_asked = Signal(object, str, str)  # space id, item id, question
     error_reported = Signal(str)
 
 
@@ -39,9 +38,6 @@ class _ListenerAdapter:
 
     def pipeline_changed(self, pipeline_id: str, space_id: str | None) -> None:
         self.bridge.pipeline_changed.emit(pipeline_id, space_id)
-
-    def question_asked(self, space_id: str | None, item_id: str, question: str) -> None:
-        self.bridge.question_asked.emit(space_id, item_id, question)
 
     def error(self, message: str) -> None:
         self.bridge.error_reported.emit(message)

@@ -49,12 +49,14 @@ KIND_LABELS: dict[ApprovalKind, str] = {
     ApprovalKind.PLAN_EXIT: "Leave plan mode",
     ApprovalKind.PLAN: "Plan",
     ApprovalKind.ORCHESTRATION: "Orchestration",
+    ApprovalKind.QUESTION: "Question",
 }
 _KIND_ICONS: dict[ApprovalKind, str] = {
     ApprovalKind.TOOL_CALL: "tool",
     ApprovalKind.PLAN_EXIT: "plan",
     ApprovalKind.PLAN: "plan",
     ApprovalKind.ORCHESTRATION: "orchestrate",
+    ApprovalKind.QUESTION: "question",
 }
 COLUMNS = ("Kind", "Space", "Summary", "Status", "Created", "Decided")
 COL_KIND, COL_SPACE, COL_SUMMARY, COL_STATUS, COL_CREATED, COL_DECIDED = range(len(COLUMNS))

@@ -32,6 +32,7 @@ from control_center.core.events import (
     ApprovalRequested,
     ModeChanged,
     NudgeEvent,
+    QuestionAsked,
     TextDelta,
     ThinkingDelta,
     ToolCallEvent,
@@ -234,7 +235,6 @@ class MainWindow(QMainWindow):
         b.approvals_changed.connect(self.refresh_approvals)
         b.spaces_changed.connect(self.refresh_spaces)
         b.pipeline_changed.connect(self._on_pipeline_changed)
-        b.question_asked.connect(self._on_question)
         b.error_reported.connect(self._on_error)
         self.space_list.selectionModel().currentChanged.connect(self._on_space_selected)
         self.composer.send_requested.connect(self.send_message)
@@ -581,6 +581,15 @@ class MainWindow(QMainWindow):
                     data={"approval_id": event.approval, "approval_kind": event.kind, "status": "pending"},
                 )
             )
+        elif isinstance(event, QuestionAsked):
+            model.append_item(
+                TranscriptItem(
+                    f"question:{event.approval}",
+                    ItemKind.QUESTION,
+                    event.question,
+                    data={"approval_id": event.approval, "approval_kind": "question", "status": "pending"},
+                )
+            )
         elif isinstance(event, NudgeEvent):
             model.append_item(TranscriptItem(f"nudge:{next(self._live_counter)}", ItemKind.NUDGE, event.text))
 
@@ -624,13 +633,6 @@ class MainWindow(QMainWindow):
             f"over {stored['turns']} turn(s)"
         )
 
-    def _on_question(self, space_id: str | None, item_id: str, question: str) -> None:
-        if self._current is not None and space_id == self._current.id:
-            self.conversation_model.append_item(
-                TranscriptItem(item_id, ItemKind.QUESTION, question, data={"answered": False})
-            )
-        self._notify(f"The agent asks: {question}")
-
     def open_thread(self, item_id: str) -> None:
         from control_center.ui.thread_dialog import open_thread
 
@@ -651,10 +653,15 @@ class MainWindow(QMainWindow):
 
     def _on_answer_requested(self, item_id: str) -> None:
         row = self.conversation_model.row_of(item_id)
-        question = self.conversation_model.item(row).text if row is not None else ""
-        answer, ok = QInputDialog.getMultiLineText(self, "Answer the agent", question)
-        if ok:
-            self.runtime.answer(item_id, answer)
+        if row is None:
+            return
+        item = self.conversation_model.item(row)
+        approval_id = item.data.get("approval_id")
+        if not approval_id:
+            return
+        answer, ok = QInputDialog.getMultiLineText(self, "Answer the agent", item.text)
+        if ok and answer.strip():
+            self.runtime.answer(approval_id, answer)
 
     def _on_error(self, message: str) -> None:
         self.statusBar().showMessage(message, 10_000)

@@ -166,7 +166,7 @@ def test_approval_round_trip_through_the_cli(cli: Cli, workspace: Path, tmp_path
     assert rows[0].keys() >= APPROVAL_KEYS
     assert rows[0] | {"id": approval_id, "kind": "tool_call", "status": "pending", "space": sid} == rows[0]
     assert rows[0]["decided_at"] is None
-    assert "write_file" in rows[0]["summary"]
+    assert rows[0]["summary"] == "Write out.txt (+1 −0)"
 
     pending = cli("resume", "--json", last["turn"])
     _one_line_error(pending, approval_id)
@@ -209,16 +209,41 @@ def test_reject_with_reason_reaches_the_model(cli: Cli, workspace: Path, tmp_pat
     assert not (worktree / "nope").exists()
 
 
-def test_ask_user_in_a_cli_run_says_no_operator_and_goes_on(cli: Cli, tmp_path: Path) -> None:
-    script = _script(tmp_path, [[call("ask_user", question="Sure?")], [call("list_files")], text("ok")])
-    proc = cli("run", "--provider", "scripted", "--script", script, "--json", "ask")
+def test_ask_user_suspends_the_run_until_the_question_is_answered(
+    cli: Cli, workspace: Path, tmp_path: Path
+) -> None:
+    sid = cli("space", "create", "--name", "asker").stdout.strip()
+    script = _script(tmp_path, [[call("ask_user", question="Which file?")], [call("list_files")], text("ok")])
+    proc = cli("run", "--space", sid, "--provider", "scripted", "--script", script, "--json", "ask")
+    assert proc.returncode == 0, proc.stderr
     events = _lines(proc)
     _, last = _check_frame(events)
+    assert last["status"] == "awaiting_approval"
+    asked = [e for e in events if e["event"] == "question_asked"]
+    assert [a["question"] for a in asked] == ["Which file?"]
+    # ask_user never goes through the approval gate: no approval_requested, no tool result yet.
+    assert [e for e in events if e["event"] in ("approval_requested", "tool_result")] == []
+    qid = asked[0]["approval"]
+    rows = json.loads(cli("approvals", "list", "--json").stdout)
+    assert [(r["id"], r["kind"], r["status"], r["summary"]) for r in rows] == [
+        (qid, "question", "pending", "Question: Which file?")
+    ]
+
+    _one_line_error(cli("resume", "--json", last["turn"]), qid)  # not answered yet
+    _one_line_error(cli("approvals", "decide", qid, "grant"), "approvals answer")
+    answered = cli("approvals", "answer", qid, "calc.py")
+    assert answered.returncode == 0, answered.stderr
+    assert json.loads(cli("approvals", "list", "--json").stdout)[0]["status"] == "answered"
+    _one_line_error(cli("approvals", "answer", qid, "again"), "already answered")
+
+    resumed = cli("resume", "--json", last["turn"])
+    assert resumed.returncode == 0, resumed.stderr
+    events = _lines(resumed)
     res = [e for e in events if e["event"] == "tool_result"]
     assert [r["name"] for r in res] == ["ask_user", "list_files"]
-    assert "No operator is attached" in res[0]["content"]
+    assert res[0]["content"] == "The operator answered: calc.py"
     assert not res[0]["is_error"]
-    assert last["status"] == "completed"
+    assert events[-1]["status"] == "completed"
 
 
 @pytest.mark.parametrize("space", [None, "ffffffffffffffff", "no such space"])

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from control_center.core.approvals import ApprovalKind, ApprovalStatus
-from control_center.core.events import TextDelta, ToolCallEvent, TurnEnded, TurnStatus
+from control_center.core.approvals import ApprovalKind, ApprovalStatus, Decision
+from control_center.core.events import QuestionAsked, TextDelta, ToolCallEvent, TurnEnded, TurnStatus
 from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.profiles import profile_for
 from control_center.harness import loop as loop_module
@@ -22,6 +22,7 @@ from control_center.harness.history import HistoryCache, model_history
 from control_center.harness.loop import Harness, HarnessError, RunRequest
 from control_center.harness.providers.base import ModelSettings
 from control_center.harness.providers.scripted import EXHAUSTED_TEXT, ScriptedProvider
+from control_center.pipeline.decisions import DecisionError, answer, decide
 from control_center.workspace import Workspace
 from tests.harness.helpers import (
     approvals_requested,
@@ -271,10 +272,9 @@ def test_reject_gives_the_model_the_reason_and_writes_nothing(ws: Workspace) -> 
     assert "wrong file, use y.txt" in block["content"]
 
 
-def test_history_stays_valid_when_another_turn_speaks_while_one_waits(ws: Workspace) -> None:
-    """Turn A waits on an approval; turn B runs in the same conversation; then A resumes. Every
-    request either turn sends is a valid Messages-API history, and A's late result still reaches
-    the model."""
+def test_history_stays_valid_when_the_conversation_moves_while_a_turn_waits(ws: Workspace) -> None:
+    """Turn A waits on an approval; a second turn is refused, a note lands in the conversation;
+    then A resumes. Every request is a valid Messages-API history and A's result reaches the model."""
     sid = _space(ws, Mode.CHAT, Autonomy.ASK)
     seen: list[Any] = []
 
@@ -293,18 +293,20 @@ def test_history_stays_valid_when_another_turn_speaks_while_one_waits(ws: Worksp
         harness=harness,
     )
     assert first.status is TurnStatus.AWAITING_APPROVAL
-    second, _ = run_turn(
-        ws, "meanwhile", sid, [[call("read_file", path="README.md")], text("b")], harness=harness
-    )
-    assert second.status is TurnStatus.COMPLETED
+    # One turn per space: a second turn is refused while A waits; but the operator's notes (a
+    # plan rejection's reason, say) still land in the conversation meanwhile.
+    with pytest.raises(HarnessError, match=f"turn {first.turn} waits for approval"):
+        run_turn(ws, "meanwhile", sid, [text("b")], harness=harness)
+    conv = ws.store.space(sid).conversation_id  # type: ignore[union-attr]
+    ws.store.add_message(conv, role="user", kind="note", text="n", blocks=[{"type": "text", "text": "n"}])
     grant(ws, approvals_requested(events)[0].approval)
     resumed, _ = resume_turn(ws, first.turn, harness=harness)
     assert resumed.status is TurnStatus.COMPLETED
     assert (_worktree(ws, sid) / "a.txt").read_text() == "a"
-    assert len(seen) == 4
+    assert len(seen) == 2
     for history in seen:
         assert_valid_history(history)
-    assert "late result" in json.dumps(seen[-1][-1])
+    assert "created a.txt" in json.dumps(seen[-1][-1])  # the resumed result reaches the model
 
 
 def test_resume_while_the_approval_is_pending_is_refused(ws: Workspace) -> None:
@@ -446,17 +448,34 @@ def test_orchestrate_with_a_proposal_delivers_without_nudge(ws: Workspace) -> No
 # -- ask_user and report_progress ----------------------------------------------------------------
 
 
-def test_ask_user_without_an_operator_answers_and_the_run_goes_on(ws: Workspace) -> None:
+def test_ask_user_suspends_the_turn_and_resumes_with_the_answer(ws: Workspace) -> None:
+    """ask_user opens a durable question (never through the gate, even at autonomy ask); the turn
+    waits like a per-turn approval and the answer is the tool's result after resume, from a new
+    Harness (as after a restart)."""
     sid = _space(ws, Mode.CHAT, Autonomy.ASK)
-    ended, events = run_turn(
-        ws, "q", sid, [[call("ask_user", question="Which file?")], [call("read_file", path="README.md")]]
+    script = [[call("ask_user", question="Which file?")], [call("read_file", path="README.md")], text("ok")]
+    ended, events = run_turn(ws, "q", sid, script)
+    assert ended.status is TurnStatus.AWAITING_APPROVAL
+    asked = of(events, QuestionAsked)
+    assert [(q.question) for q in asked] == ["Which file?"]
+    assert approvals_requested(events) == []
+    assert results(events) == []
+    (question,) = ws.store.approvals()
+    assert (question.kind, question.status, question.summary) == (
+        ApprovalKind.QUESTION,
+        ApprovalStatus.PENDING,
+        "Question: Which file?",
     )
-    res = only_result(events, "ask_user")
-    assert not res.is_error
-    assert "No operator is attached" in res.content
+    with pytest.raises(HarnessError, match=f"waits for question {question.id}"):
+        resume_turn(ws, ended.turn)
+    with pytest.raises(DecisionError, match="approvals answer"):
+        decide(ws, question.id, Decision.GRANT, by="operator")
+    answer(ws, question.id, "README.md", by="operator")
+    assert ws.store.approval(question.id).status is ApprovalStatus.ANSWERED  # type: ignore[union-attr]
+    resumed, events = resume_turn(ws, ended.turn)
+    assert only_result(events, "ask_user").content == "The operator answered: README.md"
     assert only_result(events, "read_file").content == "# sample\n"
-    assert ended.status is TurnStatus.COMPLETED
-    assert ws.store.approvals() == []
+    assert resumed.status is TurnStatus.COMPLETED
 
 
 def test_report_progress_twice_in_a_row_is_refused(ws: Workspace) -> None:
@@ -748,8 +767,11 @@ def test_second_turn_in_a_busy_space_is_refused(ws: Workspace) -> None:
             worktree=space.worktree,
         )
         ws.store.update_turn(turn.id, state={"pid": sleeper.pid})
-        with pytest.raises(HarnessError, match="already running"):
+        before = (ws.store.turns(), ws.store.messages(space.conversation_id))
+        with pytest.raises(HarnessError, match=f"is busy: turn {turn.id} is running"):
             run_turn(ws, "go", sid, [text("x")])
+        after = (ws.store.turns(), ws.store.messages(space.conversation_id))
+        assert [len(x) for x in after] == [len(x) for x in before]  # nothing stored
     finally:
         sleeper.kill()
         sleeper.wait()

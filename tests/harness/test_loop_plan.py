@@ -210,7 +210,7 @@ def test_exit_plan_mode_gate_lifecycle(ws: Workspace) -> None:
     gates = _exit_gates(ws, sid)
     assert len(gates) == 1
     assert gates[0].status is ApprovalStatus.PENDING
-    assert gates[0].summary == "ready to build"
+    assert gates[0].summary == "Leave plan mode: ready to build"
     assert [a.kind for a in approvals_requested(events)] == ["plan_exit"]
     assert ws.store.space(sid).mode is Mode.PLAN  # type: ignore[union-attr]
 
@@ -255,6 +255,7 @@ def test_exit_plan_mode_after_rejection_opens_a_fresh_request(ws: Workspace) -> 
     contents = [r.content for r in results(events, "exit_plan_mode")]
     assert all("pending" in c for c in contents)
     assert "rejected" in contents[0]  # the agent is told to revise first
+    assert "plan first" in contents[0]  # with the operator's reason, verbatim
     gates = _exit_gates(ws, sid)
     assert len(gates) == 2
     assert {g.status for g in gates} == {ApprovalStatus.REJECTED, ApprovalStatus.PENDING}

@@ -127,11 +127,13 @@ def test_a_superseded_plan_cannot_be_granted(tmp_path: Path) -> None:
     run_turn(harness(ws), "Plan it", space.id, [SCRIPT[0], call("submit_plan", **revised), text("done")])
     old, new = sorted(ws.store.approvals(kind=ApprovalKind.PLAN), key=lambda a: a.payload["version"])
 
-    with pytest.raises(DecisionError, match="superseded"):
-        decide(ws, old.id, Decision.GRANT, by="operator")
-
-    # The refused grant recorded nothing; the newest version is still approvable.
-    assert ws.store.approval(old.id).status is ApprovalStatus.PENDING
+    # The newer version retired the older one in the same write: not pending, not decidable.
+    assert ws.store.approval(old.id).status is ApprovalStatus.SUPERSEDED
+    assert ws.store.approvals(status=ApprovalStatus.PENDING) == [ws.store.approval(new.id)]
+    for decision in Decision:
+        with pytest.raises(DecisionError, match="superseded"):
+            decide(ws, old.id, decision, by="operator")
+    assert ws.store.approval(old.id).status is ApprovalStatus.SUPERSEDED
     assert ws.store.pipelines() == []
     outcome = decide(ws, new.id, Decision.GRANT, by="operator")
     assert pipeline_view(ws, outcome.pipeline_id).plan_version == 2

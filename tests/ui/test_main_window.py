@@ -213,6 +213,11 @@ def test_closing_with_a_running_turn_leaves_it_interrupted(qtbot, workspace: Pat
     assert "resume" in (turn.error or "")
 
 
+def _results(window, space) -> list[str]:  # type: ignore[no-untyped-def]
+    rows = window.runtime.ws.store.messages(space.conversation_id)
+    return [r.text for r in rows if r.kind == "tool_result"]
+
+
 def test_ask_user_waits_for_the_operators_answer(qtbot, workspace: Path, tmp_path: Path) -> None:
     script = [
         [{"type": "tool_use", "name": "ask_user", "input": {"question": "Which file should I change?"}}],
@@ -223,17 +228,19 @@ def test_ask_user_waits_for_the_operators_answer(qtbot, workspace: Path, tmp_pat
     space = window.current_space()
     window.runtime.ws.store.set_meta(SCRIPT_META_PREFIX + space.id, str(tmp_path / "ask.json"))
     asked: list[str] = []
-    window.bridge.question_asked.connect(lambda _sid, item_id, _q: asked.append(item_id))
+    window.bridge.turn_event_received.connect(
+        lambda _sid, ev: asked.append(ev.approval) if type(ev).__name__ == "QuestionAsked" else None
+    )
     window.send_message("start")
     qtbot.waitUntil(lambda: bool(asked), timeout=10_000)
     questions = [i for i in window.conversation_model.items() if i.kind is ItemKind.QUESTION]
     assert [q.text for q in questions] == ["Which file should I change?"]
-    assert window.runtime.has_running_work()  # the turn waits for the answer
-    window.runtime.answer(asked[0], "notes.txt")
+    # The turn is suspended (durably, like an approval), not holding a task open.
     qtbot.waitUntil(lambda: not window.runtime.has_running_work(), timeout=10_000)
-    rows = window.runtime.ws.store.messages(space.conversation_id)
-    results = [r.text for r in rows if r.kind == "tool_result"]
-    assert results == ["The operator answered: notes.txt"]
+    window.runtime.answer(asked[0], "notes.txt")
+    qtbot.waitUntil(lambda: window.runtime.has_running_work() or len(_results(window, space)) == 1)
+    qtbot.waitUntil(lambda: not window.runtime.has_running_work(), timeout=10_000)
+    assert _results(window, space) == ["The operator answered: notes.txt"]
     qtbot.waitUntil(
         lambda: any(i.text == "Thanks, continuing." for i in window.conversation_model.items()), timeout=5000
     )

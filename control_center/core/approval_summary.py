@@ -1,0 +1,116 @@
+"""One human line per approval ("Edit calc.py (+4 −0)", "Run `pytest -q`", "Plan v2 · 4 steps"),
+computed from the approval's kind and payload. Pure: the store records it when the approval is
+created, the Inbox and ``approvals list`` show it. One summarizer per kind, in one table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from control_center.core.approvals import ApprovalKind
+
+#: Longest summary line; the detail pane shows the rest.
+SUMMARY_LIMIT = 120
+
+
+def _clip(text: str, limit: int = SUMMARY_LIMIT) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def diff_stat(diff: str | None) -> tuple[int, int]:
+    """Lines added and removed by a unified diff (headers not counted)."""
+    added = removed = 0
+    for line in (diff or "").splitlines():
+        if line.startswith(("+++", "---")):
+            continue
+        if line.startswith("+"):
+            added += 1
+        elif line.startswith("-"):
+            removed += 1
+    return added, removed
+
+
+def _tokens(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:g}M tokens"
+    if n >= 1000:
+        return f"{n / 1000:g}k tokens"
+    return f"{n} tokens"
+
+
+_FILE_VERBS = {"write_file": "Write", "edit_file": "Edit", "delete_file": "Delete"}
+
+
+def _tool_call(payload: dict[str, Any]) -> str:
+    name = str(payload.get("tool") or "tool")
+    args = payload.get("input") if isinstance(payload.get("input"), dict) else {}
+    if name in _FILE_VERBS and isinstance(args.get("path"), str):
+        verb = _FILE_VERBS[name]
+        if payload.get("diff"):
+            added, removed = diff_stat(payload.get("diff"))
+            return _clip(f"{verb} {args['path']} (+{added} −{removed})")
+        return _clip(f"{verb} {args['path']}")
+    if name == "run_command" and isinstance(args.get("command"), str):
+        return _clip(f"Run `{' '.join(args['command'].split())}`")
+    for key in ("path", "url", "query", "pattern", "title", "text", "message"):
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            return _clip(f"{name}: {value}")
+    return name
+
+
+def _plan(payload: dict[str, Any]) -> str:
+    nodes = payload.get("nodes") if isinstance(payload.get("nodes"), list) else []
+    steps = f"{len(nodes)} step" + ("" if len(nodes) == 1 else "s")
+    head = f"Plan v{payload.get('version', '?')} · {steps}"
+    goal = str(payload.get("goal") or "").strip()
+    return _clip(f"{head} · {goal}" if goal else head)
+
+
+def _count_tickets(tickets: Any) -> int:
+    if not isinstance(tickets, list):
+        return 0
+    return sum(1 + _count_tickets(t.get("children")) for t in tickets if isinstance(t, dict))
+
+
+def _orchestration(payload: dict[str, Any]) -> str:
+    proposal = payload.get("proposal") if isinstance(payload.get("proposal"), dict) else payload
+    roles = proposal.get("roles") if isinstance(proposal.get("roles"), list) else []
+    tickets = _count_tickets(proposal.get("tickets"))
+    parts = [
+        f"Team of {len(roles)} role" + ("" if len(roles) == 1 else "s"),
+        f"{tickets} ticket" + ("" if tickets == 1 else "s"),
+    ]
+    budget = proposal.get("budget") if isinstance(proposal.get("budget"), dict) else {}
+    if isinstance(budget.get("max_tokens"), int):
+        parts.append(_tokens(budget["max_tokens"]))
+    if isinstance(budget.get("max_usd"), int | float):
+        parts.append(f"${budget['max_usd']:g}")
+    return " · ".join(parts)
+
+
+def _plan_exit(payload: dict[str, Any]) -> str:
+    summary = str(payload.get("summary") or "").strip()
+    if not summary or summary == "Leave plan mode":
+        return "Leave plan mode"
+    return _clip(f"Leave plan mode: {summary}")
+
+
+def _question(payload: dict[str, Any]) -> str:
+    return _clip(f"Question: {payload.get('question') or ''}")
+
+
+SUMMARIZERS: dict[ApprovalKind, Callable[[dict[str, Any]], str]] = {
+    ApprovalKind.TOOL_CALL: _tool_call,
+    ApprovalKind.PLAN_EXIT: _plan_exit,
+    ApprovalKind.PLAN: _plan,
+    ApprovalKind.ORCHESTRATION: _orchestration,
+    ApprovalKind.QUESTION: _question,
+}
+
+
+def summarize_approval(kind: ApprovalKind, payload: dict[str, Any]) -> str:
+    """The Inbox row's line for an approval of ``kind`` carrying ``payload``."""
+    summarizer = SUMMARIZERS.get(kind)
+    return summarizer(payload) if summarizer else _clip(str(payload.get("summary") or kind.value))
