@@ -71,7 +71,11 @@ def _seed(ws: Workspace, kind: ApprovalKind, summary: str | None = None) -> Appr
         ApprovalKind.ORCHESTRATION: {"proposal_id": "pr-1"},
     }
     approval = ws.store.create_approval(
-        kind=kind, space_id=None, turn_id=None, summary=summary or f"a {kind.value}", payload=payloads[kind]
+        kind=kind,
+        space_id=None,
+        turn_id=None,
+        summary=summary or f"a {kind.value}",
+        payload=payloads.get(kind, {}),
     )
     # created_at has millisecond resolution: keep seeded approvals strictly ordered in time.
     time.sleep(0.003)
@@ -123,8 +127,20 @@ def test_lists_exactly_two_tools_with_input_schemas(ws: Workspace, tmp_path: Pat
     assert set(tools) == {"list_approvals", "decide_approval"}
     listing = tools["list_approvals"].input_schema
     assert listing["type"] == "object"
-    assert listing["properties"]["status"]["enum"] == ["pending", "granted", "rejected"]
-    assert set(listing["properties"]["kind"]["enum"]) == {"tool_call", "plan_exit", "plan", "orchestration"}
+    assert listing["properties"]["status"]["enum"] == [
+        "pending",
+        "granted",
+        "rejected",
+        "superseded",
+        "answered",
+    ]
+    assert set(listing["properties"]["kind"]["enum"]) == {
+        "tool_call",
+        "plan_exit",
+        "plan",
+        "orchestration",
+        "question",
+    }
     assert not listing.get("required")
     deciding = tools["decide_approval"].input_schema
     assert deciding["type"] == "object"
