@@ -18,9 +18,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from control_center.core.approvals import Approval, ApprovalKind, Decision
-from control_center.core.events import TurnEnded, TurnEvent, TurnStatus
+from control_center.core.events import (
+    ApprovalRequested,
+    QuestionAsked,
+    TurnEnded,
+    TurnEvent,
+    TurnStarted,
+    TurnStatus,
+)
 from control_center.core.modes import Autonomy, Mode
 from control_center.core.records import Space
+from control_center.core.space_state import SpaceState, TurnSnapshot, fold_space_state
 from control_center.core.transcript import TranscriptItem
 from control_center.harness.history import transcript
 from control_center.harness.settings import AppSettings
@@ -45,6 +53,7 @@ class RuntimeListener(Protocol):
     def approvals_changed(self) -> None: ...
     def spaces_changed(self) -> None: ...
     def pipeline_changed(self, pipeline_id: str, space_id: str | None) -> None: ...
+    def space_states_changed(self, states: dict[str, SpaceState]) -> None: ...
     def error(self, message: str) -> None: ...
 
 
@@ -136,6 +145,47 @@ class WorkspaceRuntime:
     def add_listener(self, listener: RuntimeListener) -> None:
         self.listeners.append(listener)
 
+    # -- the live state of every space (one source for the whole UI) -----------------------------
+
+    def space_states_now(self) -> dict[str, SpaceState]:
+        """Each space's live state, folded from the store (its newest turn, its waiting items)
+        and the pipelines this process runs."""
+        latest, waiting = self.ws.store.space_overview()
+        pipelines = self.pipeline_spaces()
+        states: dict[str, SpaceState] = {}
+        for space in self.ws.store.spaces():
+            turn = latest.get(space.id)
+            count, first = waiting.get(space.id, (0, ""))
+            states[space.id] = fold_space_state(
+                space.id,
+                latest=TurnSnapshot(*turn) if turn else None,
+                waiting=count,
+                first_waiting=first,
+                pipeline_running=space.id in pipelines,
+            )
+        return states
+
+    def publish_states(self) -> concurrent.futures.Future[Any]:
+        """Recompute and push every space's state (listeners get ``space_states_changed``)."""
+
+        async def run() -> None:
+            self._publish_states()
+
+        return self._submit(run())
+
+    def _publish_states(self) -> None:
+        try:
+            states = self.space_states_now()
+        except Exception:  # a read failing must not break a turn; the next change retries
+            log.exception("space states could not be read")
+            return
+        self._notify("space_states_changed", states)
+
+    def _turn_event(self, key: str | None, event: TurnEvent) -> None:
+        self._notify("turn_event", key, event)
+        if isinstance(event, TurnStarted | ApprovalRequested | QuestionAsked):
+            self._publish_states()
+
     # -- reads (off the GUI thread) -------------------------------------------------------------
 
     def load_transcript(
@@ -153,10 +203,10 @@ class WorkspaceRuntime:
             rows = rows[1:]
         counts = self.ws.store.thread_counts(space.conversation_id, [r.id for r in rows])
         items = transcript(rows, counts)
-        statuses = self.ws.store.approval_statuses(
+        decided = self.ws.store.approvals_by_id(
             [i.data["approval_id"] for i in items if i.data and i.data.get("approval_id")]
         )
-        items = [_with_approval_status(i, statuses) for i in items]
+        items = [_with_approval_status(i, decided) for i in items]
         return TranscriptPage(space_id, items, truncated)
 
     def load_approvals(self, changed_since: str | None = None) -> concurrent.futures.Future[list[Approval]]:
@@ -193,7 +243,7 @@ class WorkspaceRuntime:
             req = RunRequest(
                 message=text, space_ref=space_id, provider=provider, conversation_id=thread, author=author
             )
-            return await self._track(key, self.harness.run(req, lambda e: self._notify("turn_event", key, e)))
+            return await self._track(key, self.harness.run(req, lambda e: self._turn_event(key, e)))
 
         return self._submit(run())
 
@@ -230,6 +280,7 @@ class WorkspaceRuntime:
             await self._continue_pipelines_after(ended)
         self._notify("approvals_changed")
         self._notify("spaces_changed")
+        self._publish_states()
         return ended
 
     def resume_turn(self, turn_id: str) -> concurrent.futures.Future[Any]:
@@ -238,7 +289,7 @@ class WorkspaceRuntime:
             space_id = turn.space_id if turn else None
             key = space_id or ""
             return await self._track(
-                key, self.harness.resume(turn_id, lambda e: self._notify("turn_event", space_id, e))
+                key, self.harness.resume(turn_id, lambda e: self._turn_event(space_id, e))
             )
 
         return self._submit(run())
@@ -273,6 +324,7 @@ class WorkspaceRuntime:
                 return None
             self._notify("approvals_changed")
             self._notify("spaces_changed")
+            self._publish_states()
             self._resume_if_waiting(outcome.resume_turn)
             return outcome
 
@@ -304,6 +356,7 @@ class WorkspaceRuntime:
                 return None
             self._notify("approvals_changed")
             self._notify("spaces_changed")
+            self._publish_states()
             approval = outcome.approval
             if approval.kind is ApprovalKind.TOOL_CALL:
                 self._resume_if_waiting(outcome.resume_turn)
@@ -333,6 +386,7 @@ class WorkspaceRuntime:
             self._pipeline_tasks[pipeline_id] = task
             self._pipeline_space[pipeline_id] = space_id
             self._notify("spaces_changed")
+            self._publish_states()
             try:
                 return await task
             except asyncio.CancelledError:
@@ -346,6 +400,7 @@ class WorkspaceRuntime:
                 self._notify("pipeline_changed", pipeline_id, space_id)
                 self._notify("spaces_changed")
                 self._notify("approvals_changed")
+                self._publish_states()
 
         return self._submit(run())
 
@@ -548,12 +603,15 @@ class WorkspaceRuntime:
         self._thread.join(timeout=5)
 
 
-def _with_approval_status(item: TranscriptItem, statuses: dict[str, str]) -> TranscriptItem:
+def _with_approval_status(item: TranscriptItem, approvals: dict[str, Approval]) -> TranscriptItem:
     approval_id = item.data.get("approval_id") if item.data else None
-    if approval_id and approval_id in statuses:
+    approval = approvals.get(approval_id) if approval_id else None
+    if approval is not None:
         from dataclasses import replace
 
-        return replace(item, data={**item.data, "status": statuses[approval_id]})
+        from control_center.core.approval_summary import approval_card_data
+
+        return replace(item, data={**item.data, **approval_card_data(approval)})
     return item
 
 

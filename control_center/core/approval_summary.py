@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from control_center.core.approvals import ApprovalKind
+from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
 
 #: Longest summary line; the detail pane shows the rest.
 SUMMARY_LIMIT = 120
@@ -114,3 +114,17 @@ def summarize_approval(kind: ApprovalKind, payload: dict[str, Any]) -> str:
     """The Inbox row's line for an approval of ``kind`` carrying ``payload``."""
     summarizer = SUMMARIZERS.get(kind)
     return summarizer(payload) if summarizer else _clip(str(payload.get("summary") or kind.value))
+
+
+def approval_card_data(a: Approval) -> dict[str, Any]:
+    """What a conversation card shows of its approval's decision (who, when, why, the answer)."""
+    data: dict[str, Any] = {
+        "status": a.status.value,
+        "decided_by": a.decided_by,
+        "decided_at": (a.decided_at or "")[:16].replace("T", " ") or None,
+        "reason": a.reason,
+        "summary": a.summary,
+    }
+    if a.status is ApprovalStatus.ANSWERED:
+        data["answer"] = a.payload.get("answer", "")
+    return data

@@ -529,6 +529,26 @@ class Store:
             "last_turn_cost": float(last[1]) if last else 0.0,
         }
 
+    def space_overview(self) -> tuple[dict[str, tuple[str, str, str | None]], dict[str, tuple[int, str]]]:
+        """What each space's live state is folded from, in two queries: space id -> its most
+        recently updated turn (id, status, error), and space id -> (pending items, the oldest
+        pending item's summary)."""
+        with self.engine.connect() as conn:
+            turns = conn.exec_driver_sql(
+                "SELECT space_id, id, status, error FROM (SELECT space_id, id, status, error, "
+                "ROW_NUMBER() OVER (PARTITION BY space_id ORDER BY updated_at DESC, id DESC) AS n "
+                "FROM turn WHERE space_id IS NOT NULL) AS latest WHERE n = 1"
+            ).fetchall()
+            pending = conn.exec_driver_sql(
+                "SELECT space_id, summary FROM approval WHERE status = 'pending' AND space_id IS NOT NULL "
+                "ORDER BY created_at"
+            ).fetchall()
+        waiting: dict[str, tuple[int, str]] = {}
+        for space_id, summary in pending:
+            count, first = waiting.get(space_id, (0, summary))
+            waiting[space_id] = (count + 1, first)
+        return {r[0]: (r[1], r[2], r[3]) for r in turns}, waiting
+
     def mark_running_turns_interrupted(
         self, is_alive: Callable[[Any], bool] = lambda _pid: False, *, space_id: str | None = None
     ) -> list[str]:
@@ -648,15 +668,13 @@ class Store:
             for r in rows
         ]
 
-    def approval_statuses(self, approval_ids: Sequence[str]) -> dict[str, str]:
-        """id -> status for the given approvals (what a transcript page needs to draw its rows)."""
+    def approvals_by_id(self, approval_ids: Sequence[str]) -> dict[str, Approval]:
+        """id -> approval for the given ids (what a transcript page's cards show)."""
         if not approval_ids:
             return {}
         with self._read() as s:
-            rows = s.execute(
-                select(ApprovalRow.id, ApprovalRow.status).where(col(ApprovalRow.id).in_(list(approval_ids)))
-            )
-            return {r[0]: r[1] for r in rows}
+            rows = s.exec(select(ApprovalRow).where(col(ApprovalRow.id).in_(list(approval_ids))))
+            return {r.id: _approval(r) for r in rows}
 
     def decide_approval(
         self, approval_id: str, status: ApprovalStatus, *, by: str, reason: str | None = None

@@ -7,6 +7,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 
 from control_center.core.events import TurnEnded, TurnEvent
+from control_center.core.space_state import SpaceState
 
 
 class RuntimeBridge(QObject):
@@ -15,6 +16,7 @@ class RuntimeBridge(QObject):
     approvals_changed = Signal()
     spaces_changed = Signal()
     pipeline_changed = Signal(str, object)  # pipeline id, space id | None
+    space_states_changed = Signal(object)  # space id -> SpaceState
     error_reported = Signal(str)
 
 
@@ -38,6 +40,9 @@ class _ListenerAdapter:
 
     def pipeline_changed(self, pipeline_id: str, space_id: str | None) -> None:
         self.bridge.pipeline_changed.emit(pipeline_id, space_id)
+
+    def space_states_changed(self, states: dict[str, SpaceState]) -> None:
+        self.bridge.space_states_changed.emit(states)
 
     def error(self, message: str) -> None:
         self.bridge.error_reported.emit(message)

@@ -143,10 +143,18 @@ class Composer(QWidget):
             self.mode_combo.setEnabled(False)
             self.mode_combo.setToolTip("This space's mode is set by the system and cannot be changed here")
 
-    def set_running(self, running: bool) -> None:
+    def set_running(self, running: bool, busy: bool | None = None) -> None:
+        """``running``: Stop applies. ``busy`` (running or waiting for the operator): Send queues
+        the message instead, so it reads "Queue"; it is never disabled."""
         self._running = running
         self.stop_button.setEnabled(running)
-        self.send_button.setEnabled(not running)
+        queued = running if busy is None else busy
+        self.send_button.setText("Queue" if queued else "Send")
+        self.send_button.setToolTip(
+            "Queue the message: it is sent when the current turn ends (Ctrl+Enter)"
+            if queued
+            else "Send (Ctrl+Enter)"
+        )
 
     def is_running(self) -> bool:
         return self._running
@@ -181,8 +189,6 @@ class Composer(QWidget):
         self.mode_change_requested.emit(mode.value)
 
     def _submit(self) -> None:
-        if self._running:
-            return
         text = self.input.toPlainText()
         if not text.strip():
             return

@@ -48,6 +48,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from control_center.core.approval_summary import approval_card_data
+from control_center.core.approvals import Approval, ApprovalStatus
 from control_center.core.modes import Mode
 from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
 from control_center.ui import theme
@@ -116,6 +118,39 @@ class ConversationModel(QAbstractListModel):
         self._items[row] = replace(item, text=item.text + delta)
         idx = self.index(row)
         self.dataChanged.emit(idx, idx, [ItemRole, Qt.ItemDataRole.DisplayRole])
+
+    def apply_approvals(self, approvals: list[Approval]) -> None:
+        """Cards follow decisions live: an approval or question card shows who decided, when and
+        why; a rejected tool call's row says "rejected" (not "error")."""
+        by_id = {a.id: a for a in approvals}
+        rejected_calls = {
+            str(a.payload.get("call_id")): a
+            for a in approvals
+            if a.status is ApprovalStatus.REJECTED and a.payload.get("call_id")
+        }
+        for row, item in enumerate(self._items):
+            changed = None
+            approval = by_id.get(str(item.data.get("approval_id"))) if item.data else None
+            if approval is not None:
+                changed = replace(item, data={**item.data, **approval_card_data(approval)})
+            elif (
+                item.tool is not None
+                and item.tool.call_id in rejected_calls
+                and item.tool.status in ("running", "awaiting_approval", "error")
+            ):
+                changed = replace(item, tool=replace(item.tool, status="rejected"))
+            if changed is not None and changed != item:
+                self._items[row] = changed
+                idx = self.index(row)
+                self.dataChanged.emit(idx, idx, [ItemRole, Qt.ItemDataRole.DisplayRole])
+
+    def settle_running_tools(self, status: str = "stopped") -> None:
+        """After Stop: every tool row still "running" settles at once."""
+        for row, item in enumerate(self._items):
+            if item.tool is not None and item.tool.status in ("running", "awaiting_approval"):
+                self._items[row] = replace(item, tool=replace(item.tool, status=status))
+                idx = self.index(row)
+                self.dataChanged.emit(idx, idx, [ItemRole, Qt.ItemDataRole.DisplayRole])
 
     # -- lookup
     def item(self, row: int) -> TranscriptItem:
@@ -714,7 +749,7 @@ class ConversationDelegate(QStyledItemDelegate):
             f.fm_bold.elidedText(_card_title(item), Qt.TextElideMode.ElideRight, r["title"].width()),
         )
         painter.setFont(f.base)
-        painter.drawText(r["text"], _WRAP, item.text or str(item.data.get("summary", "")))
+        painter.drawText(r["text"], _WRAP, _card_text(item))
         if "footer" in r:
             painter.setFont(f.italic)
             painter.setPen(c.status(status) if is_approval else c.muted)
@@ -830,13 +865,26 @@ def _card_title(item: TranscriptItem) -> str:
     return f"{title} · {tool}" if tool else title
 
 
+def _card_text(item: TranscriptItem) -> str:
+    """A decided card reads as what was decided, not "waits for your approval"."""
+    summary = str(item.data.get("summary") or "")
+    if item.kind is ItemKind.APPROVAL and item.data.get("status", "pending") != "pending" and summary:
+        return summary
+    return item.text or summary
+
+
 def _card_footer(item: TranscriptItem) -> str:
     if item.kind is ItemKind.QUESTION:
         answer = item.data.get("answer")
-        return f"Answered: {answer}" if answer is not None else ""
+        if answer is not None:
+            who = item.data.get("decided_by") or "operator"
+            return f"Answered by {who}: {answer}"
+        return "Waiting for your answer — Answer opens the Inbox with the cursor in the answer box"
     status = str(item.data.get("status", "pending"))
     if status == "pending":
         return ""
+    if status == "superseded":
+        return "Superseded — a newer version replaced it"
     who = item.data.get("decided_by") or "operator"
     when = item.data.get("decided_at") or ""
     reason = item.data.get("reason")

@@ -1,6 +1,7 @@
-"""The Inbox: every approval of the workspace, filterable, decidable from the keyboard, with the
-audit line of decided ones. It shows Approval values and emits decision requests; deciding is
-someone else's job."""
+"""The Inbox: every item that waits for the operator (approvals, questions, ...), filterable,
+decidable from the keyboard by deliberate chords only, with the audit line of decided ones. What
+each kind shows and offers is declared in :mod:`control_center.ui.inbox_kinds`. It shows Approval
+values and emits decision requests; deciding is someone else's job."""
 
 from __future__ import annotations
 
@@ -31,33 +32,24 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QTableView,
+    QTextBrowser,
     QTextEdit,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
 from control_center.ui import theme
+from control_center.ui.inbox_kinds import ANSWER, GRANT, REJECT, InboxKind, inbox_kind
 
 ApprovalRole = Qt.ItemDataRole.UserRole + 1
 SpaceNameLookup = Callable[[str | None], str]
 
 _Index = QModelIndex | QPersistentModelIndex
 
-KIND_LABELS: dict[ApprovalKind, str] = {
-    ApprovalKind.TOOL_CALL: "Tool call",
-    ApprovalKind.PLAN_EXIT: "Leave plan mode",
-    ApprovalKind.PLAN: "Plan",
-    ApprovalKind.ORCHESTRATION: "Orchestration",
-    ApprovalKind.QUESTION: "Question",
-}
-_KIND_ICONS: dict[ApprovalKind, str] = {
-    ApprovalKind.TOOL_CALL: "tool",
-    ApprovalKind.PLAN_EXIT: "plan",
-    ApprovalKind.PLAN: "plan",
-    ApprovalKind.ORCHESTRATION: "orchestrate",
-    ApprovalKind.QUESTION: "question",
-}
+#: Kind -> label, from the kinds' declarations (filters, bench and tests read it).
+KIND_LABELS: dict[ApprovalKind, str] = {k: inbox_kind(k).label for k in ApprovalKind}
 COLUMNS = ("Kind", "Space", "Summary", "Status", "Created", "Decided")
 COL_KIND, COL_SPACE, COL_SUMMARY, COL_STATUS, COL_CREATED, COL_DECIDED = range(len(COLUMNS))
 
@@ -77,13 +69,24 @@ def short_time(iso: str | None) -> str:
 def audit_line(a: Approval) -> str:
     """Who decided what, when, and why."""
     if a.status is ApprovalStatus.PENDING:
-        return "Pending — waiting for a decision"
+        return "Pending — waiting for you"
+    if a.status is ApprovalStatus.SUPERSEDED:
+        return f"superseded at {short_time(a.decided_at)}: a newer version replaced it"
     text = f"{a.status.value} by {a.decided_by or 'unknown'}"
     if a.decided_at:
         text += f" at {short_time(a.decided_at)}"
     if a.reason:
         text += f", reason: {a.reason}"
     return text
+
+
+def _chord_label(chord: str) -> str:
+    return chord.replace("Return", "↵")
+
+
+def _button_text(action: Any) -> str:
+    """The chord is on the button: nothing about deciding is hidden knowledge."""
+    return f"{action.label}  {_chord_label(action.chord)}"
 
 
 def _default_space_name(space_id: str | None) -> str:
@@ -128,7 +131,7 @@ class InboxModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ForegroundRole and col == COL_STATUS:
             return theme.colors().status(a.status.value)
         if role == Qt.ItemDataRole.DecorationRole and col == COL_KIND:
-            return theme.icon(_KIND_ICONS[a.kind])
+            return theme.icon(inbox_kind(a.kind).icon)
         if role == Qt.ItemDataRole.ToolTipRole:
             if col == COL_SUMMARY:
                 return a.summary
@@ -142,7 +145,7 @@ class InboxModel(QAbstractTableModel):
 
     def _display(self, a: Approval, col: int) -> str:
         if col == COL_KIND:
-            return KIND_LABELS.get(a.kind, a.kind.value)
+            return inbox_kind(a.kind).label
         if col == COL_SPACE:
             return self._space_name(a.space_id)
         if col == COL_SUMMARY:
@@ -322,6 +325,8 @@ class InboxView(QWidget):
     """Filters, the approval table, and a detail pane with the decision controls."""
 
     decision_requested = Signal(str, str, str)  # approval_id, "grant" | "reject", reason
+    answer_requested = Signal(str, str)  # approval_id (a question), the answer
+    open_plan_requested = Signal(str)  # plan id
     pending_count_changed = Signal(int)
 
     def __init__(self, space_name: SpaceNameLookup | None = None, parent: QWidget | None = None) -> None:
@@ -337,7 +342,8 @@ class InboxView(QWidget):
         self.kind_combo.setObjectName("inboxKindFilter")
         self.kind_combo.addItem("All kinds", None)
         for kind in ApprovalKind:
-            self.kind_combo.addItem(theme.icon(_KIND_ICONS[kind]), KIND_LABELS[kind], kind.value)
+            declared = inbox_kind(kind)
+            self.kind_combo.addItem(theme.icon(declared.icon), declared.label, kind.value)
         self.space_combo = QComboBox(self)
         self.space_combo.setObjectName("inboxSpaceFilter")
         self.space_combo.addItem("All spaces", None)
@@ -367,6 +373,8 @@ class InboxView(QWidget):
         self.table.setAlternatingRowColors(True)
         self.table.setWordWrap(False)
         self.table.setShowGrid(False)
+        # Tab leaves the table (to the detail and the decision controls) instead of walking cells.
+        self.table.setTabKeyNavigation(False)
         self.table.verticalHeader().hide()
         # Fixed row heights and no content-based column sizing keep 100,000 rows cheap.
         vh = self.table.verticalHeader()
@@ -399,45 +407,70 @@ class InboxView(QWidget):
         self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.meta_label = QLabel(self.detail)
         self.meta_label.setWordWrap(True)
-        self.args_label = QLabel("Arguments", self.detail)
+        self.body_view = QTextBrowser(self.detail)
+        self.body_view.setObjectName("inboxDetailBody")
+        self.body_view.setOpenLinks(False)
+        self.body_view.setTabChangesFocus(True)
+        self.body_view.anchorClicked.connect(self._on_link)
+        self.raw_button = QToolButton(self.detail)
+        self.raw_button.setObjectName("inboxRawToggle")
+        self.raw_button.setText("Raw JSON")
+        self.raw_button.setCheckable(True)
+        self.raw_button.setToolTip("Show the item's stored data as JSON")
         self.args_view = QPlainTextEdit(self.detail)
         self.args_view.setObjectName("inboxArguments")
         self.args_view.setReadOnly(True)
+        self.args_view.setTabChangesFocus(True)
         self.args_view.setFont(theme.monospace_font())
+        self.args_view.hide()
+        self.raw_button.toggled.connect(self.args_view.setVisible)
         self.diff_label = QLabel("Diff preview", self.detail)
         self.diff_view = _DiffView(self.detail)
         self.diff_view.setObjectName("inboxDiff")
+        self.diff_view.setTabChangesFocus(True)
         self.audit_label = QLabel(self.detail)
         self.audit_label.setObjectName("inboxAudit")
         self.audit_label.setWordWrap(True)
+        self.prompt_label = QLabel(self.detail)
+        self.prompt_label.setObjectName("inboxPrompt")
+        self.prompt_label.setWordWrap(True)
+        self.prompt_label.hide()
         self.reason_edit = QLineEdit(self.detail)
         self.reason_edit.setObjectName("inboxReason")
-        self.reason_edit.setPlaceholderText("Reason (optional, recorded with the decision)")
-        self.grant_button = QPushButton(theme.icon("approve"), "Grant  (G)", self.detail)
+        self.reason_edit.setPlaceholderText("Reason (the agent reads it)")
+        self.grant_button = QPushButton(theme.icon("approve"), _button_text(GRANT), self.detail)
         self.grant_button.setObjectName("inboxGrant")
-        self.grant_button.setToolTip("Grant the selected approval (G or Ctrl+Return)")
-        self.reject_button = QPushButton(theme.icon("reject"), "Reject  (R)", self.detail)
+        self.grant_button.setToolTip(f"Grant the selected item ({GRANT.chord})")
+        self.reject_button = QPushButton(theme.icon("reject"), _button_text(REJECT), self.detail)
         self.reject_button.setObjectName("inboxReject")
-        self.reject_button.setToolTip("Reject the selected approval (R or Ctrl+Backspace)")
-        for label in (self.args_label, self.diff_label):
+        self.reject_button.setToolTip(f"Reject the selected item with the reason typed ({REJECT.chord})")
+        self.answer_button = QPushButton(theme.icon("approve"), _button_text(ANSWER), self.detail)
+        self.answer_button.setObjectName("inboxAnswer")
+        self.answer_button.setToolTip(f"Send the answer typed above ({ANSWER.chord})")
+        for label in (self.diff_label,):
             f = QFont(label.font())
             f.setBold(True)
             label.setFont(f)
+        #: Set by a reject without a reason: the next reject goes through (with or without one).
+        self._reject_armed = False
 
         buttons = QHBoxLayout()
+        buttons.addWidget(self.raw_button)
         buttons.addStretch(1)
         buttons.addWidget(self.grant_button)
         buttons.addWidget(self.reject_button)
+        buttons.addWidget(self.answer_button)
         dl = QVBoxLayout(self.detail)
         dl.setContentsMargins(10, 0, 0, 0)
         dl.addWidget(self.title_label)
         dl.addWidget(self.summary_label)
         dl.addWidget(self.meta_label)
-        dl.addWidget(self.args_label)
-        dl.addWidget(self.args_view, 1)
+        dl.addWidget(self.body_view, 2)
         dl.addWidget(self.diff_label)
         dl.addWidget(self.diff_view, 2)
+        dl.addWidget(self.args_view, 1)
         dl.addWidget(self.audit_label)
+        dl.addWidget(self.prompt_label)
         dl.addWidget(self.reason_edit)
         dl.addLayout(buttons)
 
@@ -468,8 +501,22 @@ class InboxView(QWidget):
         self.model.dataChanged.connect(self._on_source_changed)
         self.grant_button.clicked.connect(self.grant_selected)
         self.reject_button.clicked.connect(self.reject_selected)
-        self.table.installEventFilter(self)
-        self.reason_edit.installEventFilter(self)
+        self.answer_button.clicked.connect(self.answer_selected)
+        for widget in (
+            self.table,
+            self.reason_edit,
+            self.body_view,
+            self.diff_view,
+            self.args_view,
+            self.raw_button,
+            self.grant_button,
+            self.reject_button,
+            self.answer_button,
+            self.kind_combo,
+            self.space_combo,
+            self.status_combo,
+        ):
+            widget.installEventFilter(self)
         self._apply_audit_style(None)
         self._show(None)
         self._update_count()
@@ -585,49 +632,94 @@ class InboxView(QWidget):
         self._decide("grant")
 
     def reject_selected(self) -> None:
+        """A reject asks for its reason inline first; the second reject goes through."""
+        a = self.selected_approval()
+        if a is None or a.status is not ApprovalStatus.PENDING or REJECT not in inbox_kind(a.kind).actions:
+            return
+        if not self.reason_edit.text().strip() and not self._reject_armed:
+            self._reject_armed = True
+            self.prompt_label.setText(
+                f"Why reject? Type the reason (the agent reads it), then {REJECT.chord} or Reject again."
+            )
+            self.prompt_label.show()
+            self.reject_button.setText(f"Confirm reject  {_chord_label(REJECT.chord)}")
+            self.reason_edit.setFocus()
+            return
         self._decide("reject")
+
+    def answer_selected(self) -> None:
+        a = self.selected_approval()
+        text = self.reason_edit.text().strip()
+        if a is None or a.status is not ApprovalStatus.PENDING or ANSWER not in inbox_kind(a.kind).actions:
+            return
+        if not text:
+            self.prompt_label.setText("Type the answer first; the agent continues with it.")
+            self.prompt_label.show()
+            self.reason_edit.setFocus()
+            return
+        self.reason_edit.clear()
+        self.answer_requested.emit(a.id, text)
 
     def _decide(self, decision: str) -> None:
         a = self.selected_approval()
         if a is None or a.status is not ApprovalStatus.PENDING:
             return
+        if decision not in {action.name for action in inbox_kind(a.kind).actions}:
+            return
         reason = self.reason_edit.text().strip()
         self.reason_edit.clear()
+        self._disarm()
         self.decision_requested.emit(a.id, decision, reason)
+
+    def _disarm(self) -> None:
+        self._reject_armed = False
+        self.prompt_label.hide()
+        self.reject_button.setText(_button_text(REJECT))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if (
             event.type() == QEvent.Type.KeyPress
             and isinstance(event, QKeyEvent)
-            and self._handle_key(event, letters=watched is self.table)
+            and self._handle_key(event, watched)
         ):
             return True
         return super().eventFilter(watched, event)
 
-    def _handle_key(self, event: QKeyEvent, letters: bool) -> bool:
+    def _handle_key(self, event: QKeyEvent, watched: QObject) -> bool:
+        """Only chords decide. Text typed anywhere in the Inbox but the text field goes to it."""
         key = event.key()
         mods = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
-        ctrl = mods == Qt.KeyboardModifier.ControlModifier
-        if ctrl and key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            self.grant_selected()
+        ctrl = Qt.KeyboardModifier.ControlModifier
+        shift = Qt.KeyboardModifier.ShiftModifier
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and mods in (ctrl, ctrl | shift):
+            a = self.selected_approval()
+            if a is not None and mods == ctrl:
+                if ANSWER in inbox_kind(a.kind).actions:
+                    self.answer_selected()
+                else:
+                    self.grant_selected()
+            elif a is not None:
+                self.reject_selected()
             return True
-        if ctrl and key == Qt.Key.Key_Backspace:
-            self.reject_selected()
+        if key == Qt.Key.Key_Escape and self._reject_armed:
+            self._disarm()
             return True
-        # Single letters act only in the table, so typing a reason never decides anything.
-        if not letters or mods != Qt.KeyboardModifier.NoModifier:
+        if watched is self.reason_edit or watched in (self.kind_combo, self.space_combo, self.status_combo):
             return False
-        if key == Qt.Key.Key_G:
-            self.grant_selected()
-        elif key == Qt.Key.Key_R:
-            self.reject_selected()
-        elif key == Qt.Key.Key_J:
-            self.move_selection(1)
-        elif key == Qt.Key.Key_K:
-            self.move_selection(-1)
-        else:
-            return False
-        return True
+        text = event.text()
+        if text and text.isprintable() and not mods & ~shift:
+            # Typing meant as text is text: it lands in the reason/answer field, never decides
+            # (a space included: on a focused Grant button it would otherwise click it).
+            if self.reason_edit.isVisible() and self.reason_edit.isEnabled():
+                self.reason_edit.setFocus()
+                self.reason_edit.insert(text)
+            return True
+        return False
+
+    def _on_link(self, url: Any) -> None:
+        target = url.toString()
+        if target.startswith("plan:"):
+            self.open_plan_requested.emit(target.removeprefix("plan:"))
 
     # -- detail pane
     def _show_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
@@ -639,43 +731,56 @@ class InboxView(QWidget):
             self._show(a)
 
     def _show(self, a: Approval | None) -> None:
+        if a is None or a.id != getattr(self, "_shown_id", None):
+            self._disarm()
+        self._shown_id = a.id if a else None
         has = a is not None
-        for w in (self.args_label, self.args_view, self.reason_edit, self.grant_button, self.reject_button):
+        for w in (self.body_view, self.raw_button, self.reason_edit):
             w.setVisible(has)
         if a is None:
-            self.title_label.setText("No approval selected")
-            self.summary_label.setText("Pick an approval in the list. G grants, R rejects, J/K move.")
+            self.title_label.setText("Nothing selected")
+            self.summary_label.setText(
+                f"Pick an item in the list. {GRANT.chord} grants, {REJECT.chord} rejects "
+                "(asking for the reason), arrow keys move; typing goes to the reason field."
+            )
             self.meta_label.clear()
             self.audit_label.clear()
             self.args_view.clear()
+            self.args_view.hide()
+            self.body_view.clear()
             self.diff_label.hide()
             self.diff_view.hide()
+            for b in (self.grant_button, self.reject_button, self.answer_button):
+                b.hide()
             return
-        self.title_label.setText(
-            f"{KIND_LABELS.get(a.kind, a.kind.value)} · {self.model.space_name(a.space_id)}"
-        )
+        declared: InboxKind = inbox_kind(a.kind)
+        self.title_label.setText(f"{declared.label} · {self.model.space_name(a.space_id)}")
         self.summary_label.setText(a.summary)
-        payload = dict(a.payload or {})
-        diff = payload.pop("diff", None)
-        tool = payload.get("tool")
-        meta = [f"tool {tool}"] if tool else []
-        meta.append(f"created {short_time(a.created_at)}")
+        meta = [f"created {short_time(a.created_at)}"]
         if a.turn_id:
             meta.append(f"turn {a.turn_id}")
         self.meta_label.setText(" · ".join(meta))
-        args = payload.get("input", payload) if a.kind is ApprovalKind.TOOL_CALL else payload
-        self.args_view.setPlainText(json.dumps(args, indent=2, ensure_ascii=False, default=str))
-        has_diff = isinstance(diff, str) and bool(diff)
+        detail = declared.render(a)
+        self.body_view.setHtml(detail.html)
+        self.args_view.setPlainText(json.dumps(a.payload, indent=2, ensure_ascii=False, default=str))
+        self.args_view.setVisible(self.raw_button.isChecked())
+        has_diff = bool(detail.diff)
         self.diff_label.setVisible(has_diff)
         self.diff_view.setVisible(has_diff)
-        if has_diff:
-            self.diff_view.set_diff(diff)
+        if detail.diff:
+            self.diff_view.set_diff(detail.diff)
         self.audit_label.setText(audit_line(a))
         self._apply_audit_style(a)
         pending = a.status is ApprovalStatus.PENDING
-        self.grant_button.setEnabled(pending)
-        self.reject_button.setEnabled(pending)
+        names = {action.name for action in declared.actions}
+        self.grant_button.setVisible("grant" in names)
+        self.reject_button.setVisible("reject" in names)
+        self.answer_button.setVisible("answer" in names)
+        for b in (self.grant_button, self.reject_button, self.answer_button):
+            b.setEnabled(pending)
         self.reason_edit.setEnabled(pending)
+        self.reason_edit.setVisible(pending)
+        self.reason_edit.setPlaceholderText(declared.text_prompt)
 
     def _apply_audit_style(self, a: Approval | None) -> None:
         c = theme.colors(self.palette())

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from concurrent.futures import Future
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QApplication,
     QComboBox,
     QDockWidget,
     QHBoxLayout,
@@ -45,6 +43,7 @@ from control_center.core.events import (
 from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.profiles import profile_for
 from control_center.core.records import Space
+from control_center.core.space_state import SpaceActivity, SpaceState, overall
 from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
 from control_center.runtime import TRANSCRIPT_PAGE, TranscriptPage, WorkspaceRuntime
 from control_center.ui import theme
@@ -52,6 +51,9 @@ from control_center.ui.bridge import RuntimeBridge, listener_for
 from control_center.ui.composer import Composer
 from control_center.ui.conversation import ConversationModel, ConversationView
 from control_center.ui.inbox import InboxView
+from control_center.ui.message_queue import MessageQueue
+from control_center.ui.notifier import Notifier
+from control_center.ui.operations import Operations
 from control_center.ui.space_list import SpaceListModel, SpaceListView
 
 CLAUDE_CODE_NOTE = (
@@ -63,38 +65,18 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Ctrl+Enter", "Send the message"),
     ("Shift+Tab", "Cycle the mode (Agent → Plan → Orchestrate)"),
     ("Ctrl+.", "Stop the running turn"),
+    ("Ctrl+R", "Resume the space's interrupted turn"),
     ("Ctrl+N", "New space"),
     ("Ctrl+Shift+R", "Open a pull-request review space"),
     ("Ctrl+K", "Focus the space list"),
     ("Ctrl+I", "Focus the Inbox"),
-    ("G / Ctrl+Return", "Inbox: grant the selected approval"),
-    ("R / Ctrl+Backspace", "Inbox: reject the selected approval (with the reason typed)"),
-    ("J / K", "Inbox: next / previous approval"),
+    ("Ctrl+Return", "Inbox: grant the selected approval (or send the answer to a question)"),
+    ("Ctrl+Shift+Return", "Inbox: reject the selected approval (asks for the reason first)"),
+    ("Up / Down", "Inbox: next / previous item (typing goes to the reason field)"),
     ("Ctrl+1 / Ctrl+2 / Ctrl+3", "Conversation / Plan Studio / Review tab"),
     ("Ctrl+,", "Settings"),
     ("F1", "This list"),
 )
-
-
-class _Deliver(QObject):
-    """Hands a worker-thread result to a GUI-thread callback (queued through a signal)."""
-
-    ready = Signal(object, object)
-
-    def __init__(self, parent: QObject) -> None:
-        super().__init__(parent)
-        self.ready.connect(self._run)
-
-    def _run(self, callback: Callable[[Any], None], value: Any) -> None:
-        callback(value)
-
-    def when_done(self, future: Future[Any], callback: Callable[[Any], None]) -> None:
-        def done(f: Future[Any]) -> None:
-            if f.cancelled() or f.exception() is not None:
-                return
-            self.ready.emit(callback, f.result())
-
-        future.add_done_callback(done)
 
 
 class MainWindow(QMainWindow):
@@ -104,7 +86,8 @@ class MainWindow(QMainWindow):
         self.runtime = runtime
         self.bridge = RuntimeBridge(self)
         runtime.add_listener(listener_for(self.bridge))
-        self._deliver = _Deliver(self)
+        #: Every request's result comes back through here; failures reach the status area.
+        self.operations = Operations(self._on_error, self)
         self._current: Space | None = None
         self._spaces: dict[str, Space] = {}
         self._live_text: dict[str, str] = {}  # space id -> streaming item id
@@ -114,7 +97,11 @@ class MainWindow(QMainWindow):
         self._conversation_generation = 0
         self._turn_of_space: dict[str, str] = {}
         self._usage: dict[str, dict[str, float]] = {}  # space id -> the running turn's tokens/cost
-        self._waiting: set[str] = set()
+        #: The runtime's live state of every space: the one source for the space list, title,
+        #: status bar, Inbox dock title and tray.
+        self._states: dict[str, SpaceState] = {}
+        #: Spaces a message was just sent to (busy before the runtime's first state push).
+        self._sending: set[str] = set()
         self._closing_confirmed = False
         self.setWindowTitle(f"Control Center — {runtime.ws.root.name}")
         self.resize(1400, 860)
@@ -181,9 +168,31 @@ class MainWindow(QMainWindow):
         conv_layout = QVBoxLayout(conv_page)
         conv_layout.setContentsMargins(0, 0, 0, 0)
         conv_layout.addLayout(header)
+        self.message_queue = MessageQueue()
+        self.resume_bar = QWidget()
+        self.resume_bar.setObjectName("resumeBar")
+        self.resume_label = QLabel("")
+        self.resume_label.setObjectName("resumeLabel")
+        self.resume_label.setWordWrap(True)
+        self.resume_button = QPushButton(theme.icon("send"), "Resume  Ctrl+R")
+        self.resume_button.setObjectName("resumeButton")
+        self.resume_button.setToolTip("Continue the interrupted turn where it stopped (Ctrl+R)")
+        self.resume_button.clicked.connect(self.resume_turn)
+        resume_layout = QHBoxLayout(self.resume_bar)
+        resume_layout.setContentsMargins(8, 2, 8, 2)
+        resume_layout.addWidget(self.resume_label, 1)
+        resume_layout.addWidget(self.resume_button)
+        self.resume_bar.hide()
+        lower = QWidget()
+        lower_layout = QVBoxLayout(lower)
+        lower_layout.setContentsMargins(0, 0, 0, 0)
+        lower_layout.setSpacing(0)
+        lower_layout.addWidget(self.resume_bar)
+        lower_layout.addWidget(self.message_queue)
+        lower_layout.addWidget(self.composer, 1)
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.conversation_view)
-        splitter.addWidget(self.composer)
+        splitter.addWidget(lower)
         splitter.setStretchFactor(0, 4)
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([640, 150])
@@ -225,7 +234,9 @@ class MainWindow(QMainWindow):
         self.status_running.setObjectName("statusRunning")
         self.status_usage = QLabel("")
         self.status_usage.setObjectName("statusUsage")
-        self.statusBar().addWidget(self.status_running)
+        # Permanent widgets: a transient message (an announced decision, an error) never hides
+        # the workspace's state.
+        self.statusBar().addPermanentWidget(self.status_running)
         self.statusBar().addPermanentWidget(self.status_usage)
 
     def _connect(self) -> None:
@@ -236,6 +247,11 @@ class MainWindow(QMainWindow):
         b.spaces_changed.connect(self.refresh_spaces)
         b.pipeline_changed.connect(self._on_pipeline_changed)
         b.error_reported.connect(self._on_error)
+        b.space_states_changed.connect(self._on_space_states)
+        self.notifier = Notifier(self, self._on_error)
+        self.notifier.space_requested.connect(self._open_space_from_notification)
+        self.space_list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.space_list.customContextMenuRequested.connect(self._space_menu)
         self.space_list.selectionModel().currentChanged.connect(self._on_space_selected)
         self.composer.send_requested.connect(self.send_message)
         self.composer.mode_change_requested.connect(self._on_mode_requested)
@@ -248,7 +264,8 @@ class MainWindow(QMainWindow):
         self.conversation_view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.conversation_view.customContextMenuRequested.connect(self._conversation_menu)
         self.inbox.decision_requested.connect(self._on_inbox_decision)
-        self.inbox.pending_count_changed.connect(self._on_pending_count)
+        self.inbox.answer_requested.connect(self.answer_question)
+        self.inbox.open_plan_requested.connect(self.open_plan_studio)
         self.autonomy_combo.activated.connect(self._on_autonomy_changed)
         self.transport_combo.activated.connect(self._on_transport_changed)
 
@@ -275,6 +292,7 @@ class MainWindow(QMainWindow):
         action(space_menu, "Archive", self.archive_space)
         space_menu.addSeparator()
         action(space_menu, "Stop the running turn", self.stop_turn, "Ctrl+.")
+        action(space_menu, "Resume the interrupted turn", self.resume_turn, "Ctrl+R")
         view_menu = bar.addMenu("&View")
         action(view_menu, "Focus spaces", self.space_list.setFocus, "Ctrl+K")
         action(view_menu, "Focus Inbox", self._focus_inbox, "Ctrl+I")
@@ -291,6 +309,7 @@ class MainWindow(QMainWindow):
         # follows from the worker.
         self.inbox.set_approvals(store.approvals(status=ApprovalStatus.PENDING))
         self.refresh_approvals()
+        self._on_space_states(self.runtime.space_states_now())
         recent = store.most_recent_space()
         if recent is not None:
             self.select_space(recent.id, sync=True)
@@ -322,27 +341,89 @@ class MainWindow(QMainWindow):
             self._show_space_header(self._current)
         self._update_activity()
 
+    _ACTIVITY_WORDS = {
+        SpaceActivity.RUNNING: "running",
+        SpaceActivity.NEEDS_YOU: "waiting",
+        SpaceActivity.INTERRUPTED: "interrupted",
+        SpaceActivity.FAILED: "failed",
+    }
+
+    def _state_of(self, space_id: str) -> SpaceState:
+        state = self._states.get(space_id) or SpaceState(space_id, SpaceActivity.IDLE)
+        if state.activity not in (SpaceActivity.RUNNING, SpaceActivity.NEEDS_YOU) and (
+            space_id in self._sending or space_id in self.runtime.running_spaces()
+        ):
+            # Sent a moment ago: running before the runtime's first push says so.
+            return SpaceState(space_id, SpaceActivity.RUNNING, 0, state.turn_id)
+        return state
+
+    def _busy(self, space_id: str) -> bool:
+        return self._state_of(space_id).activity in (SpaceActivity.RUNNING, SpaceActivity.NEEDS_YOU)
+
+    def _on_space_states(self, states: dict[str, SpaceState]) -> None:
+        previous, self._states = self._states, dict(states)
+        for sid, state in states.items():
+            before = previous.get(sid)
+            if state.activity is SpaceActivity.RUNNING or (
+                before is not None and before.activity is SpaceActivity.RUNNING
+            ):
+                self._sending.discard(sid)
+            if before is not None and before.activity is not state.activity:
+                self._announce_transition(sid, state)
+        self._update_activity()
+        for sid in list(states):
+            self._send_next_queued(sid)
+
+    def _announce_transition(self, space_id: str, state: SpaceState) -> None:
+        name = self._space_name(space_id)
+        text = {
+            SpaceActivity.NEEDS_YOU: f"{name} needs you: {state.detail}",
+            SpaceActivity.DONE: f"{name}: the turn finished",
+            SpaceActivity.FAILED: f"{name}: the turn failed — {state.detail}",
+        }.get(state.activity)
+        if text:
+            self.notifier.notify(space_id, "Control Center", text)
+
+    def _open_space_from_notification(self, space_id: str) -> None:
+        self.showNormal()
+        self.raise_()
+        self.activateWindow()
+        self.select_space(space_id)
+
     def _update_activity(self) -> None:
-        running = self.runtime.running_spaces()
-        pipelines = self.runtime.pipeline_spaces()
+        """Everything that shows a space's state reads it from ``self._states`` (the runtime's)."""
         activity: dict[str, str] = {}
         for sid in self._spaces:
-            if sid in running:
-                activity[sid] = "running"
-            elif sid in pipelines:
-                activity[sid] = "pipeline"
-            elif sid in self._waiting:
-                activity[sid] = "waiting"
+            word = self._ACTIVITY_WORDS.get(self._state_of(sid).activity)
+            if word:
+                activity[sid] = word
         self.space_model.set_activity(activity)
-        n = len(running)
-        self.status_running.setText(f"{n} turn{'s' if n != 1 else ''} running" if n else "idle")
+        states = {sid: self._state_of(sid) for sid in self._spaces}
+        summary = overall(states)
+        waiting = sum(s.waiting for s in states.values())
+        self.status_running.setText(summary)
+        base = f"Control Center — {self.runtime.ws.root.name}"
+        self.setWindowTitle(f"({waiting}) {base} · needs you" if waiting else base)
+        self.inbox_dock.setWindowTitle(f"Inbox ({waiting})" if waiting else "Inbox")
+        self.notifier.set_state(f"{base}\n{summary}", bool(waiting))
         if self._current is not None:
-            self.composer.set_running(self._current.id in running)
+            current = self._state_of(self._current.id)
+            self.composer.set_running(
+                current.activity is SpaceActivity.RUNNING,
+                busy=current.activity in (SpaceActivity.RUNNING, SpaceActivity.NEEDS_YOU),
+            )
+            self._show_resume(current)
+
+    def _show_resume(self, state: SpaceState) -> None:
+        self.resume_bar.setVisible(state.resumable)
+        if state.resumable:
+            why = f": {state.detail}" if state.detail else ""
+            self.resume_label.setText(f"The last turn was interrupted{why}")
 
     # -- spaces ---------------------------------------------------------------------------------
 
     def refresh_spaces(self) -> None:
-        self._deliver.when_done(self.runtime.load_spaces(), self._set_spaces)
+        self.operations.run(self.runtime.load_spaces(), self._set_spaces)
 
     def select_space(self, space_id: str, *, sync: bool = False) -> None:
         row = self.space_model.row_of(space_id)
@@ -385,12 +466,13 @@ class MainWindow(QMainWindow):
         self.transport_combo.setCurrentIndex(self.transport_combo.findData(space.transport.value))
         note = CLAUDE_CODE_NOTE if space.transport is Transport.CLAUDE_CODE else None
         self.composer.set_transport_note(note)
-        self.composer.set_running(space.id in self.runtime.running_spaces())
+        self.message_queue.show_space(space.id)
+        self._update_activity()
 
     def _request_transcript(self, space_id: str, *, keep_position: bool = False) -> None:
         generation = self._conversation_generation
         future = self.runtime.load_transcript(space_id, self._page_limit)
-        self._deliver.when_done(
+        self.operations.run(
             future, lambda page: self._show_transcript(page, generation, keep_position=keep_position)
         )
 
@@ -451,7 +533,7 @@ class MainWindow(QMainWindow):
         if not ok or not name.strip():
             return
         future = self.runtime.create_space(name.strip(), Mode.CHAT, self.runtime.settings.default_autonomy)
-        self._deliver.when_done(
+        self.operations.run(
             future, lambda space: QTimer.singleShot(50, lambda: self._select_when_listed(space.id))
         )
 
@@ -488,7 +570,7 @@ class MainWindow(QMainWindow):
                 if ref
                 else self.runtime.open_review(base, head, name)
             )
-            self._deliver.when_done(future, lambda space: self._select_when_listed(space.id))
+            self.operations.run(future, lambda space: self._select_when_listed(space.id))
 
     def _on_autonomy_changed(self, _index: int) -> None:
         if self._current is not None:
@@ -506,7 +588,7 @@ class MainWindow(QMainWindow):
             return
         space_id = self._current.id
         future = self.runtime.set_mode(space_id, Mode(mode_value))
-        self._deliver.when_done(future, lambda _s: self._reload_if_current(space_id))
+        self.operations.run(future, lambda _s: self._reload_if_current(space_id))
 
     def _reload_if_current(self, space_id: str) -> None:
         if self._current is not None and self._current.id == space_id:
@@ -515,21 +597,85 @@ class MainWindow(QMainWindow):
     # -- turns ----------------------------------------------------------------------------------
 
     def send_message(self, text: str) -> None:
+        """Send now, or queue it (visibly, editable) while the space's turn runs or waits."""
         if self._current is None or not text.strip():
             return
         space_id = self._current.id
-        self._conversation_generation += 1
-        self.conversation_model.append_item(
-            TranscriptItem(f"local:{next(self._live_counter)}", ItemKind.USER, text)
+        if self._busy(space_id) or self.message_queue.messages(space_id):
+            self.message_queue.add(space_id, text)
+            return
+        self._send_now(space_id, text)
+
+    def _send_now(self, space_id: str, text: str) -> None:
+        self._sending.add(space_id)
+        if self._current is not None and self._current.id == space_id:
+            self._conversation_generation += 1
+            self.conversation_model.append_item(
+                TranscriptItem(f"local:{next(self._live_counter)}", ItemKind.USER, text)
+            )
+            self.conversation_view.scrollToBottom()
+        self.operations.run(
+            self.runtime.send_message(space_id, text),
+            lambda _ended: self._sent_done(space_id),
+            failure=lambda message: (self._sent_done(space_id), self._on_error(message)),
         )
-        self.conversation_view.scrollToBottom()
-        self.runtime.send_message(space_id, text)
-        self.composer.set_running(True)
         QTimer.singleShot(0, self._update_activity)
 
+    def _sent_done(self, space_id: str) -> None:
+        self._sending.discard(space_id)
+        self._update_activity()
+
+    def _send_next_queued(self, space_id: str) -> None:
+        """A queued message goes when the space's turn has ended (not when it was interrupted:
+        the operator resumes or sends by hand)."""
+        state = self._state_of(space_id)
+        if state.activity in (SpaceActivity.RUNNING, SpaceActivity.NEEDS_YOU, SpaceActivity.INTERRUPTED):
+            return
+        text = self.message_queue.pop(space_id)
+        if text is not None:
+            self._send_now(space_id, text)
+
     def stop_turn(self) -> None:
+        """Stop: the runtime cancels the turn (it becomes interrupted, resumable); its running
+        rows settle at once instead of waiting for the transcript to reload."""
         if self._current is not None:
             self.runtime.cancel(self._current.id)
+            self.conversation_model.settle_running_tools("stopped")
+
+    def resume_turn(self, space_id: str | None = None) -> None:
+        sid = space_id or (self._current.id if self._current else None)
+        state = self._state_of(sid) if sid else None
+        if state is None or not state.resumable or state.turn_id is None:
+            self.statusBar().showMessage("Nothing to resume in this space", 5000)
+            return
+        self._sending.add(state.space_id)
+        self.resume_bar.hide()
+        self.operations.run(
+            self.runtime.resume_turn(state.turn_id),
+            lambda _ended: self._sent_done(state.space_id),
+            failure=lambda message: (self._sent_done(state.space_id), self._on_error(message)),
+            what="resume",
+        )
+        self._update_activity()
+
+    def _space_menu(self, pos: Any) -> None:
+        from PySide6.QtWidgets import QMenu
+
+        index = self.space_list.indexAt(pos)
+        if not index.isValid():
+            return
+        space = self.space_model.space(index.row())
+        state = self._state_of(space.id)
+        menu = QMenu(self)
+        resume = menu.addAction(
+            theme.icon("send"), "Resume the interrupted turn", lambda: self.resume_turn(space.id)
+        )
+        resume.setEnabled(state.resumable)
+        stop = menu.addAction(
+            theme.icon("stop"), "Stop the running turn", lambda: self.runtime.cancel(space.id)
+        )
+        stop.setEnabled(state.activity is SpaceActivity.RUNNING)
+        menu.exec(self.space_list.viewport().mapToGlobal(pos))
 
     def _on_turn_event(self, space_id: str | None, event: TurnEvent) -> None:
         if isinstance(event, TurnStarted):
@@ -595,10 +741,6 @@ class MainWindow(QMainWindow):
 
     def _on_turn_finished(self, space_id: str | None, ended: TurnEnded) -> None:
         if space_id:
-            if ended.status.value == "awaiting_approval":
-                self._waiting.add(space_id)
-            else:
-                self._waiting.discard(space_id)
             self._usage.pop(space_id, None)
         self._update_activity()
         self._update_usage_label()
@@ -615,7 +757,7 @@ class MainWindow(QMainWindow):
         if space is None:
             self.status_usage.setText("")
             return
-        self._deliver.when_done(self.runtime.space_usage(space.id), lambda u: self._show_usage(space.id, u))
+        self.operations.run(self.runtime.space_usage(space.id), lambda u: self._show_usage(space.id, u))
 
     def _show_usage(self, space_id: str, stored: dict[str, Any]) -> None:
         if self._current is None or self._current.id != space_id:
@@ -653,15 +795,9 @@ class MainWindow(QMainWindow):
 
     def _on_answer_requested(self, item_id: str) -> None:
         row = self.conversation_model.row_of(item_id)
-        if row is None:
-            return
-        item = self.conversation_model.item(row)
-        approval_id = item.data.get("approval_id")
-        if not approval_id:
-            return
-        answer, ok = QInputDialog.getMultiLineText(self, "Answer the agent", item.text)
-        if ok and answer.strip():
-            self.runtime.answer(approval_id, answer)
+        approval_id = self.conversation_model.item(row).data.get("approval_id") if row is not None else None
+        if approval_id:
+            self._focus_inbox_item(approval_id)
 
     def _on_error(self, message: str) -> None:
         self.statusBar().showMessage(message, 10_000)
@@ -673,13 +809,11 @@ class MainWindow(QMainWindow):
         timestamp seen (upserted), so a large Inbox does not reload on every decision."""
         since = self._approvals_watermark
         future = self.runtime.load_approvals(changed_since=since)
-        self._deliver.when_done(future, lambda rows: self._set_approvals(rows, full=since is None))
+        self.operations.run(future, lambda rows: self._set_approvals(rows, full=since is None))
 
     _approvals_watermark: str | None = None
 
     def _set_approvals(self, approvals: list[Any], *, full: bool = True) -> None:
-        model = self.inbox.model
-        before = {a.id for a in model.approvals() if a.status is ApprovalStatus.PENDING}
         if full:
             self.inbox.set_approvals(approvals)
         else:
@@ -692,45 +826,53 @@ class MainWindow(QMainWindow):
                 self._approvals_watermark = newest
         elif full and self._approvals_watermark is None:
             self._approvals_watermark = ""
-        new_pending = [a for a in approvals if a.status is ApprovalStatus.PENDING and a.id not in before]
-        self._waiting = {
-            a.space_id for a in model.approvals() if a.status is ApprovalStatus.PENDING and a.space_id
-        }
-        self._update_activity()
-        if new_pending and not self.isActiveWindow():
-            self._notify(f"{len(new_pending)} new approval(s) waiting: {new_pending[0].summary}")
-
-    def _on_pending_count(self, count: int) -> None:
-        self.inbox_dock.setWindowTitle(f"Inbox ({count})" if count else "Inbox")
-        base = f"Control Center — {self.runtime.ws.root.name}"
-        self.setWindowTitle(f"({count}) {base}" if count else base)
+        # Cards in the conversation follow every decision live (who, when, why).
+        self.conversation_model.apply_approvals(approvals)
 
     def _on_inbox_decision(self, approval_id: str, decision: str, reason: str) -> None:
-        self.runtime.decide(approval_id, Decision(decision), reason or None)
+        self.decide(approval_id, Decision(decision), reason or None)
+
+    def decide(self, approval_id: str, decision: Decision, reason: str | None = None) -> None:
+        """Record a decision; the status area announces it with the item's summary (or why it
+        could not be recorded)."""
+        self.operations.run(
+            self.runtime.decide(approval_id, decision, reason),
+            lambda outcome: self._announce(outcome, decision.value),
+            what="the decision",
+        )
+
+    def answer_question(self, approval_id: str, text: str) -> None:
+        self.operations.run(
+            self.runtime.answer(approval_id, text),
+            lambda outcome: self._announce(outcome, "answered"),
+            what="the answer",
+        )
+
+    def _announce(self, outcome: Any, verb: str) -> None:
+        if outcome is None:  # the runtime already reported why (error_reported)
+            return
+        approval = outcome.approval
+        done = {"grant": "Granted", "reject": "Rejected", "answered": "Answered"}.get(verb, verb)
+        why = f" — {approval.reason}" if approval.reason else ""
+        self.statusBar().showMessage(f"{done}: {approval.summary}{why}", 8000)
 
     def _on_inline_decision(self, approval_id: str, decision: str) -> None:
-        reason = None
-        if decision == "reject":
-            text, ok = QInputDialog.getText(self, "Reject", "Reason (optional, the agent reads it):")
-            if not ok:
-                return
-            reason = text or None
-        self.runtime.decide(approval_id, Decision(decision), reason)
-
-    def _notify(self, message: str) -> None:
-        """An OS-level nudge when the window is not focused: taskbar alert (+ tray message)."""
-        if self.isActiveWindow():
+        """A card's buttons: grant at once; reject and answer continue in the Inbox, where the
+        reason or answer is typed inline (no modal dialog)."""
+        if decision == "grant":
+            self.decide(approval_id, Decision.GRANT)
             return
-        QApplication.alert(self, 0)
-        from PySide6.QtWidgets import QSystemTrayIcon
+        self._focus_inbox_item(approval_id)
+        if decision == "reject":
+            self.inbox.reject_selected()
 
-        if QSystemTrayIcon.isSystemTrayAvailable():
-            tray = getattr(self, "_tray", None)
-            if tray is None:
-                tray = QSystemTrayIcon(theme.icon("inbox"), self)
-                tray.show()
-                self._tray = tray
-            tray.showMessage("Control Center", message)
+    def _focus_inbox_item(self, approval_id: str) -> None:
+        self.inbox_dock.show()
+        self.inbox_dock.raise_()
+        if not self.inbox.select_approval(approval_id):
+            self.inbox.set_status_filter("all")
+            self.inbox.select_approval(approval_id)
+        self.inbox.reason_edit.setFocus()
 
     def _focus_inbox(self) -> None:
         self.inbox_dock.raise_()

@@ -42,7 +42,7 @@ def _remove_tab(window: MainWindow, panel: QWidget) -> None:
 
 def refresh_side_tabs(window: MainWindow, space: Space) -> None:
     future = window.runtime.side_data(space.id)
-    window._deliver.when_done(future, lambda data: apply_side_data(window, data))
+    window.operations.run(future, lambda data: apply_side_data(window, data))
 
 
 def apply_side_data(window: MainWindow, data: SideData, *, focus_plan: str | None = None) -> None:
@@ -101,7 +101,7 @@ def show_plan(window: MainWindow, plan_id: str) -> None:
     if space is None:
         return
     future = window.runtime.side_data(space.id)
-    window._deliver.when_done(future, lambda data: apply_side_data(window, data, focus_plan=plan_id))
+    window.operations.run(future, lambda data: apply_side_data(window, data, focus_plan=plan_id))
 
 
 def _decide_plan(window: MainWindow, decision: Decision, reason: str | None) -> None:
@@ -110,7 +110,7 @@ def _decide_plan(window: MainWindow, decision: Decision, reason: str | None) -> 
         future = window.runtime.decide(shown.approval_id, decision, reason)
         space = window.current_space()
         if space is not None:  # the studio shows the decision at once, not at the next turn's end
-            window._deliver.when_done(future, lambda _outcome: refresh_side_tabs(window, space))
+            window.operations.run(future, lambda _outcome: refresh_side_tabs(window, space))
 
 
 def _pipeline_of_shown(window: MainWindow) -> str | None:
@@ -182,4 +182,4 @@ def _review_action(window: MainWindow, name: str, arg: Any) -> None:
     if space is None:
         return
     future = window.runtime.review_action(name, space.id, arg)
-    window._deliver.when_done(future, lambda _r: refresh_side_tabs(window, space))
+    window.operations.run(future, lambda _r: refresh_side_tabs(window, space))

@@ -21,7 +21,8 @@ class SpaceListModel(QAbstractListModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self._spaces: list[Space] = []
-        #: space id -> "running" | "waiting" | "pipeline"
+        #: space id -> "running" | "waiting" (needs you) | "interrupted" | "failed" (from the runtime's
+        #: live state of the space)
         self._activity: dict[str, str] = {}
 
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt signature
@@ -110,7 +111,7 @@ class SpaceDelegate(QStyledItemDelegate):
         activity = index.data(ActivityRole)
         x = r.left()
         if activity:
-            dot = colors.status("running" if activity in ("running", "pipeline") else "waiting")
+            dot = colors.status("running" if activity in ("running", "pipeline") else activity)
             painter.setBrush(dot)
             painter.setPen(Qt.PenStyle.NoPen)
             painter.drawEllipse(QRect(x, r.center().y() - 4, 8, 8))
@@ -127,9 +128,13 @@ class SpaceDelegate(QStyledItemDelegate):
         sub_font.setPointSizeF(max(7.0, option.font.pointSizeF() - 1.5))
         painter.setFont(sub_font)
         painter.setPen(text_color if selected else colors.muted)
-        sub = {"running": "running…", "waiting": "waiting for you", "pipeline": "pipeline running…"}.get(
-            activity or "", space.autonomy.value.replace("_", " ")
-        )
+        sub = {
+            "running": "running…",
+            "waiting": "needs you",
+            "pipeline": "pipeline running…",
+            "interrupted": "interrupted — resumable",
+            "failed": "last turn failed",
+        }.get(activity or "", space.autonomy.value.replace("_", " "))
         if space.is_pr:
             sub = f"{space.pr_head} → {space.pr_base} · {sub}"
         sub_rect = QRect(x, r.top() + r.height() // 2, badge.left() - x - 8, r.height() // 2)

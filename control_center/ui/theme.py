@@ -59,7 +59,13 @@ class Colors:
             "succeeded": self.done,
             "failed": self.failed,
             "error": self.failed,
-            "rejected": self.failed,
+            # A rejection is the operator's decision, not a failure: amber, like a caution.
+            "rejected": self.waiting,
+            "answered": self.done,
+            "superseded": self.muted,
+            "stopped": self.muted,
+            "interrupted": self.waiting,
+            "needs_you": self.waiting,
             "refused": self.failed,
             "blocked": self.failed,
         }.get(status, self.muted)

@@ -54,9 +54,7 @@ class ThreadDialog(QDialog):
         self._reload()
 
     def _reload(self) -> None:
-        self.window_._deliver.when_done(
-            self.window_.runtime.thread_transcript(self.conversation_id), self._show
-        )
+        self.window_.operations.run(self.window_.runtime.thread_transcript(self.conversation_id), self._show)
 
     def _show(self, items: list[TranscriptItem]) -> None:
         self.model.set_items(items)
@@ -101,4 +99,4 @@ def open_thread(window: MainWindow, item_id: str, parent: QWidget | None = None)
     def show(conversation_id: str) -> None:
         ThreadDialog(window, space, item, conversation_id).show()
 
-    window._deliver.when_done(window.runtime.open_thread(space.id, message_id), show)
+    window.operations.run(window.runtime.open_thread(space.id, message_id), show)

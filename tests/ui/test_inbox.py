@@ -6,7 +6,7 @@ import time
 from dataclasses import replace
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QUrl
 from PySide6.QtTest import QAbstractItemModelTester, QTest
 
 from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
@@ -119,37 +119,66 @@ def test_filter_100k_rows_is_fast(qtbot) -> None:
     assert elapsed < 0.5  # ≈0.07 s measured here; generous for CI
 
 
-def test_keyboard_grant_and_reject_with_reason(view: InboxView, qtbot) -> None:
+def test_typing_with_the_table_focused_decides_nothing_and_lands_in_the_reason(
+    view: InboxView, qtbot
+) -> None:
+    """The operator's report: "never delete build dirs" typed with the table focused rejected the
+    approval on the "r". Every printable key now goes to the reason field; only chords decide."""
     view.table.setFocus()
-    assert view.selected_approval() is not None
     first = view.selected_approval().id
-    view.reason_edit.setText("safe command")
-    with qtbot.waitSignal(view.decision_requested) as sig:
-        QTest.keyClick(view.table, Qt.Key.Key_G)
-    assert sig.args == [first, "grant", "safe command"]
-    assert view.reason_edit.text() == ""
-    QTest.keyClick(view.table, Qt.Key.Key_J)
-    second = view.selected_approval().id
-    assert second != first
-    with qtbot.waitSignal(view.decision_requested) as sig:
-        QTest.keyClick(view.table, Qt.Key.Key_R)
-    assert sig.args == [second, "reject", ""]
-    QTest.keyClick(view.table, Qt.Key.Key_K)
-    assert view.selected_approval().id == first
-    # From the reason field: letters type, Ctrl+Return / Ctrl+Backspace decide.
     with qtbot.assertNotEmitted(view.decision_requested):
-        QTest.keyClicks(view.reason_edit, "gr")
-    assert view.reason_edit.text() == "gr"
+        QTest.keyClicks(view.table, "never delete build dirs")
+        QTest.keyClicks(view.reason_edit, " GRJK")
+    assert view.reason_edit.text() == "never delete build dirs GRJK"
+    assert view.selected_approval().id == first  # letters do not move the selection either
     with qtbot.waitSignal(view.decision_requested) as sig:
-        QTest.keyClick(view.reason_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
-    assert sig.args == [first, "grant", "gr"]
-    view.reason_edit.setText("no")
-    with qtbot.waitSignal(view.decision_requested) as sig:
-        QTest.keyClick(view.reason_edit, Qt.Key.Key_Backspace, Qt.KeyboardModifier.ControlModifier)
-    assert sig.args == [first, "reject", "no"]
+        QTest.keyClick(
+            view.reason_edit,
+            Qt.Key.Key_Return,
+            Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+        )
+    assert sig.args == [first, "reject", "never delete build dirs GRJK"]
+
+
+def test_chords_grant_and_a_reject_asks_for_its_reason_inline(view: InboxView, qtbot) -> None:
+    view.table.setFocus()
+    first = view.selected_approval().id
     with qtbot.waitSignal(view.decision_requested) as sig:
         QTest.keyClick(view.table, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
-    assert sig.args[1] == "grant"
+    assert sig.args == [first, "grant", ""]
+    QTest.keyClick(view.table, Qt.Key.Key_Down)
+    second = view.selected_approval().id
+    assert second != first
+    reject = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    # No reason yet: the first reject asks for one, in place, and decides nothing.
+    with qtbot.assertNotEmitted(view.decision_requested):
+        QTest.keyClick(view.table, Qt.Key.Key_Return, reject)
+    assert view.prompt_label.isVisible()
+    assert "Why reject" in view.prompt_label.text()
+    assert view.reason_edit.hasFocus()
+    assert view.reject_button.text().startswith("Confirm reject")
+    QTest.keyClicks(view.reason_edit, "too broad")
+    with qtbot.waitSignal(view.decision_requested) as sig:
+        QTest.keyClick(view.reason_edit, Qt.Key.Key_Return, reject)
+    assert sig.args == [second, "reject", "too broad"]
+    assert not view.prompt_label.isVisible()
+    # Escape takes an armed reject back.
+    with qtbot.assertNotEmitted(view.decision_requested):
+        view.reject_button.click()
+        QTest.keyClick(view.reason_edit, Qt.Key.Key_Escape)
+    assert not view.prompt_label.isVisible()
+    assert view.reject_button.text() == "Reject  Ctrl+Shift+↵"
+
+
+def test_buttons_show_their_chords_and_tab_reaches_every_control(view: InboxView, qtbot) -> None:
+    assert view.grant_button.text() == "Grant  Ctrl+↵"
+    assert view.reject_button.text() == "Reject  Ctrl+Shift+↵"
+    view.table.setFocus()
+    reached = set()
+    for _ in range(20):
+        QTest.keyClick(view.focusWidget(), Qt.Key.Key_Tab)
+        reached.add(view.focusWidget().objectName() if view.focusWidget() else "")
+    assert {"inboxReason", "inboxGrant", "inboxReject", "inboxRawToggle", "inboxTable"} <= reached
 
 
 def test_buttons_and_decided_rows(view: InboxView, qtbot) -> None:
@@ -162,11 +191,16 @@ def test_buttons_and_decided_rows(view: InboxView, qtbot) -> None:
     assert not view.grant_button.isEnabled()
     assert "rejected by operator at 2026-11-03 11:00, reason: fine" in view.audit_label.text()
     with qtbot.assertNotEmitted(view.decision_requested):
-        QTest.keyClick(view.table, Qt.Key.Key_G)
+        QTest.keyClick(view.table, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
 
 
-def test_detail_pane_shows_arguments_and_diff(view: InboxView) -> None:
+def test_detail_pane_reads_like_prose_with_json_behind_the_raw_toggle(view: InboxView) -> None:
     assert view.select_approval("A1")
+    assert "Command" in view.body_view.toPlainText()
+    assert "ls" in view.body_view.toPlainText()
+    assert view.args_view.isHidden()
+    view.raw_button.click()
+    assert not view.args_view.isHidden()
     assert '"command": "ls"' in view.args_view.toPlainText()
     assert not view.diff_view.isHidden()
     assert "+b" in view.diff_view.toPlainText()
@@ -214,3 +248,79 @@ def test_changing_a_filter_keeps_the_selection_when_it_stays_visible(qtbot) -> N
     assert view.selected_approval().id == "a1"
     view.set_kind_filter(ApprovalKind.PLAN)  # a1 is filtered out: the first shown row is selected
     assert view.selected_approval().id == "a2"
+
+
+def _item(i: int, kind: ApprovalKind, payload: dict, summary: str = "s") -> Approval:
+    return Approval(
+        id=f"K{i}",
+        kind=kind,
+        status=ApprovalStatus.PENDING,
+        space_id="s1",
+        turn_id="t1",
+        summary=summary,
+        payload=payload,
+        created_at=f"2026-11-04T10:{i:02d}:00",
+    )
+
+
+def test_a_question_is_answered_by_keyboard(view: InboxView, qtbot) -> None:
+    question = _item(50, ApprovalKind.QUESTION, {"question": "Which file?"}, "Question: Which file?")
+    view.upsert(question)
+    assert view.select_approval("K50")
+    assert view.answer_button.isVisible()
+    assert not view.grant_button.isVisible()
+    assert "Which file?" in view.body_view.toPlainText()
+    assert view.reason_edit.placeholderText() == "Your answer to the agent"
+    view.table.setFocus()
+    # Ctrl+Return with no answer typed asks for one and sends nothing.
+    with qtbot.assertNotEmitted(view.answer_requested), qtbot.assertNotEmitted(view.decision_requested):
+        QTest.keyClick(view.table, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    QTest.keyClicks(view.table, "calc.py")  # typed with the table focused: it is the answer
+    with qtbot.waitSignal(view.answer_requested) as sig, qtbot.assertNotEmitted(view.decision_requested):
+        QTest.keyClick(view.reason_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert sig.args == ["K50", "calc.py"]
+
+
+def test_plans_and_proposals_read_as_steps_roles_tickets_and_budget(view: InboxView, qtbot) -> None:
+    plan = _item(
+        51,
+        ApprovalKind.PLAN,
+        {
+            "plan_id": "p9",
+            "version": 2,
+            "goal": "Add a CLI",
+            "nodes": [
+                {"key": "parse", "title": "Parse args", "depends_on": []},
+                {"key": "wire", "title": "Wire main", "depends_on": ["parse"], "description": "call it"},
+            ],
+        },
+    )
+    proposal = _item(
+        52,
+        ApprovalKind.ORCHESTRATION,
+        {
+            "goal": "Ship it",
+            "roles": [{"name": "coder", "instructions": "write"}, {"name": "tester", "instructions": "test"}],
+            "tickets": [
+                {"key": "T1", "title": "Build", "role": "coder", "children": [{"key": "T2", "title": "Unit"}]}
+            ],
+            "synthesis": {"role": "tester", "instructions": "sum up"},
+            "budget": {"max_tokens": 200000, "max_usd": 3},
+        },
+    )
+    view.upsert(plan)
+    view.upsert(proposal)
+    assert view.select_approval("K51")
+    text = view.body_view.toPlainText()
+    assert "Add a CLI" in text
+    assert "Parse args" in text
+    assert "after parse" in text
+    assert "Open plan v2 in Plan Studio" in text
+    assert "{" not in text  # no JSON in the readable pane
+    with qtbot.waitSignal(view.open_plan_requested) as sig:
+        view._on_link(QUrl("plan:p9"))
+    assert sig.args == ["p9"]
+    assert view.select_approval("K52")
+    text = view.body_view.toPlainText()
+    for expected in ("coder", "tester", "T1", "T2", "Build", "sum up", "200,000 tokens", "$3.00"):
+        assert expected in text

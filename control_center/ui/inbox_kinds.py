@@ -1,0 +1,188 @@
+"""What the Inbox knows about each kind of item, declared once per kind: its label and icon, the
+one-line summary (from core), how its detail pane reads, and which decisions it offers (with
+their keyboard chords). A new kind (a paused budget, say) is one more declaration here, not
+another branch in the view."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
+
+
+@dataclass(frozen=True)
+class DecideAction:
+    #: "grant" | "reject" | "answer": what the view emits.
+    name: str
+    label: str
+    #: A deliberate chord (never a bare letter), shown on the button.
+    chord: str
+    icon: str
+
+
+GRANT = DecideAction("grant", "Grant", "Ctrl+Return", "approve")
+REJECT = DecideAction("reject", "Reject", "Ctrl+Shift+Return", "reject")
+ANSWER = DecideAction("answer", "Send answer", "Ctrl+Return", "approve")
+
+
+@dataclass(frozen=True)
+class Detail:
+    """A readable detail pane: HTML (links ``plan:ID`` open Plan Studio) and an optional diff."""
+
+    html: str
+    diff: str | None = None
+
+
+@dataclass(frozen=True)
+class InboxKind:
+    kind: ApprovalKind
+    label: str
+    icon: str
+    actions: tuple[DecideAction, ...]
+    #: Placeholder of the text field under the detail (a reason, or the answer).
+    text_prompt: str
+    render: Callable[[Approval], Detail]
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value))
+
+
+def _pre(text: str) -> str:
+    return f"<pre style='white-space: pre-wrap'>{_e(text)}</pre>"
+
+
+def _answered(a: Approval) -> str:
+    if a.status is ApprovalStatus.ANSWERED:
+        return f"<p><b>Answer:</b> {_e(a.payload.get('answer', ''))}</p>"
+    return ""
+
+
+def _tool_call(a: Approval) -> Detail:
+    p = a.payload
+    name = str(p.get("tool") or "tool")
+    args = p.get("input") if isinstance(p.get("input"), dict) else {}
+    parts = [f"<p>The agent wants to call <b>{_e(name)}</b>.</p>"]
+    if isinstance(args.get("command"), str):
+        parts.append("<p><b>Command</b></p>" + _pre(args["command"]))
+    if isinstance(args.get("path"), str):
+        parts.append(f"<p><b>File</b> <code>{_e(args['path'])}</code></p>")
+    rest = {k: v for k, v in args.items() if k not in ("command", "path", "content", "old", "new")}
+    if rest:
+        rows = "".join(
+            f"<tr><td><b>{_e(k)}</b></td><td><code>{_e(v)}</code></td></tr>" for k, v in rest.items()
+        )
+        parts.append(f"<table cellspacing='4'>{rows}</table>")
+    if name == "write_file" and not p.get("diff") and isinstance(args.get("content"), str):
+        parts.append("<p><b>Content</b></p>" + _pre(args["content"][:4000]))
+    diff = p.get("diff") if isinstance(p.get("diff"), str) and p.get("diff") else None
+    return Detail("".join(parts), diff)
+
+
+def _plan_exit(a: Approval) -> Detail:
+    summary = str(a.payload.get("summary") or "")
+    body = "<p>The agent asks to leave plan mode and work in Agent mode (it can then edit files).</p>"
+    if summary and summary != "Leave plan mode":
+        body += f"<p><b>Its summary</b></p><p>{_e(summary)}</p>"
+    return Detail(body)
+
+
+def _plan(a: Approval) -> Detail:
+    p = a.payload
+    nodes = [n for n in p.get("nodes") or [] if isinstance(n, dict)]
+    parts = [f"<p><b>Goal</b> {_e(p.get('goal', ''))}</p>"]
+    if p.get("plan_id"):
+        parts.append(
+            f"<p><a href='plan:{_e(p['plan_id'])}'>"
+            f"Open plan v{_e(p.get('version', ''))} in Plan Studio</a></p>"
+        )
+    items = []
+    for n in nodes:
+        deps = n.get("depends_on") or []
+        after = f" <i>after {_e(', '.join(map(str, deps)))}</i>" if deps else ""
+        desc = f"<br/>{_e(n['description'])}" if n.get("description") else ""
+        items.append(f"<li><b>{_e(n.get('key', ''))}</b> — {_e(n.get('title', ''))}{after}{desc}</li>")
+    parts.append(f"<p><b>{len(nodes)} steps</b></p><ol>{''.join(items)}</ol>")
+    return Detail("".join(parts))
+
+
+def _tickets(tickets: Any) -> str:
+    if not isinstance(tickets, list) or not tickets:
+        return ""
+    items = []
+    for t in tickets:
+        if not isinstance(t, dict):
+            continue
+        role = f" <i>[{_e(t['role'])}]</i>" if t.get("role") else ""
+        items.append(
+            f"<li><b>{_e(t.get('key', ''))}</b> {_e(t.get('title', ''))}{role}"
+            f"{_tickets(t.get('children'))}</li>"
+        )
+    return f"<ul>{''.join(items)}</ul>"
+
+
+def _orchestration(a: Approval) -> Detail:
+    p = a.payload
+    roles = [r for r in p.get("roles") or [] if isinstance(r, dict)]
+    parts = [f"<p><b>Goal</b> {_e(p.get('goal', ''))}</p>", f"<p><b>Roles ({len(roles)})</b></p><ul>"]
+    parts += [f"<li><b>{_e(r.get('name', ''))}</b>: {_e(r.get('instructions', ''))}</li>" for r in roles]
+    parts.append("</ul><p><b>Tickets</b></p>" + (_tickets(p.get("tickets")) or "<p>none</p>"))
+    synth = p.get("synthesis") if isinstance(p.get("synthesis"), dict) else {}
+    if synth:
+        parts.append(
+            f"<p><b>Synthesis</b> by {_e(synth.get('role', ''))}: {_e(synth.get('instructions', ''))}</p>"
+        )
+    budget = p.get("budget") if isinstance(p.get("budget"), dict) else {}
+    limits = []
+    if budget.get("max_tokens") is not None:
+        limits.append(f"{int(budget['max_tokens']):,} tokens")
+    if budget.get("max_usd") is not None:
+        limits.append(f"${float(budget['max_usd']):.2f}")
+    parts.append(f"<p><b>Budget</b> {_e(' · '.join(limits) or 'no limit given')}</p>")
+    parts.append("<p>Nothing runs until you grant it.</p>")
+    return Detail("".join(parts))
+
+
+def _question(a: Approval) -> Detail:
+    body = f"<p style='font-size: large'>{_e(a.payload.get('question', ''))}</p>"
+    if a.status is ApprovalStatus.PENDING:
+        body += "<p>Type your answer below; Ctrl+Return sends it and the agent continues.</p>"
+    return Detail(body + _answered(a))
+
+
+def _generic(a: Approval) -> Detail:
+    return Detail(f"<p>{_e(a.summary)}</p>")
+
+
+_REASON = "Reason (the agent reads it) — type here; a reject asks for it"
+KINDS: dict[ApprovalKind, InboxKind] = {
+    k.kind: k
+    for k in (
+        InboxKind(ApprovalKind.TOOL_CALL, "Tool call", "tool", (GRANT, REJECT), _REASON, _tool_call),
+        InboxKind(ApprovalKind.PLAN_EXIT, "Leave plan mode", "plan", (GRANT, REJECT), _REASON, _plan_exit),
+        InboxKind(ApprovalKind.PLAN, "Plan", "plan", (GRANT, REJECT), _REASON, _plan),
+        InboxKind(
+            ApprovalKind.ORCHESTRATION,
+            "Orchestration",
+            "orchestrate",
+            (GRANT, REJECT),
+            _REASON,
+            _orchestration,
+        ),
+        InboxKind(
+            ApprovalKind.QUESTION, "Question", "question", (ANSWER,), "Your answer to the agent", _question
+        ),
+    )
+}
+
+
+def inbox_kind(kind: ApprovalKind) -> InboxKind:
+    """The declaration of ``kind`` (a kind without one reads as its summary, grant/reject)."""
+    found = KINDS.get(kind)
+    if found is not None:
+        return found
+    label = kind.value.replace("_", " ").capitalize()
+    return InboxKind(kind, label, "inbox", (GRANT, REJECT), _REASON, _generic)
