@@ -207,6 +207,9 @@ class WorkspaceRuntime:
             [i.data["approval_id"] for i in items if i.data and i.data.get("approval_id")]
         )
         items = [_with_approval_status(i, decided) for i in items]
+        active = self.ws.store.active_turn(space_id)
+        live = active.id if active is not None and active.status is TurnStatus.RUNNING else None
+        items = [_settled_tool(i, live) for i in items]
         return TranscriptPage(space_id, items, truncated)
 
     def load_approvals(self, changed_since: str | None = None) -> concurrent.futures.Future[list[Approval]]:
@@ -613,6 +616,16 @@ def _with_approval_status(item: TranscriptItem, approvals: dict[str, Approval]) 
 
         return replace(item, data={**item.data, **approval_card_data(approval)})
     return item
+
+
+def _settled_tool(item: TranscriptItem, live_turn: str | None) -> TranscriptItem:
+    """A tool row left without a result by a turn that no longer runs (stopped, crashed) says
+    so, instead of "running" forever."""
+    if item.tool is None or item.tool.status != "running" or item.turn_id == live_turn:
+        return item
+    from dataclasses import replace
+
+    return replace(item, tool=replace(item.tool, status="stopped"))
 
 
 def open_runtime(root: Path) -> WorkspaceRuntime:

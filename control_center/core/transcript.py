@@ -27,7 +27,8 @@ class ToolView:
     call_id: str
     name: str
     input: dict[str, Any]
-    #: "running", "awaiting_approval", "done", "error", "refused"
+    #: "running", "awaiting_approval", "done", "error", "refused", "rejected" (by the operator),
+    #: "stopped" (its turn stopped before a result)
     status: str
     result: str | None = None
     is_error: bool = False
