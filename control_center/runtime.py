@@ -27,7 +27,7 @@ from control_center.core.events import (
     TurnStatus,
 )
 from control_center.core.modes import Autonomy, Mode
-from control_center.core.records import Space
+from control_center.core.records import Space, Turn
 from control_center.core.space_state import SpaceState, TurnSnapshot, fold_space_state
 from control_center.core.transcript import TranscriptItem
 from control_center.harness.history import transcript
@@ -208,8 +208,7 @@ class WorkspaceRuntime:
         )
         items = [_with_approval_status(i, decided) for i in items]
         active = self.ws.store.active_turn(space_id)
-        live = active.id if active is not None and active.status is TurnStatus.RUNNING else None
-        items = [_settled_tool(i, live) for i in items]
+        items = [_settled_tool(i, active) for i in items]
         return TranscriptPage(space_id, items, truncated)
 
     def load_approvals(self, changed_since: str | None = None) -> concurrent.futures.Future[list[Approval]]:
@@ -618,13 +617,17 @@ def _with_approval_status(item: TranscriptItem, approvals: dict[str, Approval]) 
     return item
 
 
-def _settled_tool(item: TranscriptItem, live_turn: str | None) -> TranscriptItem:
-    """A tool row left without a result by a turn that no longer runs (stopped, crashed) says
-    so, instead of "running" forever."""
-    if item.tool is None or item.tool.status != "running" or item.turn_id == live_turn:
+def _settled_tool(item: TranscriptItem, active: Turn | None) -> TranscriptItem:
+    """A tool row left without a result says why: its turn waits for the operator (the call is
+    what waits), or its turn no longer runs (stopped, crashed) instead of "running" forever."""
+    if item.tool is None or item.tool.status != "running":
         return item
     from dataclasses import replace
 
+    if active is not None and item.turn_id == active.id:
+        if active.status is TurnStatus.RUNNING:
+            return item
+        return replace(item, tool=replace(item.tool, status="awaiting_approval"))
     return replace(item, tool=replace(item.tool, status="stopped"))
 
 

@@ -43,6 +43,8 @@ class SpaceState:
     turn_id: str | None = None
     #: One line: the first waiting item's summary, or the failure.
     detail: str = ""
+    #: A turn holds the space (running, or suspended on the operator): a new message waits.
+    holds_turn: bool = False
 
     @property
     def resumable(self) -> bool:
@@ -69,17 +71,18 @@ def fold_space_state(
     """Waiting items win over everything (idle or running is never shown while something waits
     for the operator); then a running turn or pipeline; then how the newest turn ended."""
     turn_id = latest.id if latest else None
+    holds = latest is not None and latest.status in ("running", "awaiting_approval")
     if waiting:
-        return SpaceState(space_id, SpaceActivity.NEEDS_YOU, waiting, turn_id, first_waiting)
+        return SpaceState(space_id, SpaceActivity.NEEDS_YOU, waiting, turn_id, first_waiting, holds)
     if pipeline_running or (latest is not None and latest.status == "running"):
-        return SpaceState(space_id, SpaceActivity.RUNNING, 0, turn_id)
+        return SpaceState(space_id, SpaceActivity.RUNNING, 0, turn_id, holds_turn=holds)
     if latest is None:
         return SpaceState(space_id, SpaceActivity.IDLE)
     match latest.status:
         case "awaiting_approval" | "interrupted":
             # A waiting turn whose item was decided elsewhere (another process) resumes like an
             # interrupted one.
-            return SpaceState(space_id, SpaceActivity.INTERRUPTED, 0, turn_id, latest.error or "")
+            return SpaceState(space_id, SpaceActivity.INTERRUPTED, 0, turn_id, latest.error or "", holds)
         case "failed":
             return SpaceState(space_id, SpaceActivity.FAILED, 0, turn_id, latest.error or "")
         case "completed":

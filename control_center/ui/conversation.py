@@ -644,6 +644,8 @@ class ConversationDelegate(QStyledItemDelegate):
             )
             return
         status = _STATUS_WORDS.get(tool.status, tool.status)
+        if tool.name == "ask_user" and tool.status == "awaiting_approval":
+            status = "awaiting your answer"
         status_w = f.fm.horizontalAdvance(status) + 12
         status_rect = QRect(header.right() - status_w, header.y(), status_w, header.height())
         dot = QRect(status_rect.x() - 10, header.y() + header.height() // 2 - 4, 8, 8)

@@ -23,6 +23,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor, QFont, QKeyEvent, QTextBlockFormat, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QBoxLayout,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
@@ -454,17 +455,20 @@ class InboxView(QWidget):
         #: Set by a reject without a reason: the next reject goes through (with or without one).
         self._reject_armed = False
 
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.raw_button)
-        buttons.addStretch(1)
-        buttons.addWidget(self.grant_button)
-        buttons.addWidget(self.reject_button)
-        buttons.addWidget(self.answer_button)
+        # Side by side when there is room; stacked in a narrow dock, so no label is ever clipped.
+        self.buttons = QBoxLayout(QBoxLayout.Direction.LeftToRight)
+        self.buttons.addStretch(1)
+        self.buttons.addWidget(self.grant_button)
+        self.buttons.addWidget(self.reject_button)
+        self.buttons.addWidget(self.answer_button)
+        meta_row = QHBoxLayout()
+        meta_row.addWidget(self.meta_label, 1)
+        meta_row.addWidget(self.raw_button, 0, Qt.AlignmentFlag.AlignTop)
         dl = QVBoxLayout(self.detail)
         dl.setContentsMargins(10, 0, 0, 0)
         dl.addWidget(self.title_label)
         dl.addWidget(self.summary_label)
-        dl.addWidget(self.meta_label)
+        dl.addLayout(meta_row)
         dl.addWidget(self.body_view, 2)
         dl.addWidget(self.diff_label)
         dl.addWidget(self.diff_view, 2)
@@ -472,7 +476,7 @@ class InboxView(QWidget):
         dl.addWidget(self.audit_label)
         dl.addWidget(self.prompt_label)
         dl.addWidget(self.reason_edit)
-        dl.addLayout(buttons)
+        dl.addLayout(self.buttons)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.addWidget(self.table)
@@ -520,6 +524,18 @@ class InboxView(QWidget):
         self._apply_audit_style(None)
         self._show(None)
         self._update_count()
+
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        self._fit_buttons()
+
+    def _fit_buttons(self) -> None:
+        shown = [b for b in (self.grant_button, self.reject_button, self.answer_button) if not b.isHidden()]
+        needed = sum(b.sizeHint().width() for b in shown) + 40
+        narrow = self.detail.width() < needed
+        self.buttons.setDirection(
+            QBoxLayout.Direction.TopToBottom if narrow else QBoxLayout.Direction.LeftToRight
+        )
 
     # -- content
     def set_approvals(self, approvals: list[Approval]) -> None:
@@ -643,6 +659,7 @@ class InboxView(QWidget):
             )
             self.prompt_label.show()
             self.reject_button.setText(f"Confirm reject  {_chord_label(REJECT.chord)}")
+            self._fit_buttons()
             self.reason_edit.setFocus()
             return
         self._decide("reject")
@@ -675,6 +692,7 @@ class InboxView(QWidget):
         self._reject_armed = False
         self.prompt_label.hide()
         self.reject_button.setText(_button_text(REJECT))
+        self._fit_buttons()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if (
@@ -781,6 +799,7 @@ class InboxView(QWidget):
         self.reason_edit.setEnabled(pending)
         self.reason_edit.setVisible(pending)
         self.reason_edit.setPlaceholderText(declared.text_prompt)
+        self._fit_buttons()
 
     def _apply_audit_style(self, a: Approval | None) -> None:
         c = theme.colors(self.palette())

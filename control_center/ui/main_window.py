@@ -358,7 +358,9 @@ class MainWindow(QMainWindow):
         return state
 
     def _busy(self, space_id: str) -> bool:
-        return self._state_of(space_id).activity in (SpaceActivity.RUNNING, SpaceActivity.NEEDS_YOU)
+        """A turn holds the space (running, or suspended on an approval or a question)."""
+        state = self._state_of(space_id)
+        return state.holds_turn or state.activity is SpaceActivity.RUNNING
 
     def _on_space_states(self, states: dict[str, SpaceState]) -> None:
         previous, self._states = self._states, dict(states)
@@ -409,8 +411,7 @@ class MainWindow(QMainWindow):
         if self._current is not None:
             current = self._state_of(self._current.id)
             self.composer.set_running(
-                current.activity is SpaceActivity.RUNNING,
-                busy=current.activity in (SpaceActivity.RUNNING, SpaceActivity.NEEDS_YOU),
+                current.activity is SpaceActivity.RUNNING, busy=self._busy(self._current.id)
             )
             self._show_resume(current)
 
@@ -629,7 +630,7 @@ class MainWindow(QMainWindow):
         """A queued message goes when the space's turn has ended (not when it was interrupted:
         the operator resumes or sends by hand)."""
         state = self._state_of(space_id)
-        if state.activity in (SpaceActivity.RUNNING, SpaceActivity.NEEDS_YOU, SpaceActivity.INTERRUPTED):
+        if self._busy(space_id) or state.activity is SpaceActivity.INTERRUPTED:
             return
         text = self.message_queue.pop(space_id)
         if text is not None:

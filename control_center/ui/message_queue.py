@@ -50,7 +50,6 @@ class MessageQueue(QWidget):
         self.list.setEditTriggers(
             QAbstractItemView.EditTrigger.DoubleClicked | QAbstractItemView.EditTrigger.EditKeyPressed
         )
-        self.list.setMaximumHeight(self.fontMetrics().height() * 4 + 12)
         self.remove_button = QPushButton(theme.icon("reject"), "Remove", self)
         self.remove_button.setObjectName("messageQueueRemove")
         self.remove_button.setToolTip("Cancel the selected queued message (Delete)")
@@ -121,6 +120,8 @@ class MessageQueue(QWidget):
             self.list.addItem(item)
         self.list.blockSignals(False)
         n = len(queue)
+        row = self.list.sizeHintForRow(0) if n else 0
+        self.list.setFixedHeight(row * min(n, 3) + 2 * self.list.frameWidth() + 2)
         self.label.setText(
             f"{n} message{'s' if n != 1 else ''} queued — sent when the current turn ends "
             "(double-click to edit, Delete to cancel)"

@@ -76,7 +76,9 @@ class SpaceDelegate(QStyledItemDelegate):
     ROW_HEIGHT = 44
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
-        return QSize(option.rect.width() or 200, self.ROW_HEIGHT)
+        # Rows take the viewport's width (a list in ListMode stretches them): a hint from the
+        # first paint's width kept the rows wide after the pane shrank, clipping the badges.
+        return QSize(1, self.ROW_HEIGHT)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
         space: Space | None = index.data(SpaceRole)
@@ -151,3 +153,4 @@ class SpaceListView(QListView):
         self.setUniformItemSizes(True)
         self.setSelectionMode(QListView.SelectionMode.SingleSelection)
         self.setMinimumWidth(220)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
