@@ -54,6 +54,7 @@ from control_center.ui.inbox import InboxView
 from control_center.ui.message_queue import MessageQueue
 from control_center.ui.notifier import Notifier
 from control_center.ui.operations import Operations
+from control_center.ui.side_tabs import SideTabs
 from control_center.ui.space_list import SpaceListModel, SpaceListView
 
 CLAUDE_CODE_NOTE = (
@@ -202,8 +203,7 @@ class MainWindow(QMainWindow):
         self.tabs.setObjectName("spaceTabs")
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(conv_page, theme.icon("agent"), "Conversation")
-        self.plan_studio: Any = None
-        self.review_panel: Any = None
+        self.side_tabs = SideTabs(self.tabs, self.runtime, self.operations, self.current_space)
 
         center = QSplitter(Qt.Orientation.Horizontal)
         center.addWidget(left)
@@ -884,15 +884,19 @@ class MainWindow(QMainWindow):
 
     # -- side tabs (Plan Studio, review) ---------------------------------------------------------
 
-    def _refresh_side_tabs(self, space: Space) -> None:
-        from control_center.ui.side_tabs import refresh_side_tabs
+    @property
+    def plan_studio(self) -> Any:
+        return self.side_tabs.plan_studio
 
-        refresh_side_tabs(self, space)
+    @property
+    def review_panel(self) -> Any:
+        return self.side_tabs.review_panel
+
+    def _refresh_side_tabs(self, space: Space) -> None:
+        self.side_tabs.refresh(space)
 
     def open_plan_studio(self, plan_id: str) -> None:
-        from control_center.ui.side_tabs import show_plan
-
-        show_plan(self, plan_id)
+        self.side_tabs.show_plan(plan_id)
 
     def _show_plan_tab(self) -> None:
         self.show_tab(self.plan_studio)
@@ -902,10 +906,7 @@ class MainWindow(QMainWindow):
 
     def show_tab(self, panel: QWidget | None) -> None:
         """Bring a side panel's tab (Plan Studio, Review) to the front."""
-        from control_center.ui.side_tabs import _tab_of
-
-        if panel is not None:
-            self.tabs.setCurrentWidget(_tab_of(panel))
+        self.side_tabs.show(panel)
 
     def _on_pipeline_changed(self, _pipeline_id: str, space_id: Any) -> None:
         if self._current is not None and space_id == self._current.id:
