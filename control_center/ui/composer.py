@@ -21,6 +21,8 @@ from control_center.core.modes import Mode
 from control_center.core.profiles import OPERATOR_MODES, profile_for
 from control_center.ui import theme
 
+PLACEHOLDER = "Message the agent…  (Ctrl+Enter to send, Shift+Tab to change mode)"
+
 
 class ComposerInput(QPlainTextEdit):
     """Plain-text input: Ctrl+Enter sends, Shift+Tab cycles the mode."""
@@ -32,7 +34,7 @@ class ComposerInput(QPlainTextEdit):
         super().__init__(parent)
         self.setObjectName("composerInput")
         self.setTabChangesFocus(True)
-        self.setPlaceholderText("Message the agent…  (Ctrl+Enter to send, Shift+Tab to change mode)")
+        self.setPlaceholderText(PLACEHOLDER)
 
     def event(self, event: QEvent) -> bool:
         # Shift+Tab arrives as Key_Backtab and QWidget.event() would use it for focus navigation
@@ -155,6 +157,15 @@ class Composer(QWidget):
             if queued
             else "Send (Ctrl+Enter)"
         )
+
+    def set_answering(self, question: str | None) -> None:
+        """While the agent waits on a question, what is typed here is the answer."""
+        if question is not None:
+            self.input.setPlaceholderText(f"Answer the agent: {question}  (Ctrl+Enter sends the answer)")
+            self.send_button.setText("Answer")
+            self.send_button.setToolTip("Send this as the answer to the agent's question (Ctrl+Enter)")
+        else:
+            self.input.setPlaceholderText(PLACEHOLDER)
 
     def is_running(self) -> bool:
         return self._running

@@ -881,7 +881,7 @@ def _card_footer(item: TranscriptItem) -> str:
         if answer is not None:
             who = item.data.get("decided_by") or "operator"
             return f"Answered by {who}: {answer}"
-        return "Waiting for your answer — Answer opens the Inbox with the cursor in the answer box"
+        return "Waiting for your answer — type it in the message box below, or in the Inbox"
     status = str(item.data.get("status", "pending"))
     if status == "pending":
         return ""

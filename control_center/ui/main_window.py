@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from control_center.core.approvals import ApprovalStatus, Decision
+from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus, Decision
 from control_center.core.events import (
     ApprovalRequested,
     ModeChanged,
@@ -103,6 +103,8 @@ class MainWindow(QMainWindow):
         self._states: dict[str, SpaceState] = {}
         #: Spaces a message was just sent to (busy before the runtime's first state push).
         self._sending: set[str] = set()
+        #: space id -> the agent's pending question there (typed text in the composer answers it).
+        self._questions: dict[str, Approval] = {}
         self._closing_confirmed = False
         self.setWindowTitle(f"Control Center — {runtime.ws.root.name}")
         self.resize(1400, 860)
@@ -414,6 +416,8 @@ class MainWindow(QMainWindow):
                 current.activity is SpaceActivity.RUNNING, busy=self._busy(self._current.id)
             )
             self._show_resume(current)
+            question = self._questions.get(self._current.id)
+            self.composer.set_answering(str(question.payload.get("question", "")) if question else None)
 
     def _show_resume(self, state: SpaceState) -> None:
         self.resume_bar.setVisible(state.resumable)
@@ -602,6 +606,10 @@ class MainWindow(QMainWindow):
         if self._current is None or not text.strip():
             return
         space_id = self._current.id
+        question = self._questions.get(space_id)
+        if question is not None:  # answered inline, from the conversation's own composer
+            self.answer_question(question.id, text)
+            return
         if self._busy(space_id) or self.message_queue.messages(space_id):
             self.message_queue.add(space_id, text)
             return
@@ -829,6 +837,15 @@ class MainWindow(QMainWindow):
             self._approvals_watermark = ""
         # Cards in the conversation follow every decision live (who, when, why).
         self.conversation_model.apply_approvals(approvals)
+        if full:
+            self._questions.clear()
+        for a in approvals:
+            if a.kind is ApprovalKind.QUESTION and a.space_id:
+                if a.status is ApprovalStatus.PENDING:
+                    self._questions[a.space_id] = a
+                elif a.space_id in self._questions and self._questions[a.space_id].id == a.id:
+                    del self._questions[a.space_id]
+        self._update_activity()
 
     def _on_inbox_decision(self, approval_id: str, decision: str, reason: str) -> None:
         self.decide(approval_id, Decision(decision), reason or None)

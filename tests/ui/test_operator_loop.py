@@ -309,3 +309,20 @@ def test_a_notification_fires_while_the_window_is_inactive_and_opens_the_space(
         assert "notifications are not available" in window.statusBar().currentMessage()
     window.notifier._on_clicked()
     assert window.current_space().id == asking.id
+
+
+def test_a_question_is_answered_inline_from_the_conversations_composer(qtbot, workspace: Path) -> None:
+    window = _window(qtbot, workspace, "Asking")
+    store = window.runtime.ws.store
+    window.send_message("start")
+    qtbot.waitUntil(lambda: window.composer.send_button.text() == "Answer", timeout=15_000)
+    assert "Which file should I change?" in window.composer.input.placeholderText()
+    window.composer.input.setFocus()
+    QTest.keyClicks(window.composer.input, "notes.txt")
+    QTest.keyClick(window.composer.input, Qt.Key.Key_Return, CTRL)
+    qtbot.waitUntil(lambda: _state(window, "Asking") is SpaceActivity.DONE, timeout=20_000)
+    space = window.current_space()
+    results = [r.text for r in store.messages(space.conversation_id) if r.kind == "tool_result"]
+    assert results == ["The operator answered: notes.txt"]
+    assert len(store.turns(space_id=space.id)) == 1  # the answer resumed the turn, no new one
+    qtbot.waitUntil(lambda: window.composer.send_button.text() == "Send", timeout=5000)
