@@ -383,10 +383,12 @@ class InboxView(QWidget):
         vh.setDefaultSectionSize(self.fontMetrics().height() + 10)
         hh = self.table.horizontalHeader()
         hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        hh.setSectionResizeMode(COL_SUMMARY, QHeaderView.ResizeMode.Stretch)
+        # The human summary is what tells rows apart: shown right after the kind, before the
+        # space, so a narrow dock still reads "Write calc.py (+4 −0)" rather than clipping it.
+        hh.moveSection(hh.visualIndex(COL_SUMMARY), 1)
         fm = self.fontMetrics()
         for col, sample in (
-            (COL_KIND, "Leave plan mode +"),
+            (COL_KIND, "Orchestration"),
             (COL_SPACE, "a space name"),
             (COL_STATUS, "rejected"),
             (COL_CREATED, "11-03 14:02"),
@@ -528,6 +530,17 @@ class InboxView(QWidget):
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
         self._fit_buttons()
+        self._fit_summary()
+
+    def _fit_summary(self) -> None:
+        """The summary column takes the room left by the others, but never less than a readable
+        width: in a narrow dock the later columns scroll instead."""
+        hh = self.table.horizontalHeader()
+        others = sum(hh.sectionSize(c) for c in range(len(COLUMNS)) if c != COL_SUMMARY)
+        room = self.table.viewport().width() - others
+        hh.resizeSection(
+            COL_SUMMARY, max(self.fontMetrics().horizontalAdvance("Write calc.py (+40 −10)") + 16, room)
+        )
 
     def _fit_buttons(self) -> None:
         shown = [b for b in (self.grant_button, self.reject_button, self.answer_button) if not b.isHidden()]

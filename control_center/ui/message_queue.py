@@ -45,6 +45,8 @@ class MessageQueue(QWidget):
         self._space: str | None = None
         self.label = QLabel(self)
         self.label.setObjectName("messageQueueLabel")
+        # Wraps rather than widening the conversation column (which would squeeze the Inbox).
+        self.label.setWordWrap(True)
         self.list = _QueueList(self)
         self.list.setObjectName("messageQueueList")
         self.list.setEditTriggers(
