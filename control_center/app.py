@@ -35,7 +35,7 @@ def create_main_window(workspace_dir: str | os.PathLike[str]) -> QMainWindow:
 
     app = _application()
     theme.follow_system_scheme(app)
-    app.setWindowIcon(theme.icon("agent"))
+    app.setWindowIcon(theme.app_icon())
     runtime = open_runtime(Path(workspace_dir))
     window = MainWindow(runtime)
     runtime.resume_pipelines()

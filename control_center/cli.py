@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from control_center import __version__
 from control_center.core.approvals import ApprovalStatus
 from control_center.core.errors import OperatorError
 from control_center.core.modes import Autonomy, Mode, Transport, parse_enum
@@ -188,6 +189,15 @@ def cmd_review_open(args: argparse.Namespace) -> int:
     return 0
 
 
+def _require_display() -> None:
+    """Before a window command creates anything: is there a display to show it on?"""
+    from control_center.display import display_problem
+
+    problem = display_problem()
+    if problem is not None:
+        raise CliError(problem)
+
+
 def _lazy(module: str, name: str) -> Callable[[argparse.Namespace], int]:
     """Commands whose imports are heavy (harness, Qt, MCP) load on use."""
 
@@ -199,11 +209,25 @@ def _lazy(module: str, name: str) -> Callable[[argparse.Namespace], int]:
     return run
 
 
+def _window(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """A command that opens a window (unless ``--no-gui``): the display check comes first, before
+    the command creates a workspace, settings or a QApplication."""
+    run = _lazy(module, name)
+
+    def checked(args: argparse.Namespace) -> int:
+        if not getattr(args, "no_gui", False):
+            _require_display()
+        return run(args)
+
+    return checked
+
+
 # -- parser ---------------------------------------------------------------------------------------
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="control-center", description="Run AI coding agents against local git repositories.")
+    p.add_argument("--version", action="store_true", help="print the version and exit")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
 
     def ws_arg(sp: argparse.ArgumentParser, required: bool = True) -> None:
@@ -211,12 +235,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser("gui", help="open the desktop app (the default)")
     ws_arg(g, required=False)
-    g.set_defaults(func=_lazy("control_center.app", "cmd_gui"))
+    g.set_defaults(func=_window("control_center.app", "cmd_gui"))
 
     d = sub.add_parser("demo", help="create (idempotently) and open the demo workspace")
     ws_arg(d, required=False)
     d.add_argument("--no-gui", action="store_true")
-    d.set_defaults(func=_lazy("control_center.commands", "cmd_demo"))
+    d.set_defaults(func=_window("control_center.commands", "cmd_demo"))
 
     i = sub.add_parser("init", help="create a workspace bound to a git repository")
     ws_arg(i)
@@ -337,6 +361,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
+        if args.version:
+            print(f"control-center {__version__}")
+            return 0
         if args.command is None:
             args = parser.parse_args(["gui", *(argv or [])])
         return int(args.func(args))

@@ -4,13 +4,19 @@ scripted-model scripts so every mode works end to end without an API key. Idempo
 from __future__ import annotations
 
 import subprocess
+from importlib.resources import files
 from pathlib import Path
 
 from control_center.core.modes import Autonomy, Mode
 from control_center.core.records import Gate
 from control_center.workspace import Workspace
 
-SCRIPTS_DIR = Path(__file__).with_name("demo_scripts")
+#: The scripted model's scripts ship inside the package (importlib.resources).
+SCRIPTS = files("control_center") / "demo_scripts"
+#: Where the demo workspace keeps its copies, relative to the workspace root: the workspace then
+#: names no file of the installed package, so upgrading or moving the app (a pipx upgrade, a bundle
+#: in another folder) never leaves the demo pointing at a file that is gone.
+WORKSPACE_SCRIPTS_DIR = "demo-scripts"
 SCRIPT_META_PREFIX = "script:"
 
 _FILES_MAIN = {
@@ -72,6 +78,15 @@ def _make_sample_repo(repo: Path) -> None:
     _git(repo, "checkout", "-q", "main")
 
 
+def _install_script(root: Path, name: str) -> str:
+    """Copy the packaged script ``name`` into the workspace (refreshed on every run, so a newer
+    app brings its newer scripts) and return its path relative to the workspace root."""
+    folder = root / WORKSPACE_SCRIPTS_DIR
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_text((SCRIPTS / name).read_text(encoding="utf-8"), encoding="utf-8")
+    return f"{WORKSPACE_SCRIPTS_DIR}/{name}"
+
+
 def create_demo(root: Path) -> Workspace:
     """Create (or reopen) the demo workspace at ``root``."""
     root = root.expanduser().resolve()
@@ -81,7 +96,7 @@ def create_demo(root: Path) -> Workspace:
     store = ws.store
     for name, mode, autonomy, script in DEMO_SPACES:
         space = store.find_space(name) or ws.create_space(name, mode=mode, autonomy=autonomy, operator=False)
-        store.set_meta(SCRIPT_META_PREFIX + space.id, str(SCRIPTS_DIR / script))
+        store.set_meta(SCRIPT_META_PREFIX + space.id, _install_script(root, script))
     review = store.find_space(REVIEW_SPACE) or ws.open_review(
         base="main",
         head="feature/divide",
@@ -91,7 +106,7 @@ def create_demo(root: Path) -> Workspace:
             Gate("types", "mypy --strict calc.py"),
         ),
     )
-    store.set_meta(SCRIPT_META_PREFIX + review.id, str(SCRIPTS_DIR / "review.json"))
+    store.set_meta(SCRIPT_META_PREFIX + review.id, _install_script(root, "review.json"))
     if store.get_meta("demo") is None:
         store.set_meta("demo", "1")
         # open on the Agent space

@@ -14,7 +14,9 @@ from control_center.core.errors import OperatorError
 if TYPE_CHECKING:
     from alembic.config import Config
 
-MIGRATIONS = Path(__file__).with_name("migrations")
+#: Alembic's script location as a package resource (``package:folder``): found through
+#: importlib.resources wherever the package is installed.
+MIGRATIONS = "control_center.store:migrations"
 MARKER_TABLE = "workspace_meta"
 #: The newest migration this code ships. Alembic (slow to import) is loaded only when a database
 #: is not at this revision; a test keeps this constant equal to Alembic's head.
@@ -29,7 +31,7 @@ def _alembic_config(url: str) -> Config:
     from alembic.config import Config
 
     cfg = Config()
-    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.set_main_option("script_location", MIGRATIONS)
     cfg.set_main_option("sqlalchemy.url", url)
     return cfg
 

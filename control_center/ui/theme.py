@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
+from importlib.resources import files
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QIcon, QPalette
 
 from control_center.core.modes import Mode
 
-#: Top-level ``resources/`` of the repository (the package sits one level below it).
-RESOURCES_DIR = Path(__file__).resolve().parents[2] / "resources"
-ICONS_DIR = RESOURCES_DIR / "icons"
+#: The icons ship inside the package (wheel, sdist and bundle alike) and are found through
+#: importlib.resources, never through a path relative to a source checkout.
+ICONS = files("control_center") / "resources" / "icons"
+APP_ICON = files("control_center") / "resources" / "control-center.svg"
 
 
 @dataclass(frozen=True)
@@ -240,12 +241,17 @@ def _icon_cached(path: str) -> QIcon:
 
 
 def icon(name: str) -> QIcon:
-    """The icon ``resources/icons/<name>.svg``, or an empty icon when it is not there (a packaged
-    build without resources still starts)."""
-    path = ICONS_DIR / f"{name}.svg"
-    if not path.is_file():
+    """The icon ``control_center/resources/icons/<name>.svg``, or an empty icon when it is not
+    there (the window still opens; a test checks that every icon the UI asks for ships)."""
+    resource = ICONS / f"{name}.svg"
+    if not resource.is_file():
         return QIcon()
-    return _icon_cached(str(path))
+    return _icon_cached(str(resource))
+
+
+def app_icon() -> QIcon:
+    """The application's own icon (window, task bar; the desktop entry uses rendered copies)."""
+    return _icon_cached(str(APP_ICON))
 
 
 def ui_font() -> QFont:
