@@ -13,6 +13,10 @@ from PySide6.QtWidgets import QApplication, QMainWindow
 
 from control_center.harness.settings import AppSettings
 
+#: The desktop entry's name (resources/<APP_ID>.desktop) and the AppStream id: the desktop shell
+#: matches the running window to its entry and icon through it.
+APP_ID = "io.github.controlcenter.ControlCenter"
+
 
 def _application() -> QApplication:
     app = QApplication.instance()
@@ -20,7 +24,7 @@ def _application() -> QApplication:
         app = QApplication(sys.argv[:1])
         app.setApplicationName("Control Center")
         app.setOrganizationName("control-center")
-        app.setDesktopFileName("control-center")
+        app.setDesktopFileName(APP_ID)
     assert isinstance(app, QApplication)
     return app
 

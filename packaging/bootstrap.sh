@@ -13,13 +13,15 @@ python="${PYTHON:-python3}"
 
 log() { printf 'bootstrap: %s\n' "$*" >&2; }
 
-# Debian packages: the offscreen platform (tests) and the xcb platform (a real window).
+# Debian packages, one group a line (add yours as a new line with a comment saying what needs it).
 apt_packages=(
-    git bubblewrap
+    git bubblewrap                                  # worktrees; the read-only sandbox
+    python3-venv                                    # python3 -m venv (the .venv; the wheel test)
     libegl1 libgl1 libx11-6 libxkbcommon0 libglib2.0-0 libfontconfig1 libfreetype6 libdbus-1-3
-    fonts-dejavu-core
+    fonts-dejavu-core                               # Qt's offscreen platform (tests) renders text
     libx11-xcb1 libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1
-    libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-xfixes0 libxcb-xkb1
+    libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-xfixes0 libxcb-xkb1   # xcb: a real window
+    desktop-file-utils appstream                    # the bundle test validates its desktop entry and metainfo
 )
 
 missing_packages() {

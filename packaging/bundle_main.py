@@ -1,0 +1,5 @@
+"""The bundle's entry point: the same ``control-center`` command as the wheel's."""
+
+from control_center.cli import main
+
+raise SystemExit(main())
