@@ -56,13 +56,12 @@ def _x_server_answers(display: str) -> bool:
 
 
 def _wayland_answers(env: Mapping[str, str]) -> bool:
+    """``WAYLAND_DISPLAY`` is a socket name in ``XDG_RUNTIME_DIR``, or an absolute path."""
     name = env.get("WAYLAND_DISPLAY", "")
-    if not name:
-        return False
-    path = Path(name) if name.startswith("/") else Path(env.get("XDG_RUNTIME_DIR", "")) / name
-    return bool(env.get("XDG_RUNTIME_DIR") or name.startswith("/")) and _can_connect(
-        socket.AF_UNIX, str(path)
-    )
+    if name.startswith("/"):
+        return _can_connect(socket.AF_UNIX, name)
+    runtime_dir = env.get("XDG_RUNTIME_DIR", "")
+    return bool(name and runtime_dir) and _can_connect(socket.AF_UNIX, str(Path(runtime_dir) / name))
 
 
 def display_problem(env: Mapping[str, str] | None = None, platform: str | None = None) -> str | None:
