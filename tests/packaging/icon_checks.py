@@ -13,15 +13,20 @@ _QUOTED = re.compile(r'"([a-z][a-z0-9_-]*)"')
 
 
 def icon_names_the_ui_asks_for() -> set[str]:
-    """Every literal name in a ``theme.icon(...)`` call, the Inbox's kind icons and the modes'."""
+    """Every literal name in a ``theme.icon(...)`` call, the icons the Inbox kinds declare (with
+    their decision buttons and the fallback for an undeclared kind), and the modes'."""
+    from control_center.core.approvals import ApprovalKind
     from control_center.core.modes import Mode
-    from control_center.ui.inbox import _KIND_ICONS
+    from control_center.ui.inbox_kinds import inbox_kind
 
     names: set[str] = set()
     for source in Path(control_center.__file__).parent.rglob("*.py"):
         for call in _ICON_CALL.findall(source.read_text(encoding="utf-8")):
             names.update(_QUOTED.findall(call))
-    names.update(_KIND_ICONS.values())
+    for kind in ApprovalKind:
+        declared = inbox_kind(kind)
+        names.add(declared.icon)
+        names.update(action.icon for action in declared.actions)
     names.update(m.value for m in Mode if m is not Mode.CHAT)
     return names
 
