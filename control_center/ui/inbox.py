@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
 from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
 from control_center.ui import theme
 from control_center.ui.inbox_kinds import ANSWER, GRANT, REJECT, InboxKind, inbox_kind
+from control_center.ui.widgets import ElidedLabel
 
 ApprovalRole = Qt.ItemDataRole.UserRole + 1
 SpaceNameLookup = Callable[[str | None], str]
@@ -350,20 +351,25 @@ class InboxView(QWidget):
         self.space_combo.addItem("All spaces", None)
         self.status_combo = QComboBox(self)
         self.status_combo.setObjectName("inboxStatusFilter")
-        for label, value in (("Pending", "pending"), ("Decided", "decided"), ("All", "all")):
+        for label, value in (("Pending", "pending"), ("Decided", "decided"), ("All statuses", "all")):
             self.status_combo.addItem(label, value)
-        self.count_label = QLabel(self)
+        self.count_label = ElidedLabel(parent=self)
+        self.count_label.setObjectName("inboxCount")
         filters = QHBoxLayout()
         filters.setContentsMargins(0, 0, 0, 0)
+        # No caption labels: each combo's first entry says what it filters ("All kinds"), which
+        # keeps the row readable in a 300 px dock; combos shrink to a few characters, never clip.
         for text, combo in (
             ("Kind", self.kind_combo),
             ("Space", self.space_combo),
             ("Status", self.status_combo),
         ):
-            filters.addWidget(QLabel(text, self))
-            filters.addWidget(combo)
-        filters.addStretch(1)
-        filters.addWidget(self.count_label)
+            combo.setToolTip(f"Filter the Inbox by {text.lower()}")
+            combo.setAccessibleName(f"{text} filter")
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(4)
+            filters.addWidget(combo, 1)
+        filters.addWidget(self.count_label, 1)
 
         # table
         self.table = QTableView(self)
@@ -401,6 +407,7 @@ class InboxView(QWidget):
         self.detail.setObjectName("inboxDetail")
         self.title_label = QLabel(self.detail)
         self.title_label.setObjectName("inboxDetailTitle")
+        self.title_label.setWordWrap(True)  # a long space name wraps instead of widening the dock
         bold = QFont(self.title_label.font())
         bold.setBold(True)
         bold.setPointSizeF(bold.pointSizeF() + 1)

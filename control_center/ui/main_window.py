@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
@@ -56,6 +56,12 @@ from control_center.ui.notifier import Notifier
 from control_center.ui.operations import Operations
 from control_center.ui.side_tabs import SideTabs
 from control_center.ui.space_list import SpaceListModel, SpaceListView
+from control_center.ui.widgets import ElidedLabel
+
+#: The smallest window every panel stays usable in (a 1024x768 screen with a taskbar). It is set
+#: explicitly so a panel whose preferred width grows (a long name, a wide tab) can never make the
+#: window grow by itself; panels elide, wrap, scroll or overflow into menus instead.
+MINIMUM_WINDOW = (900, 560)
 
 CLAUDE_CODE_NOTE = (
     "Claude Code transport: the mode is guidance here, not a boundary — Claude's own tools run "
@@ -74,6 +80,7 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Ctrl+Return", "Inbox: grant the selected approval (or send the answer to a question)"),
     ("Ctrl+Shift+Return", "Inbox: reject the selected approval (asks for the reason first)"),
     ("Up / Down", "Inbox: next / previous item (typing goes to the reason field)"),
+    ("Ctrl+Shift+I", "Show or hide the Inbox"),
     ("Ctrl+1 / Ctrl+2 / Ctrl+3", "Conversation / Plan Studio / Review tab"),
     ("Ctrl+,", "Settings"),
     ("F1", "This list"),
@@ -107,6 +114,7 @@ class MainWindow(QMainWindow):
         self._questions: dict[str, Approval] = {}
         self._closing_confirmed = False
         self.setWindowTitle(f"Control Center — {runtime.ws.root.name}")
+        self.setMinimumSize(*MINIMUM_WINDOW)
         self.resize(1400, 860)
         self._build()
         self._connect()
@@ -127,19 +135,19 @@ class MainWindow(QMainWindow):
         review_btn.setObjectName("openReviewButton")
         review_btn.clicked.connect(self.open_review_dialog)
         left = QWidget()
+        left.setMinimumWidth(170)
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(6, 6, 0, 6)
         title = QLabel("Spaces")
         title.setStyleSheet("font-weight: 600;")
         left_layout.addWidget(title)
         left_layout.addWidget(self.space_list, 1)
-        buttons = QHBoxLayout()
-        buttons.addWidget(new_btn)
-        buttons.addWidget(review_btn)
-        left_layout.addLayout(buttons)
+        # Stacked, so the list keeps its width down to the window's minimum.
+        left_layout.addWidget(new_btn)
+        left_layout.addWidget(review_btn)
 
         # conversation page
-        self.space_title = QLabel("")
+        self.space_title = ElidedLabel("")
         self.space_title.setObjectName("spaceTitle")
         self.space_title.setStyleSheet("font-size: 15px; font-weight: 600;")
         self.mode_badge = QLabel("")
@@ -155,13 +163,19 @@ class MainWindow(QMainWindow):
         self.transport_combo.addItem("Claude Code", Transport.CLAUDE_CODE.value)
         header = QHBoxLayout()
         header.setContentsMargins(8, 6, 8, 0)
-        header.addWidget(self.space_title)
+        header.addWidget(self.space_title, 1)
         header.addWidget(self.mode_badge)
         header.addStretch(1)
-        header.addWidget(QLabel("Autonomy"))
-        header.addWidget(self.autonomy_combo)
-        header.addWidget(QLabel("Transport"))
-        header.addWidget(self.transport_combo)
+        self.transport_combo.setToolTip("Transport: which agent runtime executes this space's turns")
+        for caption, combo in (("Autonomy", self.autonomy_combo), ("Transport", self.transport_combo)):
+            combo.setAccessibleName(caption)
+            # shrink to a few letters (full text in the popup) rather than widen the window
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(6)
+            label = QLabel(caption)
+            label.setBuddy(combo)
+            header.addWidget(label)
+            header.addWidget(combo, 0)
 
         self.conversation_model = ConversationModel(self)
         self.conversation_view = ConversationView()
@@ -218,15 +232,23 @@ class MainWindow(QMainWindow):
         self.inbox = InboxView(self._space_name)
         self.inbox_dock = QDockWidget("Inbox", self)
         self.inbox_dock.setObjectName("inboxDock")
-        self.inbox.setMinimumWidth(280)
+        self.inbox.setMinimumWidth(260)
         # A side dock is narrow: the approval list above its details reads better than beside.
         self.inbox.splitter.setOrientation(Qt.Orientation.Vertical)
         self.inbox.detail.setMinimumWidth(0)
         self.inbox.splitter.setSizes([260, 520])
         self.inbox_dock.setWidget(self.inbox)
+        # Closable (View ▸ Inbox brings it back), movable and floatable: on a small screen the
+        # operator folds it away or tabs it with another dock.
         self.inbox_dock.setFeatures(
             QDockWidget.DockWidgetFeature.DockWidgetMovable
             | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+            | QDockWidget.DockWidgetFeature.DockWidgetClosable
+        )
+        self.setDockOptions(
+            QMainWindow.DockOption.AnimatedDocks
+            | QMainWindow.DockOption.AllowTabbedDocks
+            | QMainWindow.DockOption.AllowNestedDocks
         )
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.inbox_dock)
         self.resizeDocks([self.inbox_dock], [430], Qt.Orientation.Horizontal)
@@ -234,12 +256,17 @@ class MainWindow(QMainWindow):
         # status bar
         self.status_running = QLabel("idle")
         self.status_running.setObjectName("statusRunning")
-        self.status_usage = QLabel("")
+        self.status_running.setMinimumWidth(
+            self.status_running.fontMetrics().horizontalAdvance("99 turns running") + 8
+        )
+        # Usage elides (whole line in its tooltip) so the running count keeps its room.
+        self.status_usage = ElidedLabel("", mode=Qt.TextElideMode.ElideLeft)
         self.status_usage.setObjectName("statusUsage")
+        self.status_usage.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         # Permanent widgets: a transient message (an announced decision, an error) never hides
         # the workspace's state.
         self.statusBar().addPermanentWidget(self.status_running)
-        self.statusBar().addPermanentWidget(self.status_usage)
+        self.statusBar().addPermanentWidget(self.status_usage, 1)
 
     def _connect(self) -> None:
         b = self.bridge
@@ -298,6 +325,11 @@ class MainWindow(QMainWindow):
         view_menu = bar.addMenu("&View")
         action(view_menu, "Focus spaces", self.space_list.setFocus, "Ctrl+K")
         action(view_menu, "Focus Inbox", self._focus_inbox, "Ctrl+I")
+        inbox_toggle = self.inbox_dock.toggleViewAction()
+        inbox_toggle.setText("Show Inbox")
+        inbox_toggle.setShortcut(QKeySequence("Ctrl+Shift+I"))
+        view_menu.addAction(inbox_toggle)
+        self.addAction(inbox_toggle)
         action(view_menu, "Conversation", lambda: self.tabs.setCurrentIndex(0), "Ctrl+1")
         action(view_menu, "Plan Studio", self._show_plan_tab, "Ctrl+2")
         action(view_menu, "Review", self._show_review_tab, "Ctrl+3")
@@ -893,6 +925,7 @@ class MainWindow(QMainWindow):
         self.inbox.reason_edit.setFocus()
 
     def _focus_inbox(self) -> None:
+        self.inbox_dock.show()
         self.inbox_dock.raise_()
         self.inbox.setFocus()
         table = self.inbox.findChild(QWidget, "inboxTable")
@@ -943,6 +976,18 @@ class MainWindow(QMainWindow):
         from control_center.ui.dialogs import ShortcutsDialog
 
         ShortcutsDialog(SHORTCUTS, self).exec()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._dock_sized:
+            # The Inbox takes about a third of the window (430 px at 1400), never the conversation's
+            # room on a small screen.
+            self._dock_sized = True
+            self.resizeDocks(
+                [self.inbox_dock], [max(260, min(430, self.width() * 3 // 10))], Qt.Orientation.Horizontal
+            )
+
+    _dock_sized = False
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.runtime.has_running_work() and not self._closing_confirmed:

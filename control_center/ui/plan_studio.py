@@ -15,6 +15,7 @@ frame is then mostly pixmap blits.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -44,6 +45,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QStyleOptionGraphicsItem,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -57,6 +59,7 @@ from control_center.core.plan_layout import (
     layout_plan,
     upstream,
 )
+from control_center.ui.widgets import add_command, add_spacer, overflow_toolbar
 
 # One palette for node statuses. Mid-saturation colours that read on light and dark backgrounds;
 # they only ever fill the status band and badges, text always uses the application palette.
@@ -77,6 +80,12 @@ _DIM_OPACITY = 0.22
 _TEXT_LOD = 0.35  # below this zoom, text is unreadable anyway: skip it
 _MIN_SCALE, _MAX_SCALE = 0.03, 4.0
 _CACHE_VIEWPORTS = 4  # pixmap cache room, in viewports of 32-bit pixels (see resizeEvent)
+
+
+def _enable(button: QToolButton, on: bool) -> None:
+    """Enable a toolbar command through its action, so its overflow-menu entry agrees."""
+    action = button.defaultAction()
+    (action or button).setEnabled(on)
 
 
 def status_color(status: str) -> QColor:
@@ -502,7 +511,7 @@ class PlanStudioView(QWidget):
         root = QVBoxLayout(self)
         root.setContentsMargins(8, 8, 8, 8)
         root.addLayout(self._build_header())
-        root.addLayout(self._build_toolbar())
+        root.addWidget(self._build_toolbar())
         root.addWidget(self._build_reject_row())
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.view)
@@ -541,24 +550,44 @@ class PlanStudioView(QWidget):
         (button.toggled if checkable else button.clicked).connect(slot)
         return button
 
-    def _build_toolbar(self) -> QHBoxLayout:
-        bar = QHBoxLayout()
-        self.fit_button = self._button("Fit", "planFitButton", self.fit_to_view)
-        self.zoom_in_button = self._button("Zoom in", "planZoomInButton", lambda: self.view.zoom_by(1.25))
-        self.zoom_out_button = self._button("Zoom out", "planZoomOutButton", lambda: self.view.zoom_by(0.8))
-        self.critical_button = self._button(
-            "Critical path", "planCriticalPathButton", self._apply_highlight, checkable=True
+    def _command(self, text: str, name: str, slot: object, *, checkable: bool = False, tip: str = "") -> Any:
+        action = add_command(self.toolbar, text, name, slot, checkable=checkable, tip=tip or None)  # type: ignore[arg-type]
+        button = self.toolbar.widgetForAction(action)
+        assert button is not None
+        return button
+
+    def _build_toolbar(self) -> QWidget:
+        # A toolbar, not a row of buttons: in a narrow window the commands that do not fit move
+        # into its "»" menu instead of widening the window or being cut off.
+        self.toolbar = overflow_toolbar("planToolbar")
+        self.fit_button = self._command("Fit", "planFitButton", self.fit_to_view, tip="Fit the plan (F)")
+        self.zoom_in_button = self._command(
+            "Zoom in", "planZoomInButton", lambda: self.view.zoom_by(1.25), tip="Zoom in (+)"
         )
-        self.approve_button = self._button("Approve", "planApproveButton", self.approve_requested.emit)
-        self.reject_button = self._button("Reject…", "planRejectButton", self._open_reject)
-        self.retry_button = self._button("Retry node", "planRetryButton", self._request_retry)
-        self.cancel_button = self._button("Cancel run", "planCancelRunButton", self.cancel_run_requested.emit)
-        for b in (self.fit_button, self.zoom_in_button, self.zoom_out_button, self.critical_button):
-            bar.addWidget(b)
-        bar.addStretch(1)
-        for b in (self.approve_button, self.reject_button, self.retry_button, self.cancel_button):
-            bar.addWidget(b)
-        return bar
+        self.zoom_out_button = self._command(
+            "Zoom out", "planZoomOutButton", lambda: self.view.zoom_by(0.8), tip="Zoom out (-)"
+        )
+        self.critical_button = self._command(
+            "Critical path",
+            "planCriticalPathButton",
+            self._apply_highlight,
+            checkable=True,
+            tip="Highlight the longest chain of dependencies",
+        )
+        add_spacer(self.toolbar)
+        self.approve_button = self._command(
+            "Approve", "planApproveButton", self.approve_requested.emit, tip="Approve this plan version"
+        )
+        self.reject_button = self._command(
+            "Reject…", "planRejectButton", self._open_reject, tip="Reject this plan with a reason"
+        )
+        self.retry_button = self._command(
+            "Retry node", "planRetryButton", self._request_retry, tip="Run the selected failed node again"
+        )
+        self.cancel_button = self._command(
+            "Cancel run", "planCancelRunButton", self.cancel_run_requested.emit, tip="Stop the running plan"
+        )
+        return self.toolbar
 
     def _build_reject_row(self) -> QWidget:
         # Inline instead of a modal QInputDialog: keeps the flow visible and tests can drive it.
@@ -784,15 +813,15 @@ class PlanStudioView(QWidget):
     def _sync_buttons(self) -> None:
         has_plan = self._graph is not None
         deciding = has_plan and self._status == "pending"
-        self.approve_button.setEnabled(deciding)
-        self.reject_button.setEnabled(deciding)
+        _enable(self.approve_button, deciding)
+        _enable(self.reject_button, deciding)
         if not deciding:
             self._close_reject()
         selected = self.selected_key()
-        self.retry_button.setEnabled(selected is not None and self._node_items[selected].status == "failed")
-        self.cancel_button.setEnabled(any(i.status == "running" for i in self._node_items.values()))
+        _enable(self.retry_button, selected is not None and self._node_items[selected].status == "failed")
+        _enable(self.cancel_button, any(i.status == "running" for i in self._node_items.values()))
         for b in (self.fit_button, self.zoom_in_button, self.zoom_out_button, self.critical_button):
-            b.setEnabled(has_plan)
+            _enable(b, has_plan)
 
     def _on_selection_changed(self) -> None:
         key = self.selected_key()

@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
     QSlider,
     QSplitter,
     QTextEdit,
+    QToolButton,
     QTreeView,
     QVBoxLayout,
     QWidget,
@@ -55,6 +56,7 @@ from control_center.core.review import (
     group_by_file,
     priority_rank,
 )
+from control_center.ui.widgets import add_command, overflow_toolbar
 
 # --- colours (chosen to read on the default light palette) ------------------------------------
 
@@ -345,7 +347,7 @@ class ReviewVerdictPanel(QWidget):
 
     def _build_header(self) -> QWidget:
         box = QFrame(objectName="verdictHeader")
-        row = QHBoxLayout(box)
+        row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         self.verdict_badge = QLabel(objectName="verdictBadge")
         self.verdict_badge.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -371,26 +373,42 @@ class ReviewVerdictPanel(QWidget):
         middle.addWidget(self.summary_label)
         row.addLayout(middle, 1)
 
-        decide = QVBoxLayout()
-        decide.addWidget(QLabel("Record your decision"), 0, Qt.AlignmentFlag.AlignRight)
-        buttons = QHBoxLayout()
-        self.decision_buttons: dict[str, QPushButton] = {}
+        outer = QVBoxLayout()
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addLayout(row)
+        # The operator's commands sit on a toolbar under the verdict: in a narrow tab what does not
+        # fit moves into its "»" menu instead of being cut off.
+        self.decision_toolbar = overflow_toolbar("reviewDecisionToolbar")
+        caption = QLabel("Record your decision:")
+        caption.setContentsMargins(0, 0, 6, 0)
+        self.decision_toolbar.addWidget(caption)
+        self.decision_buttons: dict[str, QToolButton] = {}
         for verdict in Verdict:
-            button = QPushButton(verdict.value.capitalize(), objectName=f"decide{verdict.value.capitalize()}")
-            button.setToolTip(f"Record the operator's decision '{verdict.value}' beside the model's verdict")
-            button.clicked.connect(lambda _=False, v=verdict.value: self.operator_decision_requested.emit(v))
-            buttons.addWidget(button)
+            label = verdict.value.capitalize()
+            action = add_command(
+                self.decision_toolbar,
+                label,
+                f"decide{label}",
+                lambda _=False, v=verdict.value: self.operator_decision_requested.emit(v),
+                tip=f"Record the operator's decision '{verdict.value}' beside the model's verdict",
+            )
+            button = self.decision_toolbar.widgetForAction(action)
+            assert isinstance(button, QToolButton)
             self.decision_buttons[verdict.value] = button
-        decide.addLayout(buttons)
-        self.second_reviewer_button = QPushButton("Ask a second reviewer", objectName="secondReviewerButton")
-        self.second_reviewer_button.setToolTip(
-            "Start a second reviewer agent in this room: it can confirm the findings recorded so far"
-            " (a peer, never a finding's author) and add its own"
+        self.decision_toolbar.addSeparator()
+        action = add_command(
+            self.decision_toolbar,
+            "Ask a second reviewer",
+            "secondReviewerButton",
+            lambda _=False: self.second_reviewer_requested.emit(),
+            tip="Start a second reviewer agent in this room: it can confirm the findings recorded so far"
+            " (a peer, never a finding's author) and add its own",
         )
-        self.second_reviewer_button.clicked.connect(lambda: self.second_reviewer_requested.emit())
-        decide.addWidget(self.second_reviewer_button)
-        decide.addStretch(1)
-        row.addLayout(decide)
+        second = self.decision_toolbar.widgetForAction(action)
+        assert isinstance(second, QToolButton)
+        self.second_reviewer_button = second
+        outer.addWidget(self.decision_toolbar)
+        box.setLayout(outer)
         return box
 
     def _build_left(self) -> QWidget:
@@ -439,12 +457,20 @@ class ReviewVerdictPanel(QWidget):
         self.confidence_slider.setSingleStep(5)
         self.confidence_slider.setPageStep(10)
         self.confidence_label = QLabel()
-        self.confidence_label.setMinimumWidth(60)
+        self.confidence_label.setMinimumWidth(
+            self.confidence_label.fontMetrics().horizontalAdvance("conf ≥ 0.00") + 4
+        )
         for w in (self.kind_filter, self.priority_filter, self.state_filter):
-            filters.addWidget(w)
-        filters.addWidget(self.confidence_label)
-        filters.addWidget(self.confidence_slider, 1)
+            w.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            w.setMinimumContentsLength(5)
+            filters.addWidget(w, 1)
         col.addLayout(filters)
+        # The confidence filter has a row of its own: beside three combos it left the slider a
+        # handful of pixels in a narrow tab.
+        confidence = QHBoxLayout()
+        confidence.addWidget(self.confidence_label)
+        confidence.addWidget(self.confidence_slider, 1)
+        col.addLayout(confidence)
 
         self.kind_filter.currentIndexChanged.connect(
             lambda: self.findings_proxy.set_kind(self.kind_filter.currentData())

@@ -152,5 +152,5 @@ class SpaceListView(QListView):
         self.setItemDelegate(SpaceDelegate(self))
         self.setUniformItemSizes(True)
         self.setSelectionMode(QListView.SelectionMode.SingleSelection)
-        self.setMinimumWidth(220)
+        self.setMinimumWidth(150)  # names elide (full name in the tooltip)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
