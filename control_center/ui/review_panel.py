@@ -10,21 +10,28 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
 from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
     QIcon,
+    QKeyEvent,
     QPainter,
+    QPalette,
     QPixmap,
     QResizeEvent,
     QStandardItem,
     QStandardItemModel,
-    QSyntaxHighlighter,
-    QTextCharFormat,
     QTextCursor,
-    QTextFormat,
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -38,7 +45,7 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QSlider,
     QSplitter,
-    QTextEdit,
+    QStackedWidget,
     QToolButton,
     QTreeView,
     QVBoxLayout,
@@ -56,24 +63,49 @@ from control_center.core.review import (
     group_by_file,
     priority_rank,
 )
+from control_center.ui import theme
+from control_center.ui.diff_view import (
+    DiffHighlighter,
+    SplitDiffView,
+    anchor_selection,
+    paint_line_backgrounds,
+)
+from control_center.ui.diff_view import _unified_state as unified_line_state
 from control_center.ui.widgets import add_command, overflow_toolbar
 
-# --- colours (chosen to read on the default light palette) ------------------------------------
+__all__ = ["DiffHighlighter", "ReviewVerdictPanel", "new_line_rows"]
 
-_VERDICT_STYLE: dict[Verdict | None, tuple[str, str, str]] = {
-    # verdict: (badge text, background, foreground)
-    Verdict.SHIP: ("SHIP", "#2e7d32", "#ffffff"),
-    Verdict.HOLD: ("HOLD", "#f0a500", "#1a1a1a"),
-    Verdict.BLOCK: ("BLOCK", "#c62828", "#ffffff"),
-    None: ("NOT FINALIZED", "#9e9e9e", "#ffffff"),
+# --- colours: every one from the palette's semantic colours (ui/theme.py) -----------------------
+
+_VERDICT_TEXT: dict[Verdict | None, str] = {
+    Verdict.SHIP: "SHIP",
+    Verdict.HOLD: "HOLD",
+    Verdict.BLOCK: "BLOCK",
+    None: "NOT FINALIZED",
 }
-_AXIS_STYLE: dict[AxisStatus, tuple[str, str]] = {
-    AxisStatus.PASSED: ("✔", "#2e7d32"),
-    AxisStatus.FAILED: ("✘", "#c62828"),
-    AxisStatus.NOT_RUN: ("?", "#e69500"),
-}
-_PRIORITY_COLOUR = {"P0": "#c62828", "P1": "#e65100", "P2": "#8d6e00", "P3": "#546e7a"}
-_ANCHOR_BACKGROUND = QColor("#fff59d")
+_AXIS_GLYPH: dict[AxisStatus, str] = {AxisStatus.PASSED: "✔", AxisStatus.FAILED: "✘", AxisStatus.NOT_RUN: "?"}
+
+
+def verdict_color(colors: theme.Colors, verdict: Verdict | None) -> QColor:
+    if verdict is Verdict.SHIP:
+        return colors.done
+    if verdict is Verdict.HOLD:
+        return colors.waiting
+    if verdict is Verdict.BLOCK:
+        return colors.failed
+    return colors.muted
+
+
+def axis_color(colors: theme.Colors, status: AxisStatus) -> QColor:
+    return {AxisStatus.PASSED: colors.done, AxisStatus.FAILED: colors.failed}.get(status, colors.waiting)
+
+
+def priority_color(colors: theme.Colors, priority: str) -> QColor:
+    rank = priority_rank(priority)
+    if colors.priorities and 0 <= rank < len(colors.priorities):
+        return colors.priorities[rank]
+    return colors.text
+
 
 REPOSITORY_WIDE = "Repository-wide"
 
@@ -104,16 +136,16 @@ def _lines_text(node: ReviewNode) -> str:
     return str(a.start_line) if a.start_line == a.end_line else f"{a.start_line}–{a.end_line}"
 
 
-def _dot_icon(colour: str, glyph: str) -> QIcon:
+def _dot_icon(colour: QColor, glyph: str) -> QIcon:
     """A filled circle with a glyph: status reads by colour and by shape."""
     pix = QPixmap(18, 18)
     pix.fill(Qt.GlobalColor.transparent)
     p = QPainter(pix)
     p.setRenderHint(QPainter.RenderHint.Antialiasing)
-    p.setBrush(QColor(colour))
+    p.setBrush(colour)
     p.setPen(Qt.PenStyle.NoPen)
     p.drawEllipse(1, 1, 16, 16)
-    p.setPen(QColor("#ffffff"))
+    p.setPen(theme.text_on(colour))
     font = p.font()
     font.setBold(True)
     font.setPixelSize(11)
@@ -153,40 +185,6 @@ def new_line_rows(diff_text: str) -> dict[int, int]:
     return rows
 
 
-class DiffHighlighter(QSyntaxHighlighter):
-    """Colours added/removed lines and hunk headers of a unified diff."""
-
-    def __init__(self, document: Any) -> None:
-        super().__init__(document)
-        self._added = self._fmt("#1b5e20", "#e6f4ea")
-        self._removed = self._fmt("#b71c1c", "#fdecea")
-        self._hunk = self._fmt("#4a148c", "#ede7f6")
-        self._header = self._fmt("#455a64", None, bold=True)
-
-    @staticmethod
-    def _fmt(fg: str, bg: str | None, *, bold: bool = False) -> QTextCharFormat:
-        fmt = QTextCharFormat()
-        fmt.setForeground(QColor(fg))
-        if bg:
-            fmt.setBackground(QColor(bg))
-        if bold:
-            fmt.setFontWeight(QFont.Weight.Bold)
-        return fmt
-
-    def highlightBlock(self, text: str) -> None:
-        if text.startswith(("diff ", "index ", "+++ ", "--- ", "new file", "deleted file")):
-            fmt = self._header
-        elif text.startswith("@@"):
-            fmt = self._hunk
-        elif text.startswith("+"):
-            fmt = self._added
-        elif text.startswith("-"):
-            fmt = self._removed
-        else:
-            return
-        self.setFormat(0, len(text), fmt)
-
-
 # --- findings model and filter ----------------------------------------------------------------
 
 
@@ -197,8 +195,11 @@ def _item(text: str, sort_value: Any) -> QStandardItem:
     return item
 
 
-def build_findings_model(model: QStandardItemModel, nodes: tuple[ReviewNode, ...]) -> None:
+def build_findings_model(
+    model: QStandardItemModel, nodes: tuple[ReviewNode, ...], colors: theme.Colors | None = None
+) -> None:
     """Fill ``model`` with one group row per file (repository-wide last) and one row per finding."""
+    colors = colors or theme.colors()
     model.clear()
     model.setHorizontalHeaderLabels(list(COLUMNS))
     bold = QFont()
@@ -222,7 +223,7 @@ def build_findings_model(model: QStandardItemModel, nodes: tuple[ReviewNode, ...
             prio.setData(priority_rank(node.priority), PriorityRankRole)
             prio.setData(node.confidence, ConfidenceRole)
             prio.setData(node.state, StateRole)
-            prio.setForeground(QColor(_PRIORITY_COLOUR.get(node.priority, "#000000")))
+            prio.setForeground(priority_color(colors, node.priority))
             prio.setFont(bold)
             conf = _item(f"{node.confidence:.2f}", node.confidence)
             conf.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -325,10 +326,8 @@ class ReviewVerdictPanel(QWidget):
         root.addWidget(self._build_header())
         self.dropped_notice = QLabel(objectName="droppedNotice")
         self.dropped_notice.setWordWrap(True)
-        self.dropped_notice.setStyleSheet(
-            "QLabel { background: #fff3cd; color: #5c4400; border: 1px solid #e0c060;"
-            " border-radius: 4px; padding: 4px 8px; }"
-        )
+        self.dropped_notice.setAutoFillBackground(True)
+        self.dropped_notice.setContentsMargins(8, 4, 8, 4)
         self.dropped_notice.hide()
         root.addWidget(self.dropped_notice)
 
@@ -341,6 +340,8 @@ class ReviewVerdictPanel(QWidget):
         self.splitter.setSizes([660, 440])
         root.addWidget(self.splitter, 1)
 
+        self._install_keys()
+        self._restyle()
         self.set_snapshot(ReviewSnapshot.build(agent_verdict=None))
 
     # -- construction --
@@ -369,7 +370,9 @@ class ReviewVerdictPanel(QWidget):
         middle.addWidget(self.reasons_label)
         self.summary_label = QLabel(objectName="reviewSummary")
         self.summary_label.setWordWrap(True)
-        self.summary_label.setStyleSheet("color: #444; font-style: italic;")
+        italic = self.summary_label.font()
+        italic.setItalic(True)
+        self.summary_label.setFont(italic)
         middle.addWidget(self.summary_label)
         row.addLayout(middle, 1)
 
@@ -435,7 +438,6 @@ class ReviewVerdictPanel(QWidget):
         findings_head = QHBoxLayout()
         findings_head.addWidget(self._section("Findings"))
         self.count_label = QLabel(objectName="findingsCount")
-        self.count_label.setStyleSheet("color: #555;")
         findings_head.addWidget(self.count_label, 1, Qt.AlignmentFlag.AlignRight)
         col.addLayout(findings_head)
 
@@ -519,7 +521,6 @@ class ReviewVerdictPanel(QWidget):
         self.title_label.setFont(font)
         col.addWidget(self.title_label)
         self.meta_label = QLabel(objectName="findingMeta")
-        self.meta_label.setStyleSheet("color: #555;")
         self.meta_label.setWordWrap(True)
         col.addWidget(self.meta_label)
         self.body_view = QPlainTextEdit(objectName="findingBody")
@@ -528,15 +529,32 @@ class ReviewVerdictPanel(QWidget):
         col.addWidget(self.body_view)
 
         self.diff_header = QLabel(objectName="diffHeader")
-        self.diff_header.setStyleSheet("color: #555;")
-        col.addWidget(self.diff_header)
+        self.diff_header.setWordWrap(True)
+        self.diff_mode_button = QToolButton(objectName="diffSplitToggle")
+        self.diff_mode_button.setText("Side by side")
+        self.diff_mode_button.setCheckable(True)
+        self.diff_mode_button.setToolTip("Show the diff side by side (old | new) instead of unified")
+        self.diff_mode_button.setAccessibleName("Side-by-side diff")
+        self.diff_mode_button.toggled.connect(self.set_side_by_side)
+        diff_head = QHBoxLayout()
+        diff_head.addWidget(self.diff_header, 1)
+        diff_head.addWidget(self.diff_mode_button)
+        col.addLayout(diff_head)
         self.diff_view = QPlainTextEdit(objectName="diffView")
         self.diff_view.setReadOnly(True)
         self.diff_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        self.diff_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.diff_view.setFont(theme.monospace_font())
+        self.diff_view.setAccessibleName("Diff of the finding's file")
+        self.diff_view.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
         self.diff_highlighter = DiffHighlighter(self.diff_view.document())
-        self._shrinkable(self.diff_view)
-        col.addWidget(self.diff_view, 1)
+        self.split_view = SplitDiffView()
+        self.diff_stack = QStackedWidget(objectName="diffStack")
+        self.diff_stack.addWidget(self.diff_view)
+        self.diff_stack.addWidget(self.split_view)
+        self._shrinkable(self.diff_stack)
+        col.addWidget(self.diff_stack, 1)
 
         buttons = QHBoxLayout()
         buttons.addStretch(1)
@@ -613,7 +631,7 @@ class ReviewVerdictPanel(QWidget):
         self._show_verdict(snapshot)
         self._show_axes(snapshot)
         self._show_dropped(snapshot)
-        build_findings_model(self.findings_model, snapshot.nodes)
+        build_findings_model(self.findings_model, snapshot.nodes, self._colors)
         self.findings_view.expandAll()
         header = self.findings_view.header()
         header.setSectionResizeMode(COL_TITLE, QHeaderView.ResizeMode.Stretch)
@@ -652,13 +670,8 @@ class ReviewVerdictPanel(QWidget):
     # -- rendering pieces --
 
     def _show_verdict(self, snap: ReviewSnapshot) -> None:
-        text, bg, fg = _VERDICT_STYLE[snap.verdict.verdict]
-        self.verdict_badge.setText(text)
-        size = 26 if snap.verdict.verdict is not None else 15
-        self.verdict_badge.setStyleSheet(
-            f"QLabel {{ background: {bg}; color: {fg}; border-radius: 8px; padding: 8px 16px;"
-            f" font-size: {size}px; font-weight: bold; }}"
-        )
+        self.verdict_badge.setText(_VERDICT_TEXT[snap.verdict.verdict])
+        self._paint_badge()
         agent = snap.agent_verdict.value if snap.agent_verdict else "— (not finalized)"
         self.agent_verdict_label.setText(f"Agent verdict: <b>{agent}</b>")
         decision = snap.operator_decision or "none yet"
@@ -671,7 +684,7 @@ class ReviewVerdictPanel(QWidget):
         self.axes_model.clear()
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         for axis in snap.axes:
-            glyph, colour = _AXIS_STYLE[axis.status]
+            glyph, colour = _AXIS_GLYPH[axis.status], axis_color(self._colors, axis.status)
             item = QStandardItem(f"{axis.name} — {axis.status.value.replace('_', ' ')}")
             item.setIcon(_dot_icon(colour, glyph))
             item.setEditable(False)
@@ -684,7 +697,7 @@ class ReviewVerdictPanel(QWidget):
         if not snap.axes:
             none = QStandardItem("No gates configured for this review")
             none.setEditable(False)
-            none.setForeground(QColor("#777"))
+            none.setForeground(self._colors.muted)
             self.axes_model.appendRow(none)
         self._fit_axes_height()
 
@@ -731,12 +744,13 @@ class ReviewVerdictPanel(QWidget):
         self.confirm_button.setEnabled(node is not None)
         self.open_ticket_button.setEnabled(node is not None)
         self.diff_view.setExtraSelections([])
+        self.split_view.new_view.setExtraSelections([])
         if node is None:
             self.title_label.setText("No finding selected")
             self.meta_label.setText("Select a finding to see its body and the diff of its file.")
             self.body_view.clear()
             self.diff_header.clear()
-            self.diff_view.clear()
+            self._clear_diff()
             return
         self.title_label.setText(node.title)
         where = f"{node.anchor.file}:{_lines_text(node)}" if node.anchor else REPOSITORY_WIDE.lower()
@@ -748,7 +762,7 @@ class ReviewVerdictPanel(QWidget):
         self.body_view.setPlainText(node.body or "(no body)")
         if node.anchor is None:
             self.diff_header.setText("Repository-wide note: no file diff.")
-            self.diff_view.clear()
+            self._clear_diff()
             return
         self._show_diff(node)
 
@@ -757,37 +771,156 @@ class ReviewVerdictPanel(QWidget):
         file = node.anchor.file
         if self._diff_provider is None:
             self.diff_header.setText(f"{file}: no diff source connected.")
-            self.diff_view.clear()
+            self._clear_diff()
             return
         if file not in self._diff_cache:
             try:
                 self._diff_cache[file] = self._diff_provider(file).replace("\r\n", "\n")
             except Exception as exc:  # the provider runs git; show the failure, keep the panel alive
                 self.diff_header.setText(f"{file}: could not load the diff ({exc}).")
-                self.diff_view.clear()
+                self._clear_diff()
                 return
         text = self._diff_cache[file]
-        self.diff_view.setPlainText(text)
+        self._set_diff_text(text, file)
         if not text.strip():
             self.diff_header.setText(f"{file}: unchanged in this pull request.")
             return
         rows = new_line_rows(text)
-        wanted = [rows[n] for n in range(node.anchor.start_line, node.anchor.end_line + 1) if n in rows]
+        lines = range(node.anchor.start_line, node.anchor.end_line + 1)
+        wanted = [rows[n] for n in lines if n in rows]
+        self.split_view.show_anchor(lines, self._colors.anchor)
         if not wanted:
             self.diff_header.setText(f"{file}: lines {_lines_text(node)} are outside the changed hunks.")
             return
         self.diff_header.setText(f"{file} — lines {_lines_text(node)} highlighted")
-        doc = self.diff_view.document()
-        selections = []
-        for row in wanted:
-            sel = QTextEdit.ExtraSelection()
-            sel.cursor = QTextCursor(doc.findBlockByNumber(row))
-            sel.format.setBackground(_ANCHOR_BACKGROUND)
-            sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
-            selections.append(sel)
-        self.diff_view.setExtraSelections(selections)
-        self.diff_view.setTextCursor(QTextCursor(doc.findBlockByNumber(wanted[0])))
+        anchor = self._colors.anchor
+        self.diff_view.setExtraSelections([anchor_selection(self.diff_view, row, anchor) for row in wanted])
+        self.diff_view.setTextCursor(QTextCursor(self.diff_view.document().findBlockByNumber(wanted[0])))
         self.diff_view.centerCursor()
+
+    def _set_diff_text(self, text: str, file: str) -> None:
+        self.diff_highlighter._filename = file
+        self.diff_view.setPlainText(text)  # highlights with the file's lexer
+        states = [unified_line_state(line) for line in text.split("\n")]
+        paint_line_backgrounds(self.diff_view, self.diff_highlighter, states)
+        self.split_view.set_diff(text, file)
+
+    def _clear_diff(self) -> None:
+        self.diff_view.clear()
+        self.split_view.clear()
+
+    # -- diff mode, keys, palette --
+
+    def set_side_by_side(self, on: bool) -> None:
+        """Unified (default) or old | new side by side; the anchor stays highlighted in both."""
+        if self.diff_mode_button.isChecked() != on:
+            self.diff_mode_button.setChecked(on)
+            return
+        self.diff_stack.setCurrentWidget(self.split_view if on else self.diff_view)
+
+    def is_side_by_side(self) -> bool:
+        return self.diff_stack.currentWidget() is self.split_view
+
+    def _install_keys(self) -> None:
+        """J / K: next / previous finding; Enter: jump to the finding's anchored lines. Read where
+        the keyboard is in the panel (the findings list and the read-only texts), so typing in a
+        filter is never taken for a command."""
+        self._key_targets = (
+            self.findings_view,
+            self.body_view,
+            self.diff_view,
+            self.split_view.old_view,
+            self.split_view.new_view,
+        )
+        for widget in self._key_targets:
+            widget.installEventFilter(self)
+        self.findings_view.setToolTip("J / K: next / previous finding · Enter: jump to its lines in the diff")
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.KeyPress and watched in getattr(self, "_key_targets", ()):
+            assert isinstance(event, QKeyEvent)
+            plain = not (event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier)
+            if plain and event.key() in (Qt.Key.Key_J, Qt.Key.Key_K):
+                self.step_finding(1 if event.key() == Qt.Key.Key_J else -1)
+                return True
+            if (
+                plain
+                and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+                and watched is self.findings_view
+            ):
+                self.jump_to_anchor()
+                return True
+        return super().eventFilter(watched, event)
+
+    def finding_ids(self) -> list[str]:
+        """Visible findings in the order the list shows them."""
+        ids: list[str] = []
+        for g in range(self.findings_proxy.rowCount()):
+            group = self.findings_proxy.index(g, 0)
+            for r in range(self.findings_proxy.rowCount(group)):
+                node_id = self.findings_proxy.index(r, 0, group).data(NodeIdRole)
+                if node_id:
+                    ids.append(node_id)
+        return ids
+
+    def step_finding(self, step: int) -> None:
+        ids = self.finding_ids()
+        if not ids:
+            return
+        if self._selected_id in ids:
+            index = max(0, min(len(ids) - 1, ids.index(self._selected_id) + step))
+        else:
+            index = 0 if step > 0 else len(ids) - 1
+        self.select_node(ids[index])
+        self.findings_view.setFocus()
+
+    def jump_to_anchor(self) -> None:
+        """Put the keyboard in the diff, on the first anchored line of the selected finding."""
+        node = self._nodes.get(self._selected_id or "")
+        if node is None or node.anchor is None:
+            return
+        editor = self.split_view.new_view if self.is_side_by_side() else self.diff_view
+        selections = editor.extraSelections()
+        if selections:
+            editor.setTextCursor(QTextCursor(selections[0].cursor.block()))
+            editor.centerCursor()
+        editor.setFocus()
+
+    def _restyle(self) -> None:
+        """Take every colour from the palette (light, dark or high contrast)."""
+        self._colors = theme.colors(self.palette())
+        c = self._colors
+        for label in (self.summary_label, self.meta_label, self.diff_header, self.count_label):
+            pal = label.palette()
+            pal.setColor(QPalette.ColorRole.WindowText, c.muted)
+            label.setPalette(pal)
+        pal = self.dropped_notice.palette()
+        pal.setColor(QPalette.ColorRole.Window, c.notice)
+        pal.setColor(QPalette.ColorRole.WindowText, c.notice_text)
+        self.dropped_notice.setPalette(pal)
+        self.diff_highlighter.set_colors(c)
+        self.split_view.set_colors(c)
+        self._paint_badge()
+
+    def _paint_badge(self) -> None:
+        verdict = self._snapshot.verdict.verdict if self._snapshot is not None else None
+        bg = verdict_color(self._colors, verdict)
+        self.verdict_badge.setAutoFillBackground(True)
+        pal = self.verdict_badge.palette()
+        pal.setColor(QPalette.ColorRole.Window, bg)
+        pal.setColor(QPalette.ColorRole.WindowText, theme.text_on(bg))
+        self.verdict_badge.setPalette(pal)
+        font = self.verdict_badge.font()
+        font.setBold(True)
+        font.setPointSizeF(theme.ui_font().pointSizeF() * (1.9 if verdict is not None else 1.1))
+        self.verdict_badge.setFont(font)
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "_colors"):
+            self._restyle()
+            if self._snapshot is not None:
+                self.set_snapshot(self._snapshot)
+        super().changeEvent(event)
 
     def _emit_confirm(self) -> None:
         if self._selected_id is not None:

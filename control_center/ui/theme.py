@@ -3,7 +3,7 @@ fonts. Widgets ask for colours by meaning ("diff_add", "failed") so both palette
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib.resources import files
 
@@ -43,6 +43,16 @@ class Colors:
     done: QColor
     failed: QColor
     modes: dict[Mode, QColor]
+    #: Background of the lines a review finding points at (text on it keeps 4.5:1).
+    anchor: QColor = field(default_factory=lambda: QColor("#fff1b8"))
+    #: A notice strip (dropped findings, warnings): its background and text.
+    notice: QColor = field(default_factory=lambda: QColor("#fff3cd"))
+    notice_text: QColor = field(default_factory=lambda: QColor("#5c4400"))
+    #: Priority colours of review findings, strongest first (P0..P3).
+    priorities: tuple[QColor, ...] = ()
+    #: Syntax colours by Pygments token family (see :func:`syntax_color`).
+    syntax: dict[str, QColor] = field(default_factory=dict)
+    high_contrast: bool = False
 
     def mode(self, mode: Mode) -> QColor:
         return self.modes[mode]
@@ -76,7 +86,7 @@ def _light(text: QColor) -> Colors:
     return Colors(
         dark=False,
         text=text,
-        muted=QColor("#6b7079"),
+        muted=QColor("#5c616a"),
         accent=QColor("#2563c9"),
         error=QColor("#c42b1c"),
         user_bubble=QColor("#e3edfb"),
@@ -91,14 +101,29 @@ def _light(text: QColor) -> Colors:
         diff_remove_text=QColor("#a01d1d"),
         diff_hunk_text=QColor("#3a4f8f"),
         running=QColor("#2563c9"),
-        waiting=QColor("#b86e00"),
-        done=QColor("#1f8a3b"),
+        waiting=QColor("#9a5c00"),
+        done=QColor("#1a7a34"),
         failed=QColor("#c42b1c"),
         modes={
             Mode.CHAT: QColor("#2563c9"),
             Mode.PLAN: QColor("#7a4fc9"),
             Mode.ORCHESTRATE: QColor("#b8620a"),
             Mode.REVIEW: QColor("#1f7f7a"),
+        },
+        anchor=QColor("#fff1b8"),
+        notice=QColor("#fff3cd"),
+        notice_text=QColor("#5c4400"),
+        priorities=(QColor("#b3261e"), QColor("#a94a00"), QColor("#7a5d00"), QColor("#4a5f6b")),
+        syntax={
+            "keyword": QColor("#8a2bb0"),
+            "string": QColor("#1e6b1e"),
+            "comment": QColor("#5f6670"),
+            "number": QColor("#0b5fa5"),
+            "function": QColor("#6b4a00"),
+            "class": QColor("#8a3b00"),
+            "builtin": QColor("#0b6377"),
+            "decorator": QColor("#7a3e9d"),
+            "operator": QColor("#3d434c"),
         },
     )
 
@@ -131,7 +156,91 @@ def _dark(text: QColor) -> Colors:
             Mode.ORCHESTRATE: QColor("#f0a25a"),
             Mode.REVIEW: QColor("#4fc7bf"),
         },
+        anchor=QColor("#4a3f12"),
+        notice=QColor("#3d3420"),
+        notice_text=QColor("#f3d98b"),
+        priorities=(QColor("#ff8a80"), QColor("#ffab66"), QColor("#e8c95a"), QColor("#a7b8c3")),
+        syntax={
+            "keyword": QColor("#d7a6ff"),
+            "string": QColor("#9fdf9f"),
+            "comment": QColor("#b1b8c2"),
+            "number": QColor("#8cc8ff"),
+            "function": QColor("#f2d479"),
+            "class": QColor("#ffbe85"),
+            "builtin": QColor("#7fd6e6"),
+            "decorator": QColor("#e0b0ff"),
+            "operator": QColor("#d0d4da"),
+        },
     )
+
+
+def _high_contrast(dark: bool) -> Colors:
+    """Maximum contrast: text black on white (or white on black), colours only where they still
+    read at 7:1, strong outlines instead of tints."""
+    base = _dark(QColor("#ffffff")) if dark else _light(QColor("#000000"))
+    fg = QColor("#ffffff") if dark else QColor("#000000")
+    return replace(
+        base,
+        muted=fg,
+        code_bg=QColor("#000000") if dark else QColor("#ffffff"),
+        diff_add=QColor("#003300") if dark else QColor("#e6ffe6"),
+        diff_remove=QColor("#3d0000") if dark else QColor("#ffe6e6"),
+        diff_hunk=QColor("#000033") if dark else QColor("#e6e6ff"),
+        diff_add_text=QColor("#b5ffb5") if dark else QColor("#004d00"),
+        diff_remove_text=QColor("#ffc2c2") if dark else QColor("#7a0000"),
+        diff_hunk_text=QColor("#c8c8ff") if dark else QColor("#00005c"),
+        anchor=QColor("#5c4b00") if dark else QColor("#ffe97a"),
+        notice=QColor("#000000") if dark else QColor("#ffffff"),
+        notice_text=fg,
+        priorities=(fg, fg, fg, fg),
+        syntax=dict.fromkeys(base.syntax, fg),
+        high_contrast=True,
+    )
+
+
+def luminance(color: QColor) -> float:
+    """Relative luminance (WCAG 2)."""
+
+    def channel(c: float) -> float:
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * channel(color.redF()) + 0.7152 * channel(color.greenF()) + 0.0722 * channel(color.blueF())
+
+
+def contrast_ratio(a: QColor, b: QColor) -> float:
+    """WCAG contrast ratio of two opaque colours: 1 (same) to 21 (black on white); body text
+    needs 4.5."""
+    la, lb = luminance(a), luminance(b)
+    return (max(la, lb) + 0.05) / (min(la, lb) + 0.05)
+
+
+def palette_is_high_contrast(palette: QPalette) -> bool:
+    """A palette whose text stands at least 18:1 from its base (black on white, white on black);
+    the system's own contrast preference counts too where Qt reports it."""
+    text = palette.color(QPalette.ColorRole.Text)
+    base = palette.color(QPalette.ColorRole.Base)
+    return contrast_ratio(text, base) >= 18.0
+
+
+def syntax_color(colors: Colors, token_type: object) -> QColor | None:
+    """The colour of a Pygments token type in ``colors`` (``None``: plain text)."""
+    from pygments import token as t
+
+    for family, name in (
+        (t.Comment, "comment"),
+        (t.String, "string"),
+        (t.Number, "number"),
+        (t.Name.Decorator, "decorator"),
+        (t.Name.Function, "function"),
+        (t.Name.Class, "class"),
+        (t.Name.Builtin, "builtin"),
+        (t.Keyword, "keyword"),
+        (t.Operator.Word, "keyword"),
+        (t.Operator, "operator"),
+    ):
+        if token_type in family:  # type: ignore[operator]
+            return colors.syntax.get(name)
+    return None
 
 
 def palette_is_dark(palette: QPalette) -> bool:
@@ -158,11 +267,15 @@ def colors(palette: QPalette | None = None) -> Colors:
     """Semantic colours matching ``palette`` (default: the application's)."""
     pal = palette if palette is not None else QGuiApplication.palette()
     # Cached: delegates ask for colours on every row they paint.
-    return _colors_for(is_dark(palette), pal.color(QPalette.ColorRole.Text).rgba())
+    return _colors_for(
+        is_dark(palette), pal.color(QPalette.ColorRole.Text).rgba(), palette_is_high_contrast(pal)
+    )
 
 
 @lru_cache(maxsize=8)
-def _colors_for(dark: bool, text_rgba: int) -> Colors:
+def _colors_for(dark: bool, text_rgba: int, high_contrast: bool = False) -> Colors:
+    if high_contrast:
+        return _high_contrast(dark)
     text = QColor.fromRgba(text_rgba)
     return _dark(text) if dark else _light(text)
 
@@ -216,6 +329,33 @@ def dark_palette() -> QPalette:
     pal.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText, QColor("#6d7179"))
     pal.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text, QColor("#6d7179"))
     pal.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.WindowText, QColor("#6d7179"))
+    return pal
+
+
+def high_contrast_palette(dark: bool = False) -> QPalette:
+    """Black on white (or white on black) with a strong highlight, for operators who need it."""
+    fg, bg = ("#ffffff", "#000000") if dark else ("#000000", "#ffffff")
+    pal = QPalette()
+    for role in (
+        QPalette.ColorRole.WindowText,
+        QPalette.ColorRole.Text,
+        QPalette.ColorRole.ButtonText,
+        QPalette.ColorRole.ToolTipText,
+        QPalette.ColorRole.PlaceholderText,
+    ):
+        pal.setColor(role, QColor(fg))
+    for role in (
+        QPalette.ColorRole.Window,
+        QPalette.ColorRole.Base,
+        QPalette.ColorRole.AlternateBase,
+        QPalette.ColorRole.Button,
+        QPalette.ColorRole.ToolTipBase,
+    ):
+        pal.setColor(role, QColor(bg))
+    pal.setColor(QPalette.ColorRole.Highlight, QColor("#ffd400" if dark else "#0033cc"))
+    pal.setColor(QPalette.ColorRole.HighlightedText, QColor("#000000" if dark else "#ffffff"))
+    pal.setColor(QPalette.ColorRole.Link, QColor("#ffd400" if dark else "#0033cc"))
+    pal.setColor(QPalette.ColorRole.Mid, QColor(fg))
     return pal
 
 
