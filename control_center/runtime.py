@@ -69,6 +69,19 @@ class PlanVersion:
 
 
 @dataclass(frozen=True)
+class NodeRun:
+    """The agent turn that ran (or runs) one plan node: what Plan Studio shows beside the node."""
+
+    turn_id: str
+    space_id: str | None
+    mode: Mode
+    status: str
+    started_at: str
+    tokens: int
+    cost_usd: float
+
+
+@dataclass(frozen=True)
 class SideData:
     space_id: str
     plans: tuple[PlanVersion, ...]
@@ -79,6 +92,29 @@ class SideData:
     #: file -> the PR's diff of that file, for every file a finding anchors to (read off the GUI
     #: thread so selecting a finding never waits on git)
     pr_diffs: dict[str, str] = field(default_factory=dict)
+    #: plan id -> node key -> the turn that ran that node (nodes that have not run are absent)
+    node_runs: dict[str, dict[str, NodeRun]] = field(default_factory=dict)
+
+
+def _node_runs(store: Any, spec: dict[str, Any]) -> dict[str, NodeRun]:
+    """Node key -> its turn, from the run record the pipeline runner keeps in its spec."""
+    from control_center.pipeline.runner import RUN_KEY
+
+    turns = (spec.get(RUN_KEY) or {}).get("node_turns") or {}
+    runs: dict[str, NodeRun] = {}
+    for key, turn_id in turns.items():
+        turn = store.turn(str(turn_id))
+        if turn is not None:
+            runs[str(key)] = NodeRun(
+                turn.id,
+                turn.space_id,
+                turn.mode,
+                turn.status.value,
+                turn.created_at,
+                turn.input_tokens + turn.output_tokens,
+                turn.cost_usd,
+            )
+    return runs
 
 
 @dataclass(frozen=True)
@@ -510,11 +546,13 @@ class WorkspaceRuntime:
             )
         node_status: dict[str, dict[str, str]] = {}
         pipeline_of: dict[str, str] = {}
+        node_runs: dict[str, dict[str, NodeRun]] = {}
         for prow in store.pipelines(space_id=space_id):
             if prow.source_kind == "plan":
                 state = state_from_json(prow.state)
                 node_status[prow.source_id] = {k: NodeStatus(v).value for k, v in state.statuses.items()}
                 pipeline_of[prow.source_id] = prow.id
+                node_runs[prow.source_id] = _node_runs(store, prow.spec)
         review = None
         pr_diffs: dict[str, str] = {}
         if space is not None and space.is_pr:
@@ -527,7 +565,7 @@ class WorkspaceRuntime:
                     pr_diffs[path] = pr_diff(self.ws, space_id, path)
                 except Exception as exc:  # shown in the panel's diff header, not raised
                     pr_diffs[path] = f"(the diff of {path} could not be read: {exc})"
-        return SideData(space_id, tuple(plan_views), node_status, pipeline_of, review, pr_diffs)
+        return SideData(space_id, tuple(plan_views), node_status, pipeline_of, review, pr_diffs, node_runs)
 
     def load_spaces(self) -> concurrent.futures.Future[list[Space]]:
         return self._call(self.ws.store.spaces)

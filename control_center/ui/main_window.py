@@ -220,6 +220,7 @@ class MainWindow(QMainWindow):
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(conv_page, theme.icon("agent"), "Conversation")
         self.side_tabs = SideTabs(self.tabs, self.runtime, self.operations, self.current_space)
+        self.side_tabs.select_space = self.select_space
 
         center = QSplitter(Qt.Orientation.Horizontal)
         center.addWidget(left)

@@ -23,6 +23,8 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QFontMetricsF,
+    QKeyEvent,
+    QMouseEvent,
     QPainter,
     QPainterPath,
     QPalette,
@@ -50,6 +52,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from control_center.core.modes import Mode
 from control_center.core.plan import PlanGraph, PlanNode
 from control_center.core.plan_layout import (
     PlanDiff,
@@ -59,6 +62,8 @@ from control_center.core.plan_layout import (
     layout_plan,
     upstream,
 )
+from control_center.core.profiles import profile_for
+from control_center.ui import theme as ui_theme
 from control_center.ui.widgets import add_command, add_spacer, overflow_toolbar
 
 # One palette for node statuses. Mid-saturation colours that read on light and dark backgrounds;
@@ -79,7 +84,13 @@ _PAD = 10.0
 _DIM_OPACITY = 0.22
 _TEXT_LOD = 0.35  # below this zoom, text is unreadable anyway: skip it
 _MIN_SCALE, _MAX_SCALE = 0.03, 4.0
-_CACHE_VIEWPORTS = 4  # pixmap cache room, in viewports of 32-bit pixels (see resizeEvent)
+#: Fit never zooms below this: card text is drawn in the UI font, so at 1.0 it reads like the rest
+#: of the application. A plan larger than the canvas at this zoom gets the minimap instead.
+READABLE_SCALE = 1.0
+_MINIMAP_SIZE = (180, 120)
+_CACHE_VIEWPORTS = 4
+#: Below this width the details pane goes under the graph instead of beside it.
+NARROW_WIDTH = 820  # pixmap cache room, in viewports of 32-bit pixels (see resizeEvent)
 
 
 def _enable(button: QToolButton, on: bool) -> None:
@@ -111,7 +122,7 @@ class _Theme:
         self.background = palette.color(QPalette.ColorRole.Window)
         self.node_fill = palette.color(QPalette.ColorRole.Base)
         self.text = palette.color(QPalette.ColorRole.Text)
-        self.muted_text = palette.color(QPalette.ColorRole.PlaceholderText)
+        self.muted_text = ui_theme.colors(palette).muted  # 4.5:1 on the card, unlike placeholder grey
         self.border = palette.color(QPalette.ColorRole.Mid)
         self.highlight = palette.color(QPalette.ColorRole.Highlight)
         self.accent = QColor("#d4a017")  # critical path: a gold that stands out on both themes
@@ -139,23 +150,41 @@ class PlanNodeItem(QGraphicsItem):
         self.key = node.key
         self.title = node.title
         self.status = "pending"
+        #: the mode the step runs in (plan nodes run as agent steps) and its chip colour
+        self.mode_label = "Agent"
+        self.mode_color: QColor | None = None
         self.marker: str | None = None  # "new" / "changed" when a diff is shown
         self.dimmed = False
         self.on_critical_path = False
         self._w, self._h = width, height
         self._font = QFont(font)
         self._font.setBold(True)
+        # Every line of a card is drawn in the UI font: at 100 % zoom (where Fit never goes below)
+        # nothing on a card is smaller than the rest of the application's text.
         self._small = QFont(font)
-        self._small.setPointSizeF(max(6.0, font.pointSizeF() * 0.85))
         self._elided = ""
         self._elide()
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsFocusable)
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.setZValue(1)
         self.setToolTip(f"{node.key}: {node.title}")
 
+    def title_font(self) -> QFont:
+        return QFont(self._font)
+
+    def meta_font(self) -> QFont:
+        return QFont(self._small)
+
+    def set_mode(self, label: str, color: QColor | None) -> None:
+        if (label, color) != (self.mode_label, self.mode_color):
+            self.mode_label, self.mode_color = label, color
+            self.update()
+
     def _elide(self) -> None:
         room = self._w - _BAND - 2 * _PAD
+        if self.marker:
+            room -= QFontMetricsF(self._small).horizontalAdvance(self.marker.upper()) + 20
         self._elided = QFontMetricsF(self._font).elidedText(self.title, Qt.TextElideMode.ElideRight, room)
 
     @property
@@ -221,23 +250,39 @@ class PlanNodeItem(QGraphicsItem):
         painter.drawText(
             QRectF(left, 8, self._w - left - _PAD, 22), Qt.AlignmentFlag.AlignVCenter, self._elided
         )
+        if self.hasFocus():  # keyboard focus: a dashed ring inside the outline
+            focus_pen = QPen(theme.highlight, 1, Qt.PenStyle.DashLine)
+            painter.setPen(focus_pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(rect.adjusted(3, 3, -3, -3), 6, 6)
         painter.setFont(self._small)
         metrics = QFontMetricsF(self._small)
         room = self._w - left - _PAD
         if self.marker:
-            # the diff badge sits on the second line so the title keeps the full width
+            # the version-diff badge sits at the title's end (the title was elided to leave room)
             label = self.marker.upper()
-            bw = metrics.horizontalAdvance(label) + 14
-            badge = QRectF(self._w - _PAD - bw, 36, bw, 17)
+            bw = metrics.horizontalAdvance(label) + 12
+            badge = QRectF(self._w - _PAD - bw, 9, bw, 20)
             painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(QColor(MARKER_COLORS.get(self.marker, _UNKNOWN_STATUS_COLOR)))
-            painter.drawRoundedRect(badge, 8.5, 8.5)
-            painter.setPen(QColor("white"))
+            fill = QColor(MARKER_COLORS.get(self.marker, _UNKNOWN_STATUS_COLOR))
+            painter.setBrush(fill)
+            painter.drawRoundedRect(badge, 10, 10)
+            painter.setPen(ui_theme.text_on(fill))
             painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
-            room -= bw + 6
+        # the step's mode as a chip at the second line's end
+        chip = self.mode_label
+        cw = metrics.horizontalAdvance(chip) + 12
+        chip_rect = QRectF(self._w - _PAD - cw, 36, cw, 20)
+        chip_fill = self.mode_color or theme.border
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(chip_fill)
+        painter.drawRoundedRect(chip_rect, 10, 10)
+        painter.setPen(ui_theme.text_on(chip_fill))
+        painter.drawText(chip_rect, Qt.AlignmentFlag.AlignCenter, chip)
+        room -= cw + 6
         painter.setPen(theme.muted_text)
         meta = metrics.elidedText(f"{self.key} · {self.status}", Qt.TextElideMode.ElideMiddle, room)
-        painter.drawText(QRectF(left, 34, room, 20), Qt.AlignmentFlag.AlignVCenter, meta)
+        painter.drawText(QRectF(left, 36, room, 20), Qt.AlignmentFlag.AlignVCenter, meta)
 
 
 class PlanEdge:
@@ -428,6 +473,48 @@ def _bundle_pieces(layout: PlanLayout) -> tuple[list[PlanEdge], dict[int, list[_
     return edges, gaps
 
 
+class PlanMinimap(QGraphicsView):
+    """The whole plan in a corner of the graph view, the visible part outlined; click or drag to
+    move there. Shown only while the plan does not fit the view."""
+
+    def __init__(self, main: PlanGraphView) -> None:
+        super().__init__(main.scene(), main)
+        self._main = main
+        self.setObjectName("planMinimap")
+        self.setAccessibleName("Plan overview")
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setInteractive(False)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.setFrameShape(QGraphicsView.Shape.Box)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+
+    def refresh(self) -> None:
+        rect = self.scene().itemsBoundingRect().adjusted(-20, -20, 20, 20)
+        self.fitInView(rect, Qt.AspectRatioMode.KeepAspectRatio)
+        self.viewport().update()
+
+    def visible_area(self) -> QRectF:
+        return self._main.mapToScene(self._main.viewport().rect()).boundingRect()
+
+    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:
+        pen = QPen(self.palette().color(QPalette.ColorRole.Highlight), 2)
+        pen.setCosmetic(True)
+        painter.setPen(pen)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRect(self.visible_area())
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        self._main.centerOn(self.mapToScene(event.position().toPoint()))
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if event.buttons() & Qt.MouseButton.LeftButton:
+            self._main.centerOn(self.mapToScene(event.position().toPoint()))
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        event.ignore()
+
+
 class PlanGraphView(QGraphicsView):
     """Zoom with the wheel around the cursor, pan by dragging, ``fit_to_view()``."""
 
@@ -441,6 +528,14 @@ class PlanGraphView(QGraphicsView):
         self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
         self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontAdjustForAntialiasing)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setAccessibleName("Plan graph")
+        self.setAccessibleDescription(
+            "Arrow keys move between nodes (left: a dependency, right: a dependent, up/down: the same "
+            "column); F fits, + and - zoom"
+        )
+        self.minimap = PlanMinimap(self)
+        self.minimap.hide()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
@@ -453,6 +548,11 @@ class PlanGraphView(QGraphicsView):
         needed_kb = int(_CACHE_VIEWPORTS * viewport.width() * viewport.height() * ratio * ratio * 4 / 1024)
         if QPixmapCache.cacheLimit() < needed_kb:
             QPixmapCache.setCacheLimit(needed_kb)
+        minimap = getattr(self, "minimap", None)
+        if minimap is not None:
+            w, h = _MINIMAP_SIZE
+            minimap.setGeometry(viewport.width() - w - 8, viewport.height() - h - 8, w, h)
+        self._update_minimap()
 
     def zoom_factor(self) -> float:
         return self.transform().m11()
@@ -464,6 +564,7 @@ class PlanGraphView(QGraphicsView):
             self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
         self.scale(factor, factor)
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self._update_minimap()
 
     def wheelEvent(self, event: QWheelEvent) -> None:
         delta = event.angleDelta().y()
@@ -472,13 +573,61 @@ class PlanGraphView(QGraphicsView):
         event.accept()
 
     def fit_to_view(self) -> None:
+        """Everything in view if it fits at a readable zoom (text at the UI font size); otherwise
+        100 % zoom on the plan's start (its first layer, vertically centred), with the minimap
+        showing the rest."""
         rect = self.scene().itemsBoundingRect().adjusted(-24, -24, 24, 24)
         if rect.isEmpty():
             return
-        self.fitInView(rect, Qt.AspectRatioMode.KeepAspectRatio)
-        if self.zoom_factor() > 1.0:  # a small plan is not blown up past 100%
-            self.resetTransform()
+        self.resetTransform()
+        viewport = self.viewport().rect()
+        if rect.width() <= viewport.width() and rect.height() <= viewport.height():
             self.centerOn(rect.center())
+        else:
+            left = rect.left() + viewport.width() / 2
+            self.centerOn(min(left, rect.center().x()), rect.center().y())
+        self._update_minimap()
+
+    def fits(self) -> bool:
+        """Whether the whole plan is on screen."""
+        visible = self.mapToScene(self.viewport().rect()).boundingRect()
+        return visible.adjusted(-1, -1, 1, 1).contains(self.scene().itemsBoundingRect())
+
+    def _update_minimap(self) -> None:
+        minimap = getattr(self, "minimap", None)
+        if minimap is None:
+            return
+        show = self.scene() is not None and bool(self.scene().items()) and not self.fits()
+        minimap.setVisible(show)
+        if show:
+            minimap.refresh()
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        super().scrollContentsBy(dx, dy)
+        self._update_minimap()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        handler = getattr(self, "navigate", None)
+        moves = {
+            Qt.Key.Key_Left: "left",
+            Qt.Key.Key_Right: "right",
+            Qt.Key.Key_Up: "up",
+            Qt.Key.Key_Down: "down",
+            Qt.Key.Key_Home: "first",
+            Qt.Key.Key_Escape: "none",
+        }
+        if handler is not None and event.key() in moves and not event.modifiers():
+            handler(moves[event.key()])
+            event.accept()
+            return
+        if event.key() in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
+            self.zoom_by(1.25)
+        elif event.key() == Qt.Key.Key_Minus:
+            self.zoom_by(0.8)
+        elif event.key() == Qt.Key.Key_F and not event.modifiers():
+            self.fit_to_view()
+        else:
+            super().keyPressEvent(event)
 
 
 class PlanStudioView(QWidget):
@@ -488,6 +637,8 @@ class PlanStudioView(QWidget):
     reject_requested = Signal(str)
     retry_node_requested = Signal(str)
     cancel_run_requested = Signal()
+    #: the operator follows a node's turn link: (space id, turn id)
+    open_turn_requested = Signal(str, str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -507,20 +658,33 @@ class PlanStudioView(QWidget):
         self._scene = _PlanScene(self._theme, self)
         self._scene.selectionChanged.connect(self._on_selection_changed)
         self.view = PlanGraphView(self._scene)
+        self.view.navigate = self.navigate  # type: ignore[attr-defined]
+        self._runs: dict[str, Any] = {}  # node key -> NodeRun (the turn that ran it)
+        self.empty_label = QLabel(
+            "No plan yet. Switch this space to Plan mode (Shift+Tab in the composer) and describe "
+            "the goal: the agent's plan appears here as a graph for you to approve.",
+            objectName="planEmptyState",
+        )
+        self.empty_label.setWordWrap(True)
+        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_label.setContentsMargins(24, 24, 24, 24)
 
         root = QVBoxLayout(self)
         root.setContentsMargins(8, 8, 8, 8)
         root.addLayout(self._build_header())
         root.addWidget(self._build_toolbar())
         root.addWidget(self._build_reject_row())
-        splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter = splitter = QSplitter(Qt.Orientation.Horizontal, objectName="planSplitter")
         splitter.addWidget(self.view)
         splitter.addWidget(self._build_side_pane())
         splitter.setStretchFactor(0, 1)
         splitter.setStretchFactor(1, 0)
+        splitter.setChildrenCollapsible(False)
         splitter.setSizes([700, 260])
         root.addWidget(splitter, 1)
+        root.addWidget(self.empty_label, 1)
         self._sync_buttons()
+        self._show_empty(True)
 
     # -- construction ------------------------------------------------------------------------
 
@@ -610,32 +774,51 @@ class PlanStudioView(QWidget):
     def _build_side_pane(self) -> QWidget:
         pane = QWidget(objectName="planSidePane")
         pane.setMinimumWidth(220)
-        pane.setMaximumWidth(340)
+        self.side_pane = pane
         box = QVBoxLayout(pane)
+        box.setContentsMargins(6, 0, 0, 0)
         self.side_key = QLabel(objectName="planSideKey")
         self.side_title = QLabel(objectName="planSideTitle")
         self.side_status = QLabel(objectName="planSideStatus")
         self.side_description = QLabel(objectName="planSideDescription")
-        for label in (self.side_key, self.side_title, self.side_description):
+        self.side_run = QLabel(objectName="planSideRun")
+        self.side_run.setTextFormat(Qt.TextFormat.RichText)
+        self.side_run.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextBrowserInteraction | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+        self.side_run.linkActivated.connect(self._open_turn_link)
+        self.side_run.setAccessibleName("The node's turn")
+        for label in (self.side_key, self.side_title, self.side_description, self.side_run):
             label.setWordWrap(True)
-            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        for label in (self.side_key, self.side_title, self.side_description):
+            label.setTextInteractionFlags(
+                Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard
+            )
         bold = self.side_title.font()
         bold.setBold(True)
         self.side_title.setFont(bold)
         self.side_dependencies = QListWidget(objectName="planSideDependencies")
         self.side_dependents = QListWidget(objectName="planSideDependents")
+        self.side_dependencies.setAccessibleName("Depends on")
+        self.side_dependents.setAccessibleName("Needed by")
         for lst in (self.side_dependencies, self.side_dependents):
+            # one click (or Enter) follows the link: they are links, not a selection to make
             lst.itemActivated.connect(lambda item: self.select_node(item.data(Qt.ItemDataRole.UserRole)))
-        self.side_placeholder = QLabel("Select a node to see its details.", objectName="planSidePlaceholder")
+            lst.itemClicked.connect(lambda item: self.select_node(item.data(Qt.ItemDataRole.UserRole)))
+            lst.setMinimumHeight(48)
+        self.side_placeholder = QLabel(objectName="planSidePlaceholder")
         self.side_placeholder.setWordWrap(True)
+        self.deps_caption = QLabel("Depends on")
+        self.dependents_caption = QLabel("Needed by")
         box.addWidget(self.side_placeholder)
         box.addWidget(self.side_title)
         box.addWidget(self.side_key)
         box.addWidget(self.side_status)
+        box.addWidget(self.side_run)
         box.addWidget(self.side_description)
-        box.addWidget(QLabel("Depends on"))
+        box.addWidget(self.deps_caption)
         box.addWidget(self.side_dependencies, 1)
-        box.addWidget(QLabel("Needed by"))
+        box.addWidget(self.dependents_caption)
         box.addWidget(self.side_dependents, 1)
         return pane
 
@@ -668,6 +851,8 @@ class PlanStudioView(QWidget):
         self._layout = layout_plan(graph)
         self._critical = critical_path(graph)
         self._rebuild_scene()
+        self._show_empty(False)
+        self.set_node_runs(self._runs)
         self._update_header()
         self._show_details(None)
         self._sync_buttons()
@@ -861,32 +1046,141 @@ class PlanStudioView(QWidget):
 
     def _show_details(self, key: str | None) -> None:
         node = self._nodes_by_key.get(key) if key is not None else None
-        widgets = (self.side_title, self.side_key, self.side_status, self.side_description)
+        widgets = (
+            self.side_title,
+            self.side_key,
+            self.side_status,
+            self.side_run,
+            self.side_description,
+            self.deps_caption,
+            self.side_dependencies,
+            self.dependents_caption,
+            self.side_dependents,
+        )
         self.side_placeholder.setVisible(node is None)
         for w in widgets:
             w.setVisible(node is not None)
         self.side_dependencies.clear()
         self.side_dependents.clear()
         if node is None:
-            for w in widgets:
+            self.side_placeholder.setText(self._overview())
+            for w in (self.side_title, self.side_key, self.side_status, self.side_run, self.side_description):
                 w.clear()
             return
         status = self._node_items[node.key].status
+        item = self._node_items[node.key]
         self.side_title.setText(node.title)
-        self.side_key.setText(f"Key: {node.key}")
+        self.side_key.setText(f"Key: {node.key} · step mode: {item.mode_label}")
         self.side_status.setText(
             f'Status: <span style="color:{status_color(status).name()}">■</span> {status}'
         )
+        self.side_run.setText(self._run_text(node.key))
         self.side_description.setText(node.description or "No description.")
         for dep in node.depends_on:
             self._add_link(self.side_dependencies, dep)
         for other in self._graph.nodes if self._graph else ():
             if node.key in other.depends_on:
                 self._add_link(self.side_dependents, other.key)
+        if not node.depends_on:
+            self._add_note(self.side_dependencies, "nothing: this node can start first")
+        if not self.side_dependents.count():
+            self._add_note(self.side_dependents, "nothing: the plan ends here")
+
+    def _overview(self) -> str:
+        if self._graph is None:
+            return ""
+        counts: dict[str, int] = {}
+        for item in self._node_items.values():
+            counts[item.status] = counts.get(item.status, 0) + 1
+        states = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        return (
+            f"{len(self._graph.nodes)} nodes ({states}).\n\nSelect a node (click it, or focus the graph "
+            "and use the arrow keys) to see its description, what it depends on, what needs it, "
+            "and the turn that ran it."
+        )
+
+    def _run_text(self, key: str) -> str:
+        run = self._runs.get(key)
+        if run is None:
+            return "Not run yet."
+        started = run.started_at[:16].replace("T", " ")
+        tokens = f"{run.tokens:,} tokens" + (f" · ${run.cost_usd:.4f}" if run.cost_usd else "")
+        link = f'<a href="turn:{run.space_id or ""}:{run.turn_id}">Open its turn in the conversation</a>'
+        return f"Ran {started} · {run.status.replace('_', ' ')} · {tokens}<br>{link}"
+
+    def _open_turn_link(self, href: str) -> None:
+        _scheme, space_id, turn_id = ([*href.split(":", 2), "", ""])[:3]
+        if turn_id:
+            self.open_turn_requested.emit(space_id, turn_id)
+
+    @staticmethod
+    def _add_note(lst: QListWidget, text: str) -> None:
+        item = QListWidgetItem(text)
+        item.setFlags(Qt.ItemFlag.NoItemFlags)
+        lst.addItem(item)
+
+    def set_node_runs(self, runs: Mapping[str, Any]) -> None:
+        """The turn that ran each node (``NodeRun`` values): its mode shows on the card, its time,
+        tokens and a link to its conversation in the details."""
+        self._runs = dict(runs)
+        colors = ui_theme.colors(self.palette())
+        for key, item in self._node_items.items():
+            run = self._runs.get(key)
+            mode = run.mode if run is not None else Mode.CHAT
+            item.set_mode(profile_for(mode).label, colors.mode(mode))
+        self._show_details(self.selected_key())
+
+    def navigate(self, direction: str) -> None:
+        """Keyboard moves in the graph: left to a dependency, right to a dependent, up/down within
+        the column, first to the plan's first node, none clears the selection."""
+        if self._graph is None or self._layout is None:
+            return
+        key = self.selected_key()
+        if direction == "none":
+            self.select_node(None)
+            return
+        if key is None or direction == "first":
+            self.select_node(self._layout.layers[0][0] if self._layout.layers else None)
+            return
+        node = self._nodes_by_key[key]
+        target: str | None = None
+        if direction == "left" and node.depends_on:
+            target = min(node.depends_on, key=lambda k: self._layout.positions[k][1])
+        elif direction == "right":
+            dependents = [n.key for n in self._graph.nodes if key in n.depends_on]
+            if dependents:
+                target = min(dependents, key=lambda k: self._layout.positions[k][1])
+        elif direction in ("up", "down"):
+            column = self._layout.layers[self._layout.node_layer[key]]
+            i = column.index(key) + (1 if direction == "down" else -1)
+            if 0 <= i < len(column):
+                target = column[i]
+        if target is not None:
+            self.select_node(target)
+
+    def _show_empty(self, empty: bool) -> None:
+        self.empty_label.setVisible(empty)
+        self.splitter.setVisible(not empty)
+        self.toolbar.setVisible(not empty)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        # Narrow (the tab beside the Inbox): details below the graph, so the graph keeps the width.
+        wanted = Qt.Orientation.Vertical if event.size().width() < NARROW_WIDTH else Qt.Orientation.Horizontal
+        if self.splitter.orientation() != wanted:
+            self.splitter.setOrientation(wanted)
+            self.side_pane.setMinimumWidth(0 if wanted is Qt.Orientation.Vertical else 220)
+            extent = self.splitter.height() if wanted is Qt.Orientation.Vertical else self.splitter.width()
+            self.splitter.setSizes([extent * 2 // 3, extent // 3])
 
     def _add_link(self, lst: QListWidget, key: str) -> None:
         item = QListWidgetItem(f"{key} — {self._nodes_by_key[key].title}")
         item.setData(Qt.ItemDataRole.UserRole, key)
+        item.setToolTip(f"Go to {key}")
+        font = item.font()
+        font.setUnderline(True)
+        item.setFont(font)
+        item.setForeground(self.palette().color(QPalette.ColorRole.Link))
         lst.addItem(item)
 
     def _open_reject(self) -> None:

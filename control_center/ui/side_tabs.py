@@ -66,6 +66,8 @@ class SideTabs:
         self.review_panel: Any = None
         self._data: SideData | None = None
         self._plan_shown: PlanVersion | None = None
+        #: Selects a space in the window (a Plan Studio node's turn link opens its room).
+        self.select_space: Callable[[str], None] | None = None
 
     # -- loading
     def refresh(self, space: Space) -> None:
@@ -112,6 +114,7 @@ class SideTabs:
             studio.reject_requested.connect(lambda reason: self._decide_plan(Decision.REJECT, reason or None))
             studio.retry_node_requested.connect(self._retry)
             studio.cancel_run_requested.connect(self._cancel)
+            studio.open_turn_requested.connect(lambda space_id, _turn: self._open_turn(space_id))
             self.plan_studio = studio
             self.tabs.addTab(_scrollable(studio), theme.icon("plan"), "Plan Studio")
         shown = next((p for p in data.plans if p.id == focus_plan), data.plans[-1])
@@ -124,10 +127,18 @@ class SideTabs:
         statuses = data.node_status.get(shown.id)
         if statuses:
             studio.set_node_statuses(statuses)
+        studio.set_node_runs(data.node_runs.get(shown.id, {}))
         if focus_plan:
             self.tabs.setCurrentWidget(tab_of(studio))
         if first_view:  # refreshes while work runs keep the operator's zoom and pan
             studio.request_fit()
+
+    def _open_turn(self, space_id: str) -> None:
+        """A node's turn link: that turn's conversation (its room, or this space's own tab)."""
+        current = self.current_space()
+        if space_id and self.select_space is not None and (current is None or current.id != space_id):
+            self.select_space(space_id)
+        self.tabs.setCurrentIndex(0)
 
     def _decide_plan(self, decision: Decision, reason: str | None) -> None:
         shown = self._plan_shown

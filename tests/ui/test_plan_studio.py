@@ -183,9 +183,18 @@ def test_view_zoom_and_fit(studio: PlanStudioView) -> None:
     studio.zoom_out_button.click()
     assert studio.view.zoom_factor() < before
     studio.fit_button.click()
+    # Fit stays at the readable zoom: the plan's start is on screen, the minimap shows the rest
+    assert studio.view.zoom_factor() == 1.0
     visible = studio.view.mapToScene(studio.view.viewport().rect()).boundingRect()
-    for k in "abcxy":
+    for k in "ax":  # the first layer
         assert visible.contains(studio.node_item(k).sceneBoundingRect())
+    assert studio.view.minimap.isVisible() == (not studio.view.fits())
+    studio.resize(1400, 600)
+    studio.fit_button.click()
+    visible = studio.view.mapToScene(studio.view.viewport().rect()).boundingRect()
+    for k in "abcxy":  # wide enough: everything, and no minimap
+        assert visible.contains(studio.node_item(k).sceneBoundingRect())
+    assert not studio.view.minimap.isVisible()
     studio.grab()  # paints every item once: paint() must not raise
 
 
