@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from PySide6.QtWidgets import QApplication, QMainWindow
+from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 
 from control_center.harness.settings import AppSettings
 
@@ -62,24 +62,36 @@ def _run_event_loop(app: QApplication) -> int:
     return 0
 
 
-def run_gui(workspace: Path | None) -> int:
+def start_gui(workspace: Path | None) -> QWidget:
+    """Show the first window: the workspace asked for (or the last one used), else the welcome
+    screen. A workspace that cannot be opened never ends the app silently: the welcome screen
+    opens with what is wrong and what to do, and the same message goes to stderr."""
+    from control_center.ui.workspace_errors import diagnose
+
     app = _application()
     settings = AppSettings.load()
-    if workspace is None and settings.last_workspace and Path(settings.last_workspace).is_dir():
+    if workspace is None and settings.last_workspace:
         workspace = Path(settings.last_workspace)
-    if workspace is None:
-        from control_center.ui.welcome import WelcomeWindow
-
-        welcome = WelcomeWindow(open_workspace=lambda p: _open_and_remember(p, settings))
-        welcome.show()
-        app._welcome = welcome  # type: ignore[attr-defined]  # keep it alive
-    else:
+    problem = None
+    if workspace is not None:
         try:
-            _open_and_remember(workspace, settings)
-        except Exception as exc:  # a clear message, not a traceback
-            print(f"error: {exc}", file=sys.stderr)
-            return 1
-    return _run_event_loop(app)
+            return _open_and_remember(workspace, settings)
+        except Exception as exc:  # shown as a sentence on the welcome screen, never a traceback
+            problem = diagnose(workspace, exc)
+            print(f"error: {problem.message()}", file=sys.stderr)
+    from control_center.ui.welcome import WelcomeWindow
+
+    welcome = WelcomeWindow(open_workspace=lambda p: _open_and_remember(p, settings))
+    welcome.show()
+    if problem is not None:
+        welcome.show_problem(problem)
+    app._welcome = welcome  # type: ignore[attr-defined]  # keep it alive
+    return welcome
+
+
+def run_gui(workspace: Path | None) -> int:
+    start_gui(workspace)
+    return _run_event_loop(_application())
 
 
 _windows: list[QMainWindow] = []

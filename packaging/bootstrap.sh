@@ -19,6 +19,7 @@ apt_packages=(
     python3-venv                                    # python3 -m venv (the .venv; the wheel test)
     libegl1 libgl1 libx11-6 libxkbcommon0 libglib2.0-0 libfontconfig1 libfreetype6 libdbus-1-3
     fonts-dejavu-core                               # Qt's offscreen platform (tests) renders text
+    fonts-noto-color-emoji fonts-noto-cjk           # emoji and CJK text render instead of empty boxes
     libx11-xcb1 libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1
     libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-xfixes0 libxcb-xkb1   # xcb: a real window
     desktop-file-utils appstream                    # the bundle test validates its desktop entry and metainfo

@@ -145,6 +145,20 @@ class Composer(QWidget):
             self.mode_combo.setEnabled(False)
             self.mode_combo.setToolTip("This space's mode is set by the system and cannot be changed here")
 
+    def set_available(self, available: bool, reason: str = "") -> None:
+        """Without a space there is nobody to send to: the composer says so and takes no text
+        (instead of silently discarding what is typed)."""
+        self._available = available
+        self.input.setEnabled(available)
+        self.mode_combo.setEnabled(available and not self._locked)
+        self.send_button.setEnabled(available)
+        self.input.setPlaceholderText(
+            "Message the agent…  (Ctrl+Enter to send, Shift+Tab to change mode)" if available else reason
+        )
+
+    def is_available(self) -> bool:
+        return getattr(self, "_available", True)
+
     def set_running(self, running: bool, busy: bool | None = None) -> None:
         """``running``: Stop applies. ``busy`` (running or waiting for the operator): Send queues
         the message instead, so it reads "Queue"; it is never disabled."""
@@ -200,6 +214,8 @@ class Composer(QWidget):
         self.mode_change_requested.emit(mode.value)
 
     def _submit(self) -> None:
+        if not self.is_available():
+            return
         text = self.input.toPlainText()
         if not text.strip():
             return

@@ -43,7 +43,9 @@ from PySide6.QtWidgets import (
 from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
 from control_center.ui import theme
 from control_center.ui.inbox_kinds import ANSWER, GRANT, REJECT, InboxKind, inbox_kind
-from control_center.ui.widgets import ElidedLabel
+from control_center.ui.widgets import ElidedLabel, EmptyState
+
+NOTHING_WAITS = "Nothing waits for you.\nApprovals the agents ask for appear here."
 
 ApprovalRole = Qt.ItemDataRole.UserRole + 1
 SpaceNameLookup = Callable[[str | None], str]
@@ -530,6 +532,7 @@ class InboxView(QWidget):
             self.status_combo,
         ):
             widget.installEventFilter(self)
+        self.empty_state = EmptyState(self.table, NOTHING_WAITS, "inboxEmptyState")
         self._apply_audit_style(None)
         self._show(None)
         self._update_count()
@@ -829,3 +832,7 @@ class InboxView(QWidget):
 
     def _update_count(self, *_: object) -> None:
         self.count_label.setText(f"{self.proxy.rowCount()} shown · {self.model.pending_count()} pending")
+        if self.model.rowCount() == 0 or self.status_combo.currentData() == "pending":
+            self.empty_state.set_text(NOTHING_WAITS)
+        else:
+            self.empty_state.set_text("No approvals match these filters.")

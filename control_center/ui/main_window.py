@@ -68,6 +68,13 @@ CLAUDE_CODE_NOTE = (
     "unseen; only shell commands are checked by a hook."
 )
 
+NO_SPACES_MESSAGE = (
+    "This workspace has no spaces yet. A space is a room with its own worktree where an agent works. "
+    "Create one with “New space” (Ctrl+N) to talk to an agent, or “Review PR” (Ctrl+Shift+R) to "
+    "review a pull request."
+)
+NO_SPACES_PLACEHOLDER = "Create a space first (Ctrl+N): messages go to the selected space."
+
 SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Ctrl+Enter", "Send the message"),
     ("Shift+Tab", "Cycle the mode (Agent → Plan → Orchestrate)"),
@@ -82,6 +89,9 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Up / Down", "Inbox: next / previous item (typing goes to the reason field)"),
     ("Ctrl+Shift+I", "Show or hide the Inbox"),
     ("Ctrl+1 / Ctrl+2 / Ctrl+3", "Conversation / Plan Studio / Review tab"),
+    ("Arrows / Home / Esc", "Plan Studio graph: dependency, dependent, same column / first node / clear"),
+    ("F / + / -", "Plan Studio graph: fit / zoom in / zoom out"),
+    ("J / K / Enter", "Review: next / previous finding / jump to its lines in the diff"),
     ("Ctrl+,", "Settings"),
     ("F1", "This list"),
 )
@@ -362,6 +372,7 @@ class MainWindow(QMainWindow):
         return self._current
 
     def _set_spaces(self, spaces: list[Space]) -> None:
+        self._show_no_spaces(not spaces)
         current = self._current.id if self._current else None
         self._spaces = {s.id: s for s in spaces}
         self.space_model.set_spaces(spaces)
@@ -375,6 +386,23 @@ class MainWindow(QMainWindow):
             self._current = self._spaces[current]
             self._show_space_header(self._current)
         self._update_activity()
+
+    def _show_no_spaces(self, empty: bool) -> None:
+        """A workspace without spaces: a call to action where the conversation would be, and a
+        composer that takes nothing (there is nobody to send it to)."""
+        was_empty = getattr(self, "_no_spaces", False)
+        self._no_spaces = empty
+        self.composer.set_available(not empty, NO_SPACES_PLACEHOLDER)
+        for combo in (self.autonomy_combo, self.transport_combo):
+            combo.setEnabled(not empty)
+        if empty:
+            self._current = None
+            self.space_title.setText("No spaces yet")
+            self.mode_badge.hide()
+            self.conversation_model.set_items([TranscriptItem("no-spaces", ItemKind.NOTE, NO_SPACES_MESSAGE)])
+            self.status_usage.setText("")
+        elif was_empty:
+            self.mode_badge.show()
 
     _ACTIVITY_WORDS = {
         SpaceActivity.RUNNING: "running",

@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QStyleOptionGraphicsItem,
     QToolButton,
@@ -549,8 +550,9 @@ class PlanGraphView(QGraphicsView):
         if QPixmapCache.cacheLimit() < needed_kb:
             QPixmapCache.setCacheLimit(needed_kb)
         minimap = getattr(self, "minimap", None)
-        if minimap is not None:
-            w, h = _MINIMAP_SIZE
+        if minimap is not None:  # at most a quarter of the viewport each way
+            w = min(_MINIMAP_SIZE[0], viewport.width() // 4)
+            h = min(_MINIMAP_SIZE[1], viewport.height() // 4)
             minimap.setGeometry(viewport.width() - w - 8, viewport.height() - h - 8, w, h)
         self._update_minimap()
 
@@ -674,9 +676,19 @@ class PlanStudioView(QWidget):
         root.addLayout(self._build_header())
         root.addWidget(self._build_toolbar())
         root.addWidget(self._build_reject_row())
+        self.view.setMinimumHeight(160)
         self.splitter = splitter = QSplitter(Qt.Orientation.Horizontal, objectName="planSplitter")
         splitter.addWidget(self.view)
-        splitter.addWidget(self._build_side_pane())
+        # The details scroll on their own: a long description never makes the studio taller
+        # than its tab.
+        side = QScrollArea(objectName="planSideScroll")
+        side.setWidgetResizable(True)
+        side.setFrameShape(QScrollArea.Shape.NoFrame)
+        side.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        side.setWidget(self._build_side_pane())
+        side.setMinimumHeight(80)
+        self.side_scroll = side
+        splitter.addWidget(side)
         splitter.setStretchFactor(0, 1)
         splitter.setStretchFactor(1, 0)
         splitter.setChildrenCollapsible(False)
@@ -773,7 +785,6 @@ class PlanStudioView(QWidget):
 
     def _build_side_pane(self) -> QWidget:
         pane = QWidget(objectName="planSidePane")
-        pane.setMinimumWidth(220)
         self.side_pane = pane
         box = QVBoxLayout(pane)
         box.setContentsMargins(6, 0, 0, 0)
@@ -857,6 +868,25 @@ class PlanStudioView(QWidget):
         self._show_details(None)
         self._sync_buttons()
         self.fit_to_view()
+
+    def has_plan(self) -> bool:
+        return self._graph is not None
+
+    def clear_plan(self) -> None:
+        """No plan: the empty state, which says how to get one."""
+        self._graph = None
+        self._layout = None
+        self._nodes_by_key = {}
+        self._scene.clearSelection()
+        self._scene.clear()
+        self._node_items.clear()
+        self._edges.clear()
+        self._bundles.clear()
+        self.goal_label.setText("Plan Studio")
+        self.version_label.setText("no plan yet")
+        self.diff_label.hide()
+        self._show_empty(True)
+        self._sync_buttons()
 
     def set_approval_status(self, status: str) -> None:
         self._status = status
@@ -1170,6 +1200,7 @@ class PlanStudioView(QWidget):
         if self.splitter.orientation() != wanted:
             self.splitter.setOrientation(wanted)
             self.side_pane.setMinimumWidth(0 if wanted is Qt.Orientation.Vertical else 220)
+            self.side_scroll.setMinimumWidth(0 if wanted is Qt.Orientation.Vertical else 220)
             extent = self.splitter.height() if wanted is Qt.Orientation.Vertical else self.splitter.width()
             self.splitter.setSizes([extent * 2 // 3, extent // 3])
 

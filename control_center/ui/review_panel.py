@@ -71,7 +71,7 @@ from control_center.ui.diff_view import (
     paint_line_backgrounds,
 )
 from control_center.ui.diff_view import _unified_state as unified_line_state
-from control_center.ui.widgets import add_command, overflow_toolbar
+from control_center.ui.widgets import EmptyState, add_command, overflow_toolbar
 
 __all__ = ["DiffHighlighter", "ReviewVerdictPanel", "new_line_rows"]
 
@@ -108,6 +108,10 @@ def priority_color(colors: theme.Colors, priority: str) -> QColor:
 
 
 REPOSITORY_WIDE = "Repository-wide"
+NO_FINDINGS = (
+    "No findings yet.\nWhen the reviewer records findings they appear here, grouped by file; send a "
+    "message in the Conversation tab to start the review."
+)
 
 #: Below this width the findings list and the selected finding's detail stack vertically: side by
 #: side, at the ~700-900 px the Review tab gets next to the Inbox dock, the title column is elided
@@ -505,6 +509,7 @@ class ReviewVerdictPanel(QWidget):
         ):
             sig.connect(self._span_groups)
         self._shrinkable(self.findings_view)
+        self.findings_empty = EmptyState(self.findings_view, NO_FINDINGS, "findingsEmptyState")
         col.addWidget(self.findings_view, 1)
         return left
 
@@ -639,6 +644,9 @@ class ReviewVerdictPanel(QWidget):
             if c != COL_TITLE:
                 header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(False)
+        self.findings_empty.set_text(
+            NO_FINDINGS if not snapshot.nodes else "No findings match these filters."
+        )
         n, groups = len(snapshot.nodes), self.findings_model.rowCount()
         self.count_label.setText(
             f"{n} finding{'s' if n != 1 else ''} in {groups} group{'s' if groups != 1 else ''}"

@@ -10,6 +10,7 @@ from typing import Any
 from PySide6.QtWidgets import QScrollArea, QTabWidget, QWidget
 
 from control_center.core.approvals import Decision
+from control_center.core.modes import Mode
 from control_center.core.plan_layout import diff_plans
 from control_center.core.records import Space
 from control_center.runtime import PlanVersion, SideData, WorkspaceRuntime
@@ -99,12 +100,23 @@ class SideTabs:
 
     # -- Plan Studio
     def _apply_plans(self, data: SideData, focus_plan: str | None) -> None:
-        if not data.plans:
+        space = self.current_space()
+        in_plan_mode = space is not None and space.mode is Mode.PLAN
+        if not data.plans and not in_plan_mode:
             if self.plan_studio is not None:
                 self._remove(self.plan_studio)
                 self.plan_studio = None
                 self._plan_shown = None
             return
+        studio = self._studio()
+        if not data.plans:  # a plan-mode space before its first plan: the studio says what comes
+            studio.clear_plan()
+            self._plan_shown = None
+            return
+        shown = next((p for p in data.plans if p.id == focus_plan), data.plans[-1])
+        self._show_plan(studio, data, focus_plan, shown)
+
+    def _studio(self) -> Any:
         studio = self.plan_studio
         if studio is None:
             from control_center.ui.plan_studio import PlanStudioView
@@ -117,7 +129,9 @@ class SideTabs:
             studio.open_turn_requested.connect(lambda space_id, _turn: self._open_turn(space_id))
             self.plan_studio = studio
             self.tabs.addTab(_scrollable(studio), theme.icon("plan"), "Plan Studio")
-        shown = next((p for p in data.plans if p.id == focus_plan), data.plans[-1])
+        return studio
+
+    def _show_plan(self, studio: Any, data: SideData, focus_plan: str | None, shown: PlanVersion) -> None:
         previous = next((p for p in reversed(data.plans) if p.version < shown.version), None)
         diff = diff_plans(previous.graph, shown.graph) if previous is not None else None
         before = self._plan_shown

@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QPushButton, QVBoxLayout, QWidget
 
 from control_center.ui import theme
+from control_center.ui.workspace_errors import CHOOSE_ANOTHER, WorkspaceProblem, diagnose, problem_dialog
 
 
 class WelcomeWindow(QWidget):
@@ -34,17 +36,49 @@ class WelcomeWindow(QWidget):
         layout.setSpacing(12)
         layout.addWidget(title, alignment=Qt.AlignmentFlag.AlignHCenter)
         layout.addWidget(sub)
+        # What went wrong with the workspace asked for (a bad path, the last one gone, ...).
+        self.problem_label = QLabel(objectName="welcomeProblem")
+        self.problem_label.setWordWrap(True)
+        self.problem_label.setAutoFillBackground(True)
+        self.problem_label.setContentsMargins(10, 8, 10, 8)
+        self.problem_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.problem_label.hide()
+        layout.addWidget(self.problem_label)
+        self.problem: WorkspaceProblem | None = None
+        self.dialog: QMessageBox | None = None
         for b in (create, open_btn, demo):
             b.setMinimumHeight(36)
             layout.addWidget(b)
         self.resize(520, 320)
 
+    def show_problem(self, problem: WorkspaceProblem) -> None:
+        """The banner with the cause and next step, and the same in a dialog (not blocking: the
+        welcome screen's buttons are the way forward)."""
+        self.problem = problem
+        self.problem_label.setText(f"<b>{problem.title}.</b> {problem.cause}<br>{problem.next_step}")
+        self.problem_label.setAccessibleDescription(problem.message())
+        colors = theme.colors(self.palette())
+        pal = self.problem_label.palette()
+        pal.setColor(QPalette.ColorRole.Window, colors.notice)
+        pal.setColor(QPalette.ColorRole.WindowText, colors.notice_text)
+        self.problem_label.setPalette(pal)
+        self.problem_label.show()
+        self.dialog = problem_dialog(self, problem)
+        self.dialog.finished.connect(self._after_dialog)
+        self.dialog.open()
+
+    def _after_dialog(self, _result: int) -> None:
+        dialog = self.dialog
+        if dialog is not None and getattr(dialog, "choice", None) == CHOOSE_ANOTHER:
+            self._open_existing()
+
     def _finish(self, path: Path) -> None:
         try:
             self._open(path)
-        except Exception as exc:
-            QMessageBox.warning(self, "Cannot open workspace", str(exc))
+        except Exception as exc:  # every failure becomes a sentence and a next step
+            self.show_problem(diagnose(path, exc))
             return
+        self.problem_label.hide()
         self.close()
 
     def _create(self) -> None:
@@ -54,14 +88,20 @@ class WelcomeWindow(QWidget):
         folder = QFileDialog.getExistingDirectory(self, "Choose an empty folder for the workspace")
         if not folder:
             return
-        from control_center.workspace import Workspace, WorkspaceError
+        self.create_workspace(Path(folder), Path(repo))
+
+    def create_workspace(self, folder: Path, repo: Path) -> bool:
+        """Create a workspace at ``folder`` for ``repo`` and open it; a failure (a read-only
+        folder, not a repository, ...) is shown, never raised."""
+        from control_center.workspace import Workspace
 
         try:
-            Workspace.init(Path(folder), Path(repo)).close()
-        except WorkspaceError as exc:
-            QMessageBox.warning(self, "Cannot create workspace", str(exc))
-            return
-        self._finish(Path(folder))
+            Workspace.init(folder, repo).close()
+        except Exception as exc:
+            self.show_problem(diagnose(folder, exc, creating=True))
+            return False
+        self._finish(folder)
+        return True
 
     def _open_existing(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Open a workspace folder")

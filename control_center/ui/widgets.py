@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QAbstractItemModel, QEvent, QObject, QSize, Qt
 from PySide6.QtGui import QAction, QResizeEvent
-from PySide6.QtWidgets import QLabel, QSizePolicy, QToolBar, QToolButton, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QLabel, QSizePolicy, QToolBar, QToolButton, QWidget
 
 
 class ElidedLabel(QLabel):
@@ -131,3 +131,50 @@ def hidden_without_overflow(bar: QToolBar) -> list[str]:
         if not shown and not overflow_shown:
             lost.append(action.text())
     return lost
+
+
+class EmptyState(QObject):
+    """A centred sentence over an item view while its model has no rows ("Nothing waits for
+    you"): an empty table says why it is empty and what would fill it."""
+
+    def __init__(self, view: QAbstractItemView, text: str, name: str) -> None:
+        super().__init__(view)
+        self._view = view
+        self.label = QLabel(text, view.viewport())
+        self.label.setObjectName(name)
+        self.label.setWordWrap(True)
+        self.label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.label.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        view.viewport().installEventFilter(self)
+        self._model: QAbstractItemModel | None = None
+        self.watch(view.model())
+
+    def watch(self, model: QAbstractItemModel | None) -> None:
+        if model is self._model:
+            return
+        self._model = model
+        if model is not None:
+            for signal in (model.rowsInserted, model.rowsRemoved, model.modelReset, model.layoutChanged):
+                signal.connect(self.refresh)
+        self.refresh()
+
+    def set_text(self, text: str) -> None:
+        self.label.setText(text)
+
+    def is_shown(self) -> bool:
+        return not self.label.isHidden()
+
+    def refresh(self, *_: object) -> None:
+        empty = self._model is None or self._model.rowCount() == 0
+        self.label.setVisible(empty)
+        if empty:
+            self._place()
+
+    def _place(self) -> None:
+        rect = self._view.viewport().rect().adjusted(16, 16, -16, -16)
+        self.label.setGeometry(rect)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize:
+            self._place()
+        return False

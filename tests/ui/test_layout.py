@@ -88,10 +88,12 @@ def test_every_tab_and_a_200_character_name_keep_the_window_size(qtbot, demo: Pa
 
 
 def test_plan_studio_toolbar_overflows_into_a_menu_when_narrow(qtbot, demo: Path) -> None:
+    from control_center.core.plan import PlanGraph, PlanNode
     from control_center.ui.plan_studio import PlanStudioView
 
     studio = PlanStudioView()
     qtbot.addWidget(studio)
+    studio.set_plan(PlanGraph("goal", (PlanNode("a", "A", "", ()), PlanNode("b", "B", "", ("a",)))))
     studio.resize(380, 400)
     studio.show()
     qtbot.waitExposed(studio)
@@ -106,10 +108,11 @@ def test_inbox_dock_can_be_hidden_and_brought_back(qtbot, demo: Path) -> None:
     window = _window(qtbot, demo, (1000, 650))
     toggle = window.inbox_dock.toggleViewAction()
     assert toggle.shortcut().toString() == "Ctrl+Shift+I"
+    with_inbox = window.tabs.width()
     toggle.trigger()
-    qtbot.waitUntil(lambda: not window.inbox_dock.isVisible())
-    width_without = window.tabs.width()
+    # the conversation takes the room the Inbox had
+    qtbot.waitUntil(lambda: not window.inbox_dock.isVisible() and window.tabs.width() > with_inbox)
+    without_inbox = window.tabs.width()
     toggle.trigger()
-    qtbot.waitUntil(lambda: window.inbox_dock.isVisible())
-    assert width_without > window.tabs.width()
+    qtbot.waitUntil(lambda: window.inbox_dock.isVisible() and window.tabs.width() < without_inbox)
     assert window.width() == 1000

@@ -318,7 +318,7 @@ def test_exit_plan_mode_shows_inline_and_in_the_inbox(qtbot, tmp_path: Path) -> 
     # the gate never switches the mode by itself, and no plan was made
     assert window.runtime.ws.store.space(window.current_space().id).mode is Mode.PLAN
     assert not _items(window, ItemKind.PLAN)
-    assert window.plan_studio is None
+    assert window.plan_studio is None or not window.plan_studio.has_plan()  # an empty studio at most
 
 
 def test_a_plan_run_without_submit_plan_is_nudged_once(qtbot, tmp_path: Path) -> None:
@@ -335,4 +335,4 @@ def test_a_plan_run_without_submit_plan_is_nudged_once(qtbot, tmp_path: Path) ->
     first = next(k for k, i in enumerate(window.conversation_model.items()) if "read-only" in i.text)
     assert kinds.index(ItemKind.NUDGE) > first
     assert not _items(window, ItemKind.PLAN)
-    assert window.plan_studio is None
+    assert window.plan_studio is None or not window.plan_studio.has_plan()  # an empty studio at most
