@@ -34,6 +34,8 @@ class ToolView:
     is_error: bool = False
     #: A unified diff for file edits, shown coloured.
     diff: str | None = None
+    #: The file holding the whole output when ``result`` leaves part of it out (long commands).
+    full_output: str | None = None
 
 
 @dataclass(frozen=True)

@@ -221,6 +221,7 @@ def transcript(rows: list[MessageRow], thread_counts: dict[str, int] | None = No
                 result=row.text,
                 is_error=bool(row.meta.get("is_error")),
                 diff=row.meta.get("diff"),
+                full_output=row.meta.get("full_output"),
             )
             items[idx] = TranscriptItem(old.id, ItemKind.TOOL, old.text, old.turn_id, old.created_at, view)
         elif row.kind == "tool_waiting":

@@ -60,7 +60,7 @@ from control_center.harness.settings import AppSettings
 from control_center.harness.suspensions import WaitingCall, missing_outcome, suspension_for
 from control_center.harness.tools.base import ToolContext, ToolError, ToolOutput
 from control_center.harness.tools.registry import PURE_TOOLS
-from control_center.harness.tools.shell import run_gate
+from control_center.harness.tools.shell import run_gate, tool_output_path
 from control_center.harness.turn_claim import claim_for_resume, free_dead_turns, refuse_busy
 from control_center.harness.verbs import VERBS, VerbContext
 from control_center.store.store import SpaceBusy, new_id
@@ -503,7 +503,7 @@ class Harness:
             if settled is not None:
                 out, end_flag = settled, False
             else:
-                result = await self._dispatch(ctx, name, args, approved=approved)
+                result = await self._dispatch(ctx, name, args, approved=approved, call_id=call_id)
                 if isinstance(result, _Needs):
                     self._suspend(ctx, result.kind, uses, index, call_id, name, args, emit)
                     return "awaiting"
@@ -528,6 +528,7 @@ class Harness:
                     "name": name,
                     "is_error": out.is_error,
                     "diff": out.data.get("diff"),
+                    "full_output": out.data.get("full_output"),
                     # A rejected call is the operator's decision, not a failure of the tool.
                     **({"status": status_note} if status_note else {}),
                 },
@@ -573,7 +574,7 @@ class Harness:
         self.ws.store.write_turn(ctx.turn.id, state=ctx.state)
 
     async def _dispatch(
-        self, ctx: _TurnCtx, name: str, args: Any, *, approved: bool
+        self, ctx: _TurnCtx, name: str, args: Any, *, approved: bool, call_id: str = ""
     ) -> tuple[ToolOutput, bool] | _Needs:
         spec = ctx.surface.get(name)
         if spec is None:
@@ -623,6 +624,7 @@ class Harness:
                 read_only=ctx.profile.read_only,
                 extras={
                     "cancel_event": ctx.cancel_event,
+                    "output_file": tool_output_path(self.ws.root, call_id),
                     **({"base": ctx.space.pr_base, "head": "HEAD"} if ctx.space and ctx.space.is_pr else {}),
                 },
             )

@@ -28,6 +28,9 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QFontMetrics,
+    QGuiApplication,
+    QKeyEvent,
+    QKeySequence,
     QMouseEvent,
     QPainter,
     QPalette,
@@ -79,6 +82,10 @@ class ConversationModel(QAbstractListModel):
             return item
         if role == Qt.ItemDataRole.DisplayRole:
             return display_text(item)
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return f"{item.kind.value}: {display_text(item)}"
+        if role == Qt.ItemDataRole.AccessibleDescriptionRole:
+            return item_keys_hint(item)
         return None
 
     # -- mutation
@@ -178,6 +185,37 @@ def summarize_args(tool: ToolView, limit: int = 120) -> str:
         text = json.dumps(inp, ensure_ascii=False, separators=(", ", ": "), default=str)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def copy_text(item: TranscriptItem) -> str:
+    """What copying an item puts on the clipboard: a message's text; a tool call with its input
+    and whole result as shown."""
+    if item.kind is ItemKind.TOOL and item.tool is not None:
+        tool = item.tool
+        parts = [f"{tool.name} {json.dumps(tool.input, ensure_ascii=False, default=str)}"]
+        if tool.result is not None:
+            parts.append(tool.result)
+        return "\n".join(parts)
+    return display_text(item)
+
+
+def item_keys_hint(item: TranscriptItem) -> str:
+    """The keyboard actions of an item (its accessible description and tooltip)."""
+    keys = ["Ctrl+C: copy", "Space: open the text to select from"]
+    if item.kind is ItemKind.TOOL:
+        keys.insert(0, "Enter: show or hide the details")
+        result = (item.tool.result or "") if item.tool is not None else ""
+        if item.tool is not None and (item.tool.full_output or result.count("\n") >= _RESULT_LINES):
+            keys.append("O: open the whole output")
+    elif item.kind is ItemKind.APPROVAL and item.data.get("status", "pending") == "pending":
+        keys.insert(0, "Ctrl+Enter: grant, Ctrl+Shift+Enter: reject")
+    elif item.kind is ItemKind.QUESTION:
+        keys.insert(0, "Enter: answer")
+    elif item.kind in (ItemKind.PLAN, ItemKind.PROPOSAL):
+        keys.insert(0, "Enter: open in Plan Studio")
+    if item.kind in (ItemKind.USER, ItemKind.ASSISTANT):
+        keys.append("T: reply in a thread")
+    return "; ".join(keys)
 
 
 def display_text(item: TranscriptItem) -> str:
@@ -584,6 +622,12 @@ class ConversationDelegate(QStyledItemDelegate):
             painter.setPen(c.accent)
             label = _thread_label(item.thread_count)
             painter.drawText(tr.adjusted(_ICON + 4, 0, 0, 0), int(Qt.AlignmentFlag.AlignVCenter), label)
+        if option.state & QStyle.StateFlag.State_HasFocus:
+            # the keyboard's place in the conversation (Up/Down move it)
+            ring = QPen(option.palette.color(QPalette.ColorRole.Highlight), 2)
+            painter.setPen(ring)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(QRect(2, 1, option.rect.width() - 4, option.rect.height() - 2), 6, 6)
         painter.restore()
 
     def _paint_card(
@@ -912,8 +956,10 @@ def _tool_body_lines(tool: ToolView) -> list[tuple[str, str]]:
         result_lines = tool.result.splitlines() or [""]
         style = "error" if tool.is_error else "plain"
         lines += [(style, ln) for ln in result_lines[:_RESULT_LINES]]
-        if len(result_lines) > _RESULT_LINES:
-            lines.append(("meta", f"… {len(result_lines) - _RESULT_LINES} more lines"))
+        more = len(result_lines) - _RESULT_LINES
+        if more > 0 or tool.full_output:
+            gap = f"… {more} more lines" if more > 0 else "… the model saw part of this output"
+            lines.append(("meta", f"{gap} (O or double-click: open it whole)"))
     return lines
 
 
@@ -954,6 +1000,10 @@ class ConversationView(QListView):
     open_plan_requested = Signal(str)  # plan_id
     answer_requested = Signal(str)  # item id of the question
     open_thread_requested = Signal(str)  # item id
+    #: the whole output of a tool call (O, double-click on a tool) and a message's text to select
+    #: from (Space, double-click on a message): item ids
+    open_output_requested = Signal(str)
+    open_text_requested = Signal(str)
 
     _STICK_SLACK = 8  # pixels from the bottom that still count as "at the bottom"
     _BATCH_THRESHOLD = 5000
@@ -971,6 +1021,12 @@ class ConversationView(QListView):
         self.setBatchSize(500)
         self.setMouseTracking(True)
         self.verticalScrollBar().setSingleStep(24)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setAccessibleName("Conversation")
+        self.setAccessibleDescription(
+            "Up/Down: move between messages; Enter: the item's action; Ctrl+C: copy; Space: select "
+            "text; O: whole tool output; Ctrl+Enter / Ctrl+Shift+Enter: grant / reject"
+        )
         self._delegate = ConversationDelegate(self)
         self.setItemDelegate(self._delegate)
         self._delegate.grant_clicked.connect(self._on_grant)
@@ -1108,6 +1164,77 @@ class ConversationView(QListView):
         super().resizeEvent(event)
         if self._stick:
             self.scrollToBottom()
+
+    # -- keyboard: every inline action without the mouse
+    def current_item(self) -> TranscriptItem | None:
+        index = self.currentIndex()
+        return index.data(ItemRole) if index.isValid() else None
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        item = self.current_item()
+        model = self.model()
+        if (
+            item is None
+            and model is not None
+            and model.rowCount()
+            and event.key() in (Qt.Key.Key_Up, Qt.Key.Key_Down)
+        ):
+            self.setCurrentIndex(model.index(model.rowCount() - 1, 0))  # start at the newest
+            return
+        if item is not None and self.item_key(item, event):
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def item_key(self, item: TranscriptItem, event: QKeyEvent) -> bool:
+        key, mods = event.key(), event.modifiers()
+        ctrl = bool(mods & Qt.KeyboardModifier.ControlModifier)
+        shift = bool(mods & Qt.KeyboardModifier.ShiftModifier)
+        enter = key in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        if event.matches(QKeySequence.StandardKey.Copy):
+            QGuiApplication.clipboard().setText(copy_text(item))
+            return True
+        if enter and ctrl and item.kind is ItemKind.APPROVAL:
+            approval = str(item.data.get("approval_id", ""))
+            if approval and item.data.get("status", "pending") == "pending":
+                self.approval_decision_requested.emit(approval, "reject" if shift else "grant")
+            return True
+        if enter and not ctrl:
+            if item.kind is ItemKind.TOOL:
+                self.set_expanded(item.id, not self.is_expanded(item.id))
+            elif item.kind is ItemKind.QUESTION:
+                self.answer_requested.emit(item.id)
+            elif item.kind in (ItemKind.PLAN, ItemKind.PROPOSAL) and item.data.get("plan_id"):
+                self.open_plan_requested.emit(str(item.data.get("plan_id")))
+            else:
+                self.open_text_requested.emit(item.id)
+            return True
+        if mods:
+            return False
+        if key == Qt.Key.Key_Space:
+            self.open_text_requested.emit(item.id)
+            return True
+        if key == Qt.Key.Key_O and item.kind is ItemKind.TOOL:
+            self.open_output_requested.emit(item.id)
+            return True
+        if key == Qt.Key.Key_T and item.kind in (ItemKind.USER, ItemKind.ASSISTANT):
+            self.open_thread_requested.emit(item.id)
+            return True
+        return False
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        index = self.indexAt(event.position().toPoint())
+        item = index.data(ItemRole) if index.isValid() else None
+        point = event.position().toPoint()
+        if item is not None and self._delegate.hit_test(item, self.visualRect(index), point) is None:
+            self.setCurrentIndex(index)
+            if item.kind is ItemKind.TOOL:
+                self.open_output_requested.emit(item.id)
+            else:
+                self.open_text_requested.emit(item.id)
+            event.accept()
+            return
+        super().mouseDoubleClickEvent(event)
 
     def _on_grant(self, approval_id: str) -> None:
         self.approval_decision_requested.emit(approval_id, "grant")

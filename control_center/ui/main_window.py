@@ -49,7 +49,7 @@ from control_center.runtime import TRANSCRIPT_PAGE, TranscriptPage, WorkspaceRun
 from control_center.ui import theme
 from control_center.ui.bridge import RuntimeBridge, listener_for
 from control_center.ui.composer import Composer
-from control_center.ui.conversation import ConversationModel, ConversationView
+from control_center.ui.conversation import ConversationModel, ConversationView, copy_text
 from control_center.ui.inbox import InboxView
 from control_center.ui.message_queue import MessageQueue
 from control_center.ui.notifier import Notifier
@@ -300,6 +300,8 @@ class MainWindow(QMainWindow):
         self.conversation_view.open_plan_requested.connect(self.open_plan_studio)
         self.conversation_view.answer_requested.connect(self._on_answer_requested)
         self.conversation_view.open_thread_requested.connect(self.open_thread)
+        self.conversation_view.open_output_requested.connect(self.open_tool_output)
+        self.conversation_view.open_text_requested.connect(self.open_item_text)
         self.conversation_view.verticalScrollBar().valueChanged.connect(self._on_conversation_scrolled)
         self.conversation_view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.conversation_view.customContextMenuRequested.connect(self._conversation_menu)
@@ -851,17 +853,52 @@ class MainWindow(QMainWindow):
         open_thread(self, item_id)
 
     def _conversation_menu(self, pos: Any) -> None:
-        from PySide6.QtWidgets import QMenu
+        from PySide6.QtWidgets import QApplication, QMenu
 
         index = self.conversation_view.indexAt(pos)
         if not index.isValid():
             return
         item = self.conversation_model.item(index.row())
-        if item.kind not in (ItemKind.USER, ItemKind.ASSISTANT):
-            return
         menu = QMenu(self)
-        menu.addAction(theme.icon("thread"), "Reply in thread…", lambda: self.open_thread(item.id))
+        menu.addAction("Copy\tCtrl+C", lambda: QApplication.clipboard().setText(copy_text(item)))
+        menu.addAction("Select text…\tSpace", lambda: self.open_item_text(item.id))
+        if item.kind is ItemKind.TOOL:
+            menu.addAction("Open the whole output…\tO", lambda: self.open_tool_output(item.id))
+        if item.kind in (ItemKind.USER, ItemKind.ASSISTANT):
+            menu.addAction(theme.icon("thread"), "Reply in thread…\tT", lambda: self.open_thread(item.id))
         menu.exec(self.conversation_view.viewport().mapToGlobal(pos))
+
+    def open_tool_output(self, item_id: str) -> Any:
+        """The whole output of a tool call in a searchable viewer: the file kept beside the
+        database when the model saw only its head and tail, else the result as recorded."""
+        from control_center.ui.output_viewer import OutputViewer, read_output
+
+        row = self.conversation_model.row_of(item_id)
+        item = self.conversation_model.item(row) if row is not None else None
+        if item is None or item.tool is None:
+            return None
+        tool = item.tool
+        if tool.full_output:
+            text, note = read_output(tool.full_output)
+        else:
+            text, note = tool.result or "(no output yet)", None
+        viewer = OutputViewer(f"{tool.name} — whole output", text, note, self)
+        viewer.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        viewer.show()
+        return viewer
+
+    def open_item_text(self, item_id: str) -> Any:
+        """One item's text in a viewer where any part of it can be selected and copied."""
+        from control_center.ui.output_viewer import OutputViewer
+
+        row = self.conversation_model.row_of(item_id)
+        if row is None:
+            return None
+        item = self.conversation_model.item(row)
+        viewer = OutputViewer(f"{item.kind.value.capitalize()} — text", copy_text(item), None, self)
+        viewer.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        viewer.show()
+        return viewer
 
     def _on_answer_requested(self, item_id: str) -> None:
         row = self.conversation_model.row_of(item_id)

@@ -38,14 +38,28 @@ class ProcessResult:
     start_error: str | None
     duration_s: float
     cancelled: bool = False
+    #: Where the whole output was kept when ``output`` had to leave part of it out (None: all of
+    #: it is in ``output``, or nobody asked for a copy).
+    full_output: Path | None = None
 
 
 class _Capture:
     """Drains a pipe on a thread (so the child never blocks on a full pipe) and keeps the head and
     the tail of the output within ``cap`` bytes: the end of a build log is where the error is."""
 
-    def __init__(self, stream: Any, cap: int) -> None:
+    def __init__(self, stream: Any, cap: int, spool: Path | None = None) -> None:
         self._stream = stream
+        # The whole output also goes to ``spool`` as it arrives (when asked), so the part the
+        # model does not see stays readable by the operator; a file that cannot be written is
+        # skipped, never a failure of the command.
+        self.spool = spool
+        self._spool_file: Any = None
+        if spool is not None:
+            try:
+                spool.parent.mkdir(parents=True, exist_ok=True)
+                self._spool_file = open(spool, "wb")  # noqa: SIM115 - closed by the reader thread
+            except OSError:
+                self.spool = None
         self._head_cap = cap // 2
         self._tail_cap = cap - self._head_cap
         self._head = bytearray()
@@ -58,6 +72,13 @@ class _Capture:
         try:
             while chunk := self._stream.read1(_READ_CHUNK):
                 self._total += len(chunk)
+                if self._spool_file is not None:
+                    try:
+                        self._spool_file.write(chunk)
+                    except OSError:
+                        self._spool_file.close()
+                        self._spool_file = None
+                        self.spool = None
                 room = self._head_cap - len(self._head)
                 if room > 0:
                     self._head += chunk[:room]
@@ -68,6 +89,22 @@ class _Capture:
                         del self._tail[: len(self._tail) - self._tail_cap]
         except (OSError, ValueError):
             pass  # pipe closed under us while abandoning a stuck reader
+        finally:
+            if self._spool_file is not None:
+                self._spool_file.close()
+
+    def omitted(self) -> int:
+        return max(0, self._total - len(self._head) - len(self._tail))
+
+    def kept_whole(self) -> Path | None:
+        """The spool file when the text leaves something out; otherwise it is removed (the
+        text has it all)."""
+        if self.spool is None or self.alive():
+            return None
+        if self.omitted() > 0:
+            return self.spool
+        self.spool.unlink(missing_ok=True)
+        return None
 
     def join(self, timeout: float) -> None:
         self._thread.join(timeout)
@@ -113,6 +150,7 @@ def run_process(
     output_cap: int = 64_000,
     cancel_event: threading.Event | None = None,
     env: dict[str, str] | None = None,
+    spool: Path | None = None,
 ) -> ProcessResult:
     """Run a command (a string goes through ``sh -c``) in ``cwd`` with stdout and stderr merged.
 
@@ -137,7 +175,7 @@ def run_process(
     except OSError as exc:
         return ProcessResult(None, "", False, f"{argv[0]}: {exc.strerror or exc}", time.monotonic() - started)
 
-    capture = _Capture(proc.stdout, output_cap)
+    capture = _Capture(proc.stdout, output_cap, spool)
     deadline = started + timeout_s
     timed_out = cancelled = False
     while proc.poll() is None:
@@ -167,6 +205,7 @@ def run_process(
         start_error=None,
         duration_s=time.monotonic() - started,
         cancelled=cancelled,
+        full_output=capture.kept_whole(),
     )
 
 
@@ -177,6 +216,23 @@ def _timeout_arg(args: dict[str, Any]) -> float:
     if raw <= 0:
         raise ToolError(f"timeout_s must be greater than 0, got {raw!r}")
     return min(float(raw), MAX_TIMEOUT_S)
+
+
+#: Folder beside the workspace database where whole outputs of long commands are kept.
+TOOL_OUTPUT_DIRNAME = "tool-output"
+
+
+def tool_output_path(workspace_root: Path, call_id: str) -> Path | None:
+    """Where the whole output of tool call ``call_id`` is kept (``None`` without a usable id)."""
+    safe = "".join(c for c in call_id if c.isalnum() or c in "-_")[:80]
+    return workspace_root / TOOL_OUTPUT_DIRNAME / f"{safe}.log" if safe else None
+
+
+def _spool_path(ctx: ToolContext) -> Path | None:
+    """Where this call's whole output may be kept (``ctx.extras["output_file"]``, set by the
+    loop beside the workspace database)."""
+    value = ctx.extras.get("output_file")
+    return Path(value) if isinstance(value, str | Path) else None
 
 
 def run_command(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
@@ -193,13 +249,16 @@ def run_command(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         timeout_s,
         read_only=ctx.read_only,
         cancel_event=cancel_event if isinstance(cancel_event, threading.Event) else None,
+        spool=_spool_path(ctx),
     )
-    data = {
+    data: dict[str, Any] = {
         "exit_code": result.exit_code,
         "timed_out": result.timed_out,
         "cancelled": result.cancelled,
         "duration_s": round(result.duration_s, 3),
     }
+    if result.full_output is not None:
+        data["full_output"] = str(result.full_output)
     if result.start_error is not None:
         return ToolOutput(f"could not start the command: {result.start_error}", is_error=True, data=data)
     if result.timed_out:
