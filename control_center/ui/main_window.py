@@ -68,6 +68,16 @@ CLAUDE_CODE_NOTE = (
     "unseen; only shell commands are checked by a hook."
 )
 
+
+def is_model_error(error: str) -> bool:
+    """Whether a turn failed talking to the model (not in a tool or a gate)."""
+    text = error.lower()
+    return any(
+        part in text
+        for part in ("model endpoint", "anthropic api error", "model request", "model stream", "api key")
+    )
+
+
 NO_SPACES_MESSAGE = (
     "This workspace has no spaces yet. A space is a room with its own worktree where an agent works. "
     "Create one with “New space” (Ctrl+N) to talk to an agent, or “Review PR” (Ctrl+Shift+R) to "
@@ -822,6 +832,41 @@ class MainWindow(QMainWindow):
             self._refresh_side_tabs(self._current)
         if ended.status.value == "failed" and ended.error:
             self.statusBar().showMessage(f"Turn failed: {ended.error}", 10_000)
+            if is_model_error(ended.error):
+                self.show_model_error(ended.turn, ended.error)
+
+    def show_model_error(self, turn_id: str, error: str) -> QMessageBox:
+        """A failed model call: which endpoint, what it said, and the two ways on — Retry (the
+        turn resumes where it stopped) or Open Settings (fix the endpoint or the key)."""
+        from control_center.harness.endpoint import effective_endpoint
+
+        url, source = effective_endpoint(self.runtime.settings)
+        box = QMessageBox(self)
+        box.setObjectName("modelErrorDialog")
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle("The model call failed")
+        box.setText(f"The model endpoint {url} did not answer the turn (after the SDK's retries).")
+        box.setInformativeText(
+            f"{error}\n\nEndpoint from: {source}. Retry resumes the turn where it stopped; Open Settings "
+            "changes the endpoint or the API key."
+        )
+        retry = box.addButton("Retry", QMessageBox.ButtonRole.AcceptRole)
+        retry.setObjectName("modelErrorRetry")
+        settings = box.addButton("Open Settings…", QMessageBox.ButtonRole.ActionRole)
+        settings.setObjectName("modelErrorSettings")
+        box.addButton(QMessageBox.StandardButton.Close)
+
+        def chosen(button: object) -> None:
+            if button is retry:
+                self.runtime.resume_turn(turn_id)
+            elif button is settings:
+                QTimer.singleShot(0, self.open_settings)
+
+        box.buttonClicked.connect(chosen)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        self._model_error_box = box
+        return box
 
     def _update_usage_label(self) -> None:
         """Per turn and per space, from the store; a running turn's own usage counts live."""

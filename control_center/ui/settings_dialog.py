@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -79,6 +80,12 @@ class SettingsDialog(QDialog):
         form.addRow("API key", key_row)
         form.addRow("", self.key_status)
         form.addRow("Base URL", self.base_url)
+        self.endpoint_status = QLabel(objectName="endpointInUse")
+        self.endpoint_status.setWordWrap(True)
+        self.endpoint_status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.base_url.textChanged.connect(self._show_endpoint)
+        self._show_endpoint()
+        form.addRow("Endpoint in use", self.endpoint_status)
         form.addRow("Provider", self.provider)
         form.addRow("Claude Code CLI", self.claude_cli)
         defaults = QGroupBox("Defaults for new spaces")
@@ -135,6 +142,19 @@ class SettingsDialog(QDialog):
             "none": "No key: the app runs on the scripted model.",
         }.get(source, source)
         self.key_status.setText(text)
+
+    def _show_endpoint(self, *_: object) -> None:
+        """The endpoint turns will call with what is typed now, and where it comes from."""
+        from control_center.harness.endpoint import effective_endpoint
+
+        url, source = effective_endpoint(
+            replace(self.settings, base_url=self.base_url.text().strip() or None)
+        )
+        where = {
+            "Settings": "the Base URL above",
+            "default": "the SDK's default (no Base URL set, no ANTHROPIC_BASE_URL)",
+        }.get(source, f"the {source} environment variable")
+        self.endpoint_status.setText(f"{url} — from {where}")
 
     def _save_key(self) -> None:
         from control_center.harness.credentials import store_api_key

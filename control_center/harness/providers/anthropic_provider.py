@@ -58,6 +58,10 @@ class AnthropicProvider:
     def base_url(self) -> str | None:
         return self._base_url
 
+    def _endpoint(self) -> str:
+        """The URL this provider calls (named in every error, so the operator knows which)."""
+        return self._base_url or "https://api.anthropic.com"
+
     def _client(self) -> Any:
         # One client per stream: an httpx2 pool is bound to the event loop that first used it,
         # and a provider may outlive its loop (CLI resume, tests with asyncio.run).
@@ -109,13 +113,15 @@ class AnthropicProvider:
                 # An SSE `error` event inside a 200 stream (e.g. overloaded mid-response).
                 text = f"the model stream reported an error ({exc.type or 'error'}): {detail}"
             else:
-                text = f"Anthropic API error {exc.status_code}: {detail}"
+                text = f"Anthropic API error {exc.status_code} from {self._endpoint()}: {detail}"
             raise ProviderError(self._scrub(text)) from None
         except anthropic.APITimeoutError:
-            raise ProviderError("the model request timed out") from None
+            raise ProviderError(f"the model request to {self._endpoint()} timed out") from None
         except anthropic.APIConnectionError as exc:
             cause = exc.__cause__ or exc
-            raise ProviderError(self._scrub(f"cannot reach the model endpoint: {cause}")) from None
+            raise ProviderError(
+                self._scrub(f"cannot reach the model endpoint {self._endpoint()}: {cause}")
+            ) from None
         except ValueError as exc:
             # json.JSONDecodeError and pydantic validation errors: the endpoint sent garbage.
             raise ProviderError(self._scrub(f"malformed response from the model endpoint: {exc}")) from None
