@@ -85,7 +85,10 @@ class Composer(QWidget):
         self.mode_combo = QComboBox(self)
         self.mode_combo.setObjectName("composerModeCombo")
         self.mode_combo.setToolTip("Mode (Shift+Tab cycles)")
-        self.mode_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        # as wide as the longest mode when there is room; a few letters (full text in the popup)
+        # in a narrow window
+        self.mode_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.mode_combo.setMinimumContentsLength(6)
         self.send_button = QPushButton(theme.icon("send"), "Send", self)
         self.send_button.setObjectName("composerSend")
         self.send_button.setToolTip("Send (Ctrl+Enter)")

@@ -275,10 +275,11 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.inbox_dock], [430], Qt.Orientation.Horizontal)
 
         # status bar
-        self.status_running = QLabel("idle")
+        # Elided (whole text in the tooltip): what needs you can name long spaces.
+        self.status_running = ElidedLabel("idle")
         self.status_running.setObjectName("statusRunning")
         self.status_running.setMinimumWidth(
-            self.status_running.fontMetrics().horizontalAdvance("99 turns running") + 8
+            self.status_running.fontMetrics().horizontalAdvance("9 running") + 8
         )
         # Usage elides (whole line in its tooltip) so the running count keeps its room.
         self.status_usage = ElidedLabel("", mode=Qt.TextElideMode.ElideLeft)
@@ -286,7 +287,7 @@ class MainWindow(QMainWindow):
         self.status_usage.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         # Permanent widgets: a transient message (an announced decision, an error) never hides
         # the workspace's state.
-        self.statusBar().addPermanentWidget(self.status_running)
+        self.statusBar().addPermanentWidget(self.status_running, 1)
         self.statusBar().addPermanentWidget(self.status_usage, 1)
 
     def _connect(self) -> None:
@@ -1091,11 +1092,11 @@ class MainWindow(QMainWindow):
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         if not self._dock_sized:
-            # The Inbox takes about a third of the window (430 px at 1400), never the conversation's
-            # room on a small screen.
+            # The Inbox takes about a third of the window (430 px at 1400; 320 px, room for its
+            # decision buttons, at 1000), never the conversation's room on a small screen.
             self._dock_sized = True
             self.resizeDocks(
-                [self.inbox_dock], [max(260, min(430, self.width() * 3 // 10))], Qt.Orientation.Horizontal
+                [self.inbox_dock], [max(320, min(430, self.width() * 3 // 10))], Qt.Orientation.Horizontal
             )
 
     _dock_sized = False

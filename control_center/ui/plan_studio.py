@@ -711,6 +711,8 @@ class PlanStudioView(QWidget):
         self.goal_label.setFont(font)
         self.version_label = QLabel(objectName="planVersionLabel")
         self.diff_label = QLabel(objectName="planDiffLabel")
+        for label in (self.version_label, self.diff_label):
+            label.setWordWrap(True)  # a narrow tab wraps the line instead of clipping it
         self.diff_label.hide()
         box.addWidget(self.goal_label)
         row = QHBoxLayout()
