@@ -56,7 +56,7 @@ from control_center.ui.notifier import Notifier
 from control_center.ui.operations import Operations
 from control_center.ui.side_tabs import SideTabs
 from control_center.ui.space_list import SpaceListModel, SpaceListView
-from control_center.ui.widgets import ElidedLabel
+from control_center.ui.widgets import ElidedLabel, EmptyState
 
 #: The smallest window every panel stays usable in (a 1024x768 screen with a taskbar). It is set
 #: explicitly so a panel whose preferred width grows (a long name, a wide tab) can never make the
@@ -148,6 +148,9 @@ class MainWindow(QMainWindow):
         self.space_model = SpaceListModel(self)
         self.space_list = SpaceListView()
         self.space_list.setModel(self.space_model)
+        self.space_list_empty = EmptyState(
+            self.space_list, "No spaces yet.\nNew space (Ctrl+N) starts one.", "spaceListEmptyState"
+        )
         new_btn = QPushButton(theme.icon("plus"), "New space")
         new_btn.setObjectName("newSpaceButton")
         new_btn.clicked.connect(self.new_space)
@@ -183,9 +186,8 @@ class MainWindow(QMainWindow):
         self.transport_combo.addItem("Claude Code", Transport.CLAUDE_CODE.value)
         header = QHBoxLayout()
         header.setContentsMargins(8, 6, 8, 0)
-        header.addWidget(self.space_title, 1)
+        header.addWidget(self.space_title, 1)  # takes the free room, elides when there is none
         header.addWidget(self.mode_badge)
-        header.addStretch(1)
         self.transport_combo.setToolTip("Transport: which agent runtime executes this space's turns")
         for caption, combo in (("Autonomy", self.autonomy_combo), ("Transport", self.transport_combo)):
             combo.setAccessibleName(caption)
