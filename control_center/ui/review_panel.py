@@ -108,10 +108,7 @@ def priority_color(colors: theme.Colors, priority: str) -> QColor:
 
 
 REPOSITORY_WIDE = "Repository-wide"
-NO_FINDINGS = (
-    "No findings yet.\nWhen the reviewer records findings they appear here, grouped by file; send a "
-    "message in the Conversation tab to start the review."
-)
+NO_FINDINGS = "No findings yet: they appear here, by file, as the reviewer records them."
 
 #: Below this width the findings list and the selected finding's detail stack vertically: side by
 #: side, at the ~700-900 px the Review tab gets next to the Inbox dock, the title column is elided

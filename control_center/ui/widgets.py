@@ -171,7 +171,7 @@ class EmptyState(QObject):
             self._place()
 
     def _place(self) -> None:
-        rect = self._view.viewport().rect().adjusted(16, 16, -16, -16)
+        rect = self._view.viewport().rect().adjusted(12, 4, -12, -4)
         self.label.setGeometry(rect)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
