@@ -151,13 +151,17 @@ class Composer(QWidget):
     def set_available(self, available: bool, reason: str = "") -> None:
         """Without a space there is nobody to send to: the composer says so and takes no text
         (instead of silently discarding what is typed)."""
+        if available == self.is_available():
+            return  # called on every refresh of the space list: change nothing that is right
         self._available = available
         self.input.setEnabled(available)
         self.mode_combo.setEnabled(available and not self._locked)
         self.send_button.setEnabled(available)
-        self.input.setPlaceholderText(
-            "Message the agent…  (Ctrl+Enter to send, Shift+Tab to change mode)" if available else reason
-        )
+        if available:
+            self.input.setPlaceholderText(self._usual_placeholder)
+        else:
+            self._usual_placeholder = self.input.placeholderText()
+            self.input.setPlaceholderText(reason)
 
     def is_available(self) -> bool:
         return getattr(self, "_available", True)

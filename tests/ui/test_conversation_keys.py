@@ -61,7 +61,8 @@ def test_5000_line_output_opens_whole_and_is_searchable(qtbot: Any, tmp_path: Pa
 
     qtbot.waitUntil(lambda: tool_item() is not None, timeout=30_000)
     item = tool_item()
-    assert item is not None and item.tool is not None
+    assert item is not None
+    assert item.tool is not None
     kept = Path(item.tool.full_output or "")
     assert kept.parent == root / TOOL_OUTPUT_DIRNAME  # beside the database, not in the worktree
     assert "omitted" in (item.tool.result or "")  # the model got head and tail only
