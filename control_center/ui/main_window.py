@@ -8,7 +8,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -62,6 +62,8 @@ from control_center.ui.widgets import ElidedLabel, EmptyState
 #: explicitly so a panel whose preferred width grows (a long name, a wide tab) can never make the
 #: window grow by itself; panels elide, wrap, scroll or overflow into menus instead.
 MINIMUM_WINDOW = (900, 560)
+#: Below this width of the conversation area the Autonomy/Transport captions are hidden.
+HEADER_CAPTIONS_MIN_WIDTH = 560
 
 CLAUDE_CODE_NOTE = (
     "Claude Code transport: the mode is guidance here, not a boundary — Claude's own tools run "
@@ -189,6 +191,8 @@ class MainWindow(QMainWindow):
         header.addWidget(self.space_title, 1)  # takes the free room, elides when there is none
         header.addWidget(self.mode_badge)
         self.transport_combo.setToolTip("Transport: which agent runtime executes this space's turns")
+        # The captions give way in a narrow window (the combos keep tooltips and accessible names).
+        self._header_captions: list[QLabel] = []
         for caption, combo in (("Autonomy", self.autonomy_combo), ("Transport", self.transport_combo)):
             combo.setAccessibleName(caption)
             # shrink to a few letters (full text in the popup) rather than widen the window
@@ -196,6 +200,7 @@ class MainWindow(QMainWindow):
             combo.setMinimumContentsLength(6)
             label = QLabel(caption)
             label.setBuddy(combo)
+            self._header_captions.append(label)
             header.addWidget(label)
             header.addWidget(combo, 0)
 
@@ -238,6 +243,7 @@ class MainWindow(QMainWindow):
         conv_layout.addWidget(splitter, 1)
 
         self.tabs = QTabWidget()
+        self.tabs.installEventFilter(self)
         self.tabs.setObjectName("spaceTabs")
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(conv_page, theme.icon("agent"), "Conversation")
@@ -1090,6 +1096,16 @@ class MainWindow(QMainWindow):
         from control_center.ui.dialogs import ShortcutsDialog
 
         ShortcutsDialog(SHORTCUTS, self).exec()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.tabs and event.type() == QEvent.Type.Resize:
+            self._fit_header()  # the window, the dock or the splitter changed the room
+        return super().eventFilter(watched, event)
+
+    def _fit_header(self) -> None:
+        wide = self.tabs.width() >= HEADER_CAPTIONS_MIN_WIDTH
+        for label in self._header_captions:
+            label.setVisible(wide)
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
