@@ -64,8 +64,15 @@ def _autonomy_arg(value: str) -> Autonomy:
 def cmd_init(args: argparse.Namespace) -> int:
     from control_center.workspace import Workspace
 
-    ws = Workspace.init(Path(args.workspace), Path(args.repo))
-    print(f"workspace {ws.root} bound to {ws.repo}")
+    ws = Workspace.init(
+        Path(args.workspace), Path(args.repo), database=args.database, execution=args.execution
+    )
+    for notice in ws.notices:
+        print(notice, file=sys.stderr)
+    if ws.is_team:
+        print(f"workspace {ws.root} bound to {ws.repo} on {ws.store.location} (execution: {ws.execution})")
+    else:
+        print(f"workspace {ws.root} bound to {ws.repo}")
     ws.close()
     return 0
 
@@ -245,6 +252,10 @@ def build_parser() -> argparse.ArgumentParser:
     i = sub.add_parser("init", help="create a workspace bound to a git repository")
     ws_arg(i)
     i.add_argument("--repo", required=True)
+    i.add_argument("--database", metavar="URL", help="team mode: a postgresql:// database as the store")
+    i.add_argument(
+        "--execution", choices=("local", "workers"), help="team mode: run turns here or on the workers"
+    )
     i.set_defaults(func=cmd_init)
 
     sp = sub.add_parser("space", help="manage spaces")

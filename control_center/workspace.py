@@ -1,8 +1,12 @@
-"""Workspaces and spaces: a folder with one SQLite file and the git worktrees of its spaces,
-bound to one source repository. This is the service layer the CLI, the harness and the UI share."""
+"""Workspaces and spaces: a folder with the git worktrees of its spaces and its store — one
+SQLite file in the folder, or (team mode) a PostgreSQL database that the folder's
+``workspace.json`` names — bound to one source repository. This is the service layer the CLI, the
+harness and the UI share."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -14,11 +18,18 @@ from control_center.core.errors import OperatorError
 from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.profiles import DISPATCH_DEFAULT_MODE, PR_SPACE_MODE, profile_for
 from control_center.core.records import Gate, Space
-from control_center.store.db import StoreError
+from control_center.store.db import StoreError, parse_database_url, redact_url
 from control_center.store.store import DB_FILENAME, Store, new_id
 
 WORKTREES_DIR = "worktrees"
 SCRATCH_DIR = "scratch"
+#: Team mode: this folder's link to the shared database (its URL without the password) and the
+#: path of this machine's clone of the repository.
+TEAM_FILE = "workspace.json"
+#: Where turns and pipeline steps run (workspace meta ``execution``).
+EXECUTION_LOCAL = "local"
+EXECUTION_WORKERS = "workers"
+EXECUTIONS = (EXECUTION_LOCAL, EXECUTION_WORKERS)
 
 
 class WorkspaceError(OperatorError):
@@ -49,15 +60,31 @@ def _slug(name: str) -> str:
     return slug[:40] or "space"
 
 
+def repo_identity(repo: Path) -> str:
+    """What makes two clones the same repository: the ``origin`` remote's URL, else the path."""
+    origin = git(repo, "config", "--get", "remote.origin.url", check=False).stdout.strip()
+    return origin or str(repo)
+
+
 @dataclass
 class Workspace:
     root: Path
     store: Store
+    #: Team mode: this machine's clone (the database holds every operator's, so not this one).
+    local_repo: Path | None = None
+    #: What ``init`` wants the operator told (on stderr), e.g. where a password was not kept.
+    notices: tuple[str, ...] = ()
 
     # -- opening --------------------------------------------------------------------------------
 
     @classmethod
-    def init(cls, root: Path, repo: Path) -> Workspace:
+    def init(
+        cls, root: Path, repo: Path, *, database: str | None = None, execution: str | None = None
+    ) -> Workspace:
+        if execution is not None and execution not in EXECUTIONS:
+            raise WorkspaceError(f"unknown execution {execution!r} (choose local or workers)")
+        if database is None and execution == EXECUTION_WORKERS:
+            raise WorkspaceError("--execution workers needs a team database (--database postgresql://...)")
         root = root.expanduser().resolve()
         repo = repo.expanduser().resolve()
         if not repo.is_dir():
@@ -70,6 +97,10 @@ class Workspace:
             raise WorkspaceError(f"repository {repo} has no commits yet; commit something first")
         if root.exists() and not root.is_dir():
             raise WorkspaceError(f"{root} exists and is not a folder")
+        if database is not None:
+            return cls._init_team(root, repo, database, execution)
+        if (root / TEAM_FILE).exists():
+            raise WorkspaceError(f"{root} is a team workspace; give its --database to join it")
         db = root / DB_FILENAME
         if db.exists():
             ws = cls.open(root)
@@ -88,11 +119,53 @@ class Workspace:
         return cls(root, store)
 
     @classmethod
+    def _init_team(cls, root: Path, repo: Path, database: str, execution: str | None) -> Workspace:
+        """Create a team workspace in the database, or join the one it holds (same repository)."""
+        try:
+            url = parse_database_url(database)
+        except StoreError as exc:
+            raise WorkspaceError(str(exc)) from None
+        if (root / DB_FILENAME).exists():
+            raise WorkspaceError(f"{root} is already a workspace with its own SQLite file")
+        team_file = root / TEAM_FILE
+        if team_file.exists():
+            link = _read_team_file(team_file)
+            if link.get("database") != redact_url(database):
+                raise WorkspaceError(f"{root} is already a workspace on the database {link.get('database')}")
+            if link.get("repo") != str(repo):
+                raise WorkspaceError(f"{root} is already a workspace bound to {link.get('repo')}")
+        try:
+            store = Store(database, create=True)
+        except StoreError as exc:
+            raise WorkspaceError(str(exc)) from None
+        identity = repo_identity(repo)
+        bound = store.get_meta("remote")
+        if bound is not None and bound != identity:
+            store.close()
+            raise WorkspaceError(
+                f"the database {redact_url(database)} is a workspace of {bound}, not of {identity}"
+            )
+        if bound is None:
+            store.set_meta("repo", str(repo))
+            store.set_meta("remote", identity)
+            store.set_meta("workspace_id", new_id())
+        if execution is not None or store.get_meta("execution") is None:
+            store.set_meta("execution", execution or EXECUTION_LOCAL)
+        notices: list[str] = []
+        if url.password is not None:
+            notices.append(_keep_password(url))
+        root.mkdir(parents=True, exist_ok=True)
+        _write_team_file(team_file, {"database": redact_url(database), "repo": str(repo)})
+        return cls(root, store, local_repo=repo, notices=tuple(notices))
+
+    @classmethod
     def open(cls, root: Path) -> Workspace:
         root = root.expanduser().resolve()
         db = root / DB_FILENAME
         if not root.exists():
             raise WorkspaceError(f"workspace folder {root} does not exist; create one with init")
+        if (root / TEAM_FILE).exists():
+            return cls._open_team(root)
         if not db.exists():
             raise WorkspaceError(f"{root} is not a workspace (no {DB_FILENAME}); create one with init")
         try:
@@ -104,14 +177,41 @@ class Workspace:
             raise WorkspaceError(f"{root} is not a workspace (it is bound to no repository)")
         return cls(root, store)
 
+    @classmethod
+    def _open_team(cls, root: Path) -> Workspace:
+        link = _read_team_file(root / TEAM_FILE)
+        database, repo = link.get("database"), link.get("repo")
+        if not isinstance(database, str) or not isinstance(repo, str):
+            raise WorkspaceError(f"{root / TEAM_FILE} names no database and repository; run init again")
+        try:
+            store = Store(database)
+        except StoreError as exc:
+            raise WorkspaceError(str(exc)) from None
+        if store.get_meta("repo") is None:
+            store.close()
+            raise WorkspaceError(f"the database of {root} is not a workspace (it is bound to no repository)")
+        return cls(root, store, local_repo=Path(repo))
+
     def close(self) -> None:
         self.store.close()
 
     @property
     def repo(self) -> Path:
+        """This machine's clone of the workspace's repository."""
+        if self.local_repo is not None:
+            return self.local_repo
         value = self.store.get_meta("repo")
         assert value is not None
         return Path(value)
+
+    @property
+    def is_team(self) -> bool:
+        return self.store.backend == "postgresql"
+
+    @property
+    def execution(self) -> str:
+        """``local`` (turns run in the calling process) or ``workers`` (queued to workers)."""
+        return self.store.get_meta("execution") or EXECUTION_LOCAL
 
     # -- spaces ---------------------------------------------------------------------------------
 
@@ -134,7 +234,7 @@ class Workspace:
         if self.store.find_space(name):
             raise WorkspaceError(f"a space named {name!r} already exists")
         sid = new_id()
-        branch = f"cc/{_slug(name)}-{sid[:6]}"
+        branch = f"cc/{_slug(name)}-{sid[-6:]}"  # the id's random end
         worktree = self.root / WORKTREES_DIR / sid
         git(self.repo, "worktree", "add", "-b", branch, str(worktree), "HEAD")
         return self._record_space(sid, name, mode, autonomy, transport, worktree, branch)
@@ -280,6 +380,42 @@ class Workspace:
     def remove_scratch(self, path: Path) -> None:
         git(self.repo, "worktree", "remove", "--force", str(path), check=False)
         shutil.rmtree(path, ignore_errors=True)
+
+
+def _read_team_file(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise WorkspaceError(f"cannot read {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise WorkspaceError(f"{path} is not a workspace link (expected a JSON object)")
+    return data
+
+
+def _write_team_file(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+def _keep_password(url: Any) -> str:
+    """The URL's password goes to the keyring, never to the workspace folder; the notice says
+    where it went (or that it must come from PGPASSWORD or ~/.pgpass next time)."""
+    from control_center.store.db import KEYRING_SERVICE, keyring_user
+
+    try:
+        import keyring
+
+        keyring.set_password(KEYRING_SERVICE, keyring_user(url), url.password)
+    except Exception as exc:
+        return (
+            f"note: the database password was not saved ({type(exc).__name__}: no usable keyring); "
+            "set PGPASSWORD or ~/.pgpass for the next commands"
+        )
+    return "note: the database password is in the OS keyring (not in the workspace folder)"
 
 
 def resolved_mode(space: Space | None) -> Mode:

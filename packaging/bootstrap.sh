@@ -17,6 +17,7 @@ log() { printf 'bootstrap: %s\n' "$*" >&2; }
 apt_packages=(
     git bubblewrap                                  # worktrees; the read-only sandbox
     python3-venv                                    # python3 -m venv (the .venv; the wheel test)
+    postgresql                                      # team mode's store; tests start a throw-away cluster
     libegl1 libgl1 libx11-6 libxkbcommon0 libglib2.0-0 libfontconfig1 libfreetype6 libdbus-1-3
     fonts-dejavu-core                               # Qt's offscreen platform (tests) renders text
     fonts-noto-color-emoji fonts-noto-cjk           # emoji and CJK text render instead of empty boxes

@@ -28,3 +28,55 @@ def _loopback_only_connect(self: socket.socket, address: object) -> object:
 
 
 socket.socket.connect = _loopback_only_connect  # type: ignore[method-assign]
+
+
+# -- the backend: SQLite files by default; CC_TEST_BACKEND=postgresql puts every workspace a test
+# creates on a fresh PostgreSQL database instead (tests/pg.py; .ci/run runs the store, harness,
+# pipeline and CLI tests both ways).
+
+import pytest  # noqa: E402
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    from tests.pg import pg_backend_requested
+
+    if not pg_backend_requested():
+        return
+    # Tests of SQLite itself (pragmas, the file format) are not run against PostgreSQL: deselected,
+    # not skipped, so the summary counts only what ran.
+    kept = [item for item in items if item.get_closest_marker("sqlite_only") is None]
+    deselected = [item for item in items if item.get_closest_marker("sqlite_only") is not None]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
+
+
+@pytest.fixture(autouse=True)
+def _workspaces_on_the_chosen_backend(
+    monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    from tests.pg import pg_backend_requested
+
+    # Tests marked ``postgres`` choose each workspace's backend themselves.
+    if not pg_backend_requested() or request.node.get_closest_marker("postgres") is not None:
+        return
+    import json
+    from pathlib import Path
+
+    from control_center.store.store import DB_FILENAME
+    from control_center.workspace import TEAM_FILE, Workspace
+    from tests import pg
+
+    original = Workspace.init.__func__  # type: ignore[attr-defined]
+
+    def init(cls: type[Workspace], root: Path, repo: Path, *, database: str | None = None, **kw: object):
+        folder = Path(root).expanduser()
+        if database is None and not (folder / DB_FILENAME).exists():
+            team = folder / TEAM_FILE
+            if team.is_file():
+                database = json.loads(team.read_text()).get("database")
+            else:
+                database = pg.databases().workspace()
+        return original(cls, root, repo, database=database, **kw)
+
+    monkeypatch.setattr(Workspace, "init", classmethod(init))

@@ -51,13 +51,13 @@ RESUMABLE_STATUSES = ("running", "interrupted", "waiting")
 
 StateSink = Callable[[str, PipelineState], None]
 
-#: Pipelines a runner of this process is driving, keyed by (database file, pipeline id): a second
+#: Pipelines a runner of this process is driving, keyed by (database, pipeline id): a second
 #: runner on the same pipeline would fork its state, so it is refused instead.
 _ACTIVE: set[tuple[str, str]] = set()
 
 
 def _active_key(ws: Workspace, pipeline_id: str) -> tuple[str, str]:
-    return (str(ws.store.path), pipeline_id)
+    return (ws.store.location, pipeline_id)
 
 
 def is_active(ws: Workspace, pipeline_id: str) -> bool:

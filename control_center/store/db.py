@@ -1,15 +1,21 @@
-"""Opening a workspace database: SQLite in WAL mode, foreign keys on, a busy timeout, and the
-schema brought to the code's version by Alembic migrations."""
+"""Opening a workspace database and bringing its schema to the code's version by Alembic
+migrations. Two backends: an SQLite file in the workspace folder (WAL, foreign keys on, a busy
+timeout), or a PostgreSQL database named by a ``postgresql://`` URL (team mode). Both are refused,
+unchanged, when they are not a workspace or their schema is newer than this code."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine, create_engine, event, inspect
+from sqlalchemy import Engine, create_engine, inspect
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from control_center.core.errors import OperatorError
+from control_center.store.dialect import PG_MIGRATION_LOCK, dialect_for
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -21,6 +27,8 @@ MARKER_TABLE = "workspace_meta"
 #: The newest migration this code ships. Alembic (slow to import) is loaded only when a database
 #: is not at this revision; a test keeps this constant equal to Alembic's head.
 HEAD_REVISION = "0002"
+#: Where the keyring keeps a team database's password (user name: ``user@host:port/database``).
+KEYRING_SERVICE = "control-center-postgresql"
 
 
 class StoreError(OperatorError):
@@ -32,7 +40,8 @@ def _alembic_config(url: str) -> Config:
 
     cfg = Config()
     cfg.set_main_option("script_location", MIGRATIONS)
-    cfg.set_main_option("sqlalchemy.url", url)
+    # ConfigParser interpolation: a literal % must be doubled.
+    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
     return cfg
 
 
@@ -52,20 +61,75 @@ def _known_revisions() -> set[str]:
     return {r.revision for r in script.walk_revisions()}
 
 
-def _on_connect(dbapi_conn: sqlite3.Connection, _record: object) -> None:
-    cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA foreign_keys=ON")
-    cur.execute("PRAGMA busy_timeout=10000")
-    cur.execute("PRAGMA synchronous=NORMAL")
-    cur.close()
+# -- PostgreSQL URLs --------------------------------------------------------------------------------
+
+
+def is_database_url(value: str) -> bool:
+    return value.startswith(("postgresql://", "postgres://", "postgresql+psycopg://"))
+
+
+def parse_database_url(value: str) -> URL:
+    """A team database URL as SQLAlchemy's URL on the psycopg (3) driver; a one-line error for
+    anything else."""
+    if not is_database_url(value):
+        raise StoreError(f"{redact_url(value)!r} is not a PostgreSQL URL (postgresql://user@host/database)")
+    try:
+        url = make_url(value)
+    except ArgumentError as exc:
+        raise StoreError(f"cannot read the database URL: {exc}") from None
+    if not url.database:
+        raise StoreError("the database URL names no database (postgresql://user@host/DATABASE)")
+    return url.set(drivername="postgresql+psycopg")
+
+
+def redact_url(value: str) -> str:
+    """The URL without its password: what may be written to the workspace folder or shown."""
+    try:
+        url = make_url(value)
+    except ArgumentError:
+        return "<unreadable URL>"
+    if url.password is None:
+        return value
+    return without_password(url).render_as_string(hide_password=False)
+
+
+def without_password(url: URL) -> URL:
+    # URL.set(password=None) would keep the password: None there means "unchanged".
+    return URL.create(url.drivername, url.username, None, url.host, url.port, url.database, url.query)
+
+
+def keyring_user(url: URL) -> str:
+    return f"{url.username or ''}@{url.host or ''}:{url.port or 5432}/{url.database}"
+
+
+def _with_keyring_password(url: URL) -> URL:
+    """Fill in the password from the keyring when neither the URL nor PGPASSWORD has one (libpq
+    reads PGPASSWORD, the other PG* variables and ~/.pgpass by itself)."""
+    if url.password is not None or os.environ.get("PGPASSWORD"):
+        return url
+    try:
+        import keyring
+
+        secret = keyring.get_password(KEYRING_SERVICE, keyring_user(url))
+    except Exception:  # no usable keyring backend: libpq's own sources still apply
+        return url
+    return url.set(password=secret) if secret else url
+
+
+def _connect_error(url: URL, exc: Exception) -> StoreError:
+    detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    where = without_password(url).render_as_string(hide_password=True).replace("+psycopg", "")
+    return StoreError(f"cannot use the database {where}: {detail[0] if detail else type(exc).__name__}")
+
+
+# -- opening ------------------------------------------------------------------------------------
 
 
 def make_engine(path: Path) -> Engine:
     engine = create_engine(
         f"sqlite:///{path}", connect_args={"check_same_thread": False, "timeout": 10}, future=True
     )
-    event.listen(engine, "connect", _on_connect)
+    dialect_for(engine).prepare(engine)
     return engine
 
 
@@ -81,11 +145,26 @@ def _check_is_sqlite(path: Path) -> None:
         raise StoreError(f"{path} is not a Control Center workspace database (not an SQLite file)")
 
 
-def open_database(path: Path, *, create: bool) -> Engine:
-    """Open (and with ``create``, create) the database at ``path`` and migrate it to head.
+def _refuse_newer(where: str, version: str | None) -> None:
+    if version is not None and version != HEAD_REVISION and version not in _known_revisions():
+        raise StoreError(
+            f"{where} has schema version {version}, newer than this Control Center understands "
+            f"(latest known: {head_revision()}); upgrade Control Center to open it"
+        )
 
-    Refuses, changing nothing: a file that is not SQLite, an SQLite file that is not a workspace,
+
+def open_database(target: Path | str, *, create: bool) -> Engine:
+    """Open (and with ``create``, create) the workspace database — an SQLite file path or a
+    PostgreSQL URL — and migrate it to head.
+
+    Refuses, changing nothing: a file that is not SQLite, a database that is not a workspace,
     and a workspace whose schema is newer than this code."""
+    if isinstance(target, str):
+        return _open_postgres(target, create=create)
+    return _open_sqlite(target, create=create)
+
+
+def _open_sqlite(path: Path, *, create: bool) -> Engine:
     exists = path.exists() and path.stat().st_size > 0
     if not exists and not create:
         raise StoreError(f"no workspace database at {path}")
@@ -110,22 +189,58 @@ def open_database(path: Path, *, create: bool) -> Engine:
             raise StoreError(f"{path} is not a Control Center workspace database ({exc})") from None
         if tables and MARKER_TABLE not in tables:
             raise StoreError(f"{path} is an SQLite database but not a Control Center workspace")
-        if version is not None and version != HEAD_REVISION and version not in _known_revisions():
-            raise StoreError(
-                f"{path} has schema version {version}, newer than this Control Center understands "
-                f"(latest known: {head_revision()}); upgrade Control Center to open it"
-            )
+        _refuse_newer(str(path), version)
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
         version = None
     engine = make_engine(path)
     if version != HEAD_REVISION:
-        from alembic import command
+        _migrate(engine, f"sqlite:///{path}", str(path))
+    return engine
 
-        cfg = _alembic_config(f"sqlite:///{path}")
+
+def _open_postgres(value: str, *, create: bool) -> Engine:
+    url = _with_keyring_password(parse_database_url(value))
+    shown = redact_url(value)
+    engine = create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10, future=True)
+    dialect_for(engine).prepare(engine)
+    try:
+        # Inspect first (reads only), so a foreign database is never touched.
+        with engine.connect() as conn:
+            tables = set(inspect(conn).get_table_names())
+            version = None
+            if "alembic_version" in tables:
+                version = conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
+    except SQLAlchemyError as exc:
+        engine.dispose()
+        raise _connect_error(url, exc) from None
+    try:
+        if tables and MARKER_TABLE not in tables:
+            raise StoreError(f"the database {shown} is not a Control Center workspace (it has other tables)")
+        if not tables and not create:
+            raise StoreError(f"the database {shown} holds no workspace; create one with init")
+        _refuse_newer(f"the database {shown}", version)
+        if version != HEAD_REVISION:
+            _migrate(engine, url.render_as_string(hide_password=False), shown)
+    except BaseException:
+        engine.dispose()
+        raise
+    return engine
+
+
+def _migrate(engine: Engine, url: str, where: str) -> None:
+    from alembic import command
+
+    cfg = _alembic_config(url)
+    try:
         with engine.begin() as conn:
+            if engine.dialect.name == "postgresql":
+                # Two processes opening a fresh team database at once: one migrates, the other
+                # waits and then finds the schema at head (Alembic's upgrade is a no-op).
+                conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({PG_MIGRATION_LOCK})")
             cfg.attributes["connection"] = conn
             command.upgrade(cfg, "head")
-        if MARKER_TABLE not in inspect(engine).get_table_names():
-            raise StoreError(f"{path}: migration did not create the workspace schema")
-    return engine
+    except SQLAlchemyError as exc:
+        raise StoreError(f"{where}: migrating the schema failed: {str(exc).splitlines()[0]}") from None
+    if MARKER_TABLE not in inspect(engine).get_table_names():
+        raise StoreError(f"{where}: migration did not create the workspace schema")

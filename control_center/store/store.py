@@ -1,21 +1,24 @@
-"""The workspace store: one SQLite file, repositories returning frozen core values.
+"""The workspace store: one database (an SQLite file, or PostgreSQL in team mode), repositories
+returning frozen core values.
 
-Writes are serialised through one lock (one writer per process; WAL lets readers run beside it,
-and SQLite's busy timeout arbitrates between processes). Each method is one unit of work."""
+Writes are serialised through one lock per process and the backend's write lock across processes
+(SQLite's, or an advisory lock on PostgreSQL: see store/dialect.py); readers run beside them. Each
+method is one unit of work."""
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func
+from sqlalchemy import func, text
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
@@ -24,6 +27,7 @@ from control_center.core.events import TurnStatus
 from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.records import Gate, Space, Turn
 from control_center.store.db import StoreError, open_database
+from control_center.store.dialect import dialect_for
 from control_center.store.tables import (
     AgentRow,
     ApprovalRow,
@@ -44,8 +48,21 @@ from control_center.store.tables import (
 DB_FILENAME = "workspace.db"
 
 
+_id_lock = threading.Lock()
+_last_micros = 0
+_id_tail = itertools.count(int.from_bytes(os.urandom(3)))
+
+
 def new_id() -> str:
-    return uuid.uuid4().hex[:16]
+    """A 20-hex-digit id that sorts in creation order: 13 digits of microseconds (made strictly
+    increasing within a process) and 7 random-started digits that keep ids of different processes
+    apart. Ordering by ``(created_at, id)`` is then insertion order on both backends."""
+    global _last_micros
+    with _id_lock:
+        micros = max(time.time_ns() // 1000, _last_micros + 1)
+        _last_micros = micros
+        tail = (next(_id_tail) + int.from_bytes(os.urandom(2))) & 0xFFFFFFF
+    return f"{micros:013x}{tail:07x}"
 
 
 def now_iso() -> str:
@@ -75,6 +92,14 @@ class ClaimLost(StoreError):
     def __init__(self, turn: Turn) -> None:
         self.turn = turn
         super().__init__(f"turn {turn.id} was claimed by another process (now {turn.status.value})")
+
+
+# One INSERT, the next sequence number computed inside it (runs for every message of every turn).
+_INSERT_MESSAGE = text(
+    "INSERT INTO message (id, conversation_id, seq, turn_id, role, kind, text, blocks, meta, created_at) "
+    "VALUES (:id, :conversation_id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM message WHERE "
+    "conversation_id = :seq_conversation_id), :turn_id, :role, :kind, :text, :blocks, :meta, :created_at)"
+)
 
 
 def _space(row: SpaceRow) -> Space:
@@ -138,14 +163,32 @@ def _approval(row: Any) -> Approval:
 def _settled_message(row: ApprovalRow) -> str:
     if row.status == ApprovalStatus.SUPERSEDED.value:
         return f"approval {row.id} was superseded by a newer version; decide the newest one"
-    return f"approval {row.id} was already {row.status} by {row.decided_by}"
+    # Two operators deciding at once: the write lock lets one in, the other reads this.
+    return (
+        f"approval {row.id} was already decided by {row.decided_by or 'someone'} "
+        f"({row.status} at {row.decided_at})"
+    )
 
 
 class Store:
-    def __init__(self, db_path: Path, *, create: bool = False) -> None:
-        self.path = db_path
-        self.engine = open_database(db_path, create=create)
+    def __init__(self, target: Path | str, *, create: bool = False) -> None:
+        """``target`` is the SQLite file, or a ``postgresql://`` URL (team mode)."""
+        self.path: Path | None = target if isinstance(target, Path) else None
+        self.engine = open_database(target, create=create)
+        self.dialect = dialect_for(self.engine)
         self._write_lock = threading.RLock()
+
+    @property
+    def backend(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self.dialect.name
+
+    @property
+    def location(self) -> str:
+        """The SQLite file, or the database URL without its password."""
+        if self.path is not None:
+            return str(self.path)
+        return self.engine.url.render_as_string(hide_password=True).replace("+psycopg", "")
 
     def close(self) -> None:
         self.engine.dispose()
@@ -158,10 +201,10 @@ class Store:
     @contextmanager
     def _write(self) -> Iterator[Session]:
         with self._write_lock, Session(self.engine, expire_on_commit=False) as s:
-            # Take SQLite's write lock up front (waiting out the busy timeout): a unit that reads
-            # then writes (the next message seq, a name check) must not interleave with a writer
-            # on another connection, e.g. another process on the same workspace.
-            s.connection().exec_driver_sql("BEGIN IMMEDIATE")
+            # Take the backend's write lock up front: a unit that reads then writes (the next
+            # message seq, a name check) must not interleave with a writer on another connection,
+            # e.g. another process on the same workspace.
+            self.dialect.begin_write(s.connection())
             yield s
             s.commit()
 
@@ -311,22 +354,20 @@ class Store:
         # every turn, so it skips the ORM.
         message_id = new_id()
         with self._write() as s:
-            s.connection().exec_driver_sql(
-                "INSERT INTO message (id, conversation_id, seq, turn_id, role, kind, text, blocks, meta, "
-                "created_at) VALUES (?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM message WHERE "
-                "conversation_id = ?), ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    message_id,
-                    conversation_id,
-                    conversation_id,
-                    turn_id,
-                    role,
-                    kind,
-                    text,
-                    json.dumps(blocks or []),
-                    json.dumps(meta or {}),
-                    now_iso(),
-                ),
+            s.connection().execute(
+                _INSERT_MESSAGE,
+                {
+                    "id": message_id,
+                    "conversation_id": conversation_id,
+                    "seq_conversation_id": conversation_id,
+                    "turn_id": turn_id,
+                    "role": role,
+                    "kind": kind,
+                    "text": text,
+                    "blocks": json.dumps(blocks or []),
+                    "meta": json.dumps(meta or {}),
+                    "created_at": now_iso(),
+                },
             )
         return message_id
 
@@ -511,15 +552,19 @@ class Store:
     def space_usage(self, space_id: str) -> dict[str, Any]:
         """Token and cost totals of a space's turns, and those of its latest turn."""
         with self.engine.connect() as conn:
-            total = conn.exec_driver_sql(
-                "SELECT COUNT(*), COALESCE(SUM(input_tokens + output_tokens), 0), COALESCE(SUM(cost_usd), 0) "
-                "FROM turn WHERE space_id = ?",
-                (space_id,),
+            total = conn.execute(
+                text(
+                    "SELECT COUNT(*), COALESCE(SUM(input_tokens + output_tokens), 0), "
+                    "COALESCE(SUM(cost_usd), 0) FROM turn WHERE space_id = :space"
+                ),
+                {"space": space_id},
             ).one()
-            last = conn.exec_driver_sql(
-                "SELECT input_tokens + output_tokens, cost_usd FROM turn WHERE space_id = ? "
-                "ORDER BY created_at DESC, rowid DESC LIMIT 1",
-                (space_id,),
+            last = conn.execute(
+                text(
+                    "SELECT input_tokens + output_tokens, cost_usd FROM turn WHERE space_id = :space "
+                    "ORDER BY created_at DESC, id DESC LIMIT 1"
+                ),
+                {"space": space_id},
             ).first()
         return {
             "turns": int(total[0]),
@@ -583,18 +628,20 @@ class Store:
             if kind.versioned and space_id is not None:
                 # In the same write: a newer plan or proposal version retires the older pending
                 # one, so it neither waits in the Inbox nor keeps its space "needs you".
-                s.connection().exec_driver_sql(
-                    "UPDATE approval SET status = ?, decided_at = ?, decided_by = ?, reason = ? "
-                    "WHERE kind = ? AND space_id = ? AND status = ?",
-                    (
-                        ApprovalStatus.SUPERSEDED.value,
-                        now_iso(),
-                        "system",
-                        "a newer version replaced it",
-                        kind.value,
-                        space_id,
-                        ApprovalStatus.PENDING.value,
+                s.connection().execute(
+                    text(
+                        "UPDATE approval SET status = :new, decided_at = :at, decided_by = :by, "
+                        "reason = :reason WHERE kind = :kind AND space_id = :space AND status = :old"
                     ),
+                    {
+                        "new": ApprovalStatus.SUPERSEDED.value,
+                        "at": now_iso(),
+                        "by": "system",
+                        "reason": "a newer version replaced it",
+                        "kind": kind.value,
+                        "space": space_id,
+                        "old": ApprovalStatus.PENDING.value,
+                    },
                 )
             row = ApprovalRow(
                 id=new_id(),
@@ -628,9 +675,9 @@ class Store:
         after it: an Inbox refresh reads what changed, not the whole history."""
         # Straight SQL and one json.loads per row: the Inbox loads the whole history, and mapped
         # objects (or even typed Core rows) cost seconds at 100,000 approvals. Timestamps have
-        # millisecond resolution; rowid (insertion order) breaks ties.
+        # millisecond resolution; ids (which sort in creation order) break ties.
         where: list[str] = []
-        params: list[Any] = []
+        params: dict[str, Any] = {}
         for column, value in (
             ("status", status.value if status else None),
             ("kind", kind.value if kind else None),
@@ -638,19 +685,20 @@ class Store:
             ("turn_id", turn_id),
         ):
             if value is not None:
-                where.append(f"{column} = ?")
-                params.append(value)
+                where.append(f"{column} = :{column}")
+                params[column] = value
         if changed_since is not None:
-            where.append("(created_at >= ? OR decided_at >= ?)")
-            params += [changed_since, changed_since]
+            where.append("(created_at >= :since OR decided_at >= :since)")
+            params["since"] = changed_since
         sql = (
             "SELECT id, kind, status, space_id, turn_id, summary, payload, created_at, decided_at, "
             "decided_by, reason FROM approval"
             + (" WHERE " + " AND ".join(where) if where else "")
-            + " ORDER BY created_at DESC, rowid DESC"
+            + " ORDER BY created_at DESC, id DESC"
         )
+        load_json = self.dialect.load_json
         with self.engine.connect() as conn:
-            rows = conn.exec_driver_sql(sql, tuple(params)).fetchall()
+            rows = conn.execute(text(sql), params).fetchall()
         return [
             Approval(
                 id=r[0],
@@ -659,7 +707,7 @@ class Store:
                 space_id=r[3],
                 turn_id=r[4],
                 summary=r[5],
-                payload=json.loads(r[6]) if r[6] else {},
+                payload=load_json(r[6]) if r[6] else {},
                 created_at=r[7],
                 decided_at=r[8],
                 decided_by=r[9],

@@ -22,6 +22,7 @@ from control_center.core.profiles import profile_for
 from control_center.core.surface import build_system_prompt, materialize_surface
 from control_center.workspace import Workspace
 from tests.helpers import git, init_repo, make_repo
+from tests.pg import pg_backend_requested
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRY_POINT = Path(sys.executable).parent / "control-center"
@@ -113,7 +114,8 @@ def space_names(ws: Path) -> list[str]:
 
 
 def test_init_binds_the_workspace_to_the_repository(ws: Path, repo: Path) -> None:
-    assert (ws / "workspace.db").is_file()
+    # The store: an SQLite file in the folder, or (team mode) the folder's link to the database.
+    assert (ws / ("workspace.json" if pg_backend_requested() else "workspace.db")).is_file()
     workspace = Workspace.open(ws)
     try:
         assert workspace.repo == repo.resolve()

@@ -1,0 +1,73 @@
+"""What differs between the two backends, in one place: how a connection is set up, how a write
+unit takes the workspace's write lock, and how a JSON column comes back from raw SQL. Everything
+else in the store is plain SQLAlchemy that runs the same on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any, Protocol
+
+from sqlalchemy import Connection, Engine, event
+
+#: The PostgreSQL advisory lock every write unit holds until it commits (see ``begin_write``).
+_PG_WRITE_LOCK = 0x43435752  # "CCWR"
+#: The advisory lock held while migrating, so two processes opening one database never race.
+PG_MIGRATION_LOCK = 0x43434D47  # "CCMG"
+
+
+class Dialect(Protocol):
+    name: str
+
+    def prepare(self, engine: Engine) -> None:
+        """Per-connection set-up."""
+
+    def begin_write(self, conn: Connection) -> None:
+        """Take the workspace's write lock for the current transaction."""
+
+    def load_json(self, value: Any) -> Any:
+        """A JSON column read with raw SQL, as Python data."""
+
+
+def _sqlite_on_connect(dbapi_conn: sqlite3.Connection, _record: object) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA busy_timeout=10000")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.close()
+
+
+class SQLiteDialect:
+    name = "sqlite"
+
+    def prepare(self, engine: Engine) -> None:
+        event.listen(engine, "connect", _sqlite_on_connect)
+
+    def begin_write(self, conn: Connection) -> None:
+        # Take SQLite's write lock up front (waiting out the busy timeout): a unit that reads then
+        # writes (the next message seq, a name check) must not interleave with another writer.
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+    def load_json(self, value: Any) -> Any:
+        return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+class PostgresDialect:
+    name = "postgresql"
+
+    def prepare(self, engine: Engine) -> None:
+        return None
+
+    def begin_write(self, conn: Connection) -> None:
+        # The same guarantee as SQLite's BEGIN IMMEDIATE: write units of every process on this
+        # database run one at a time (held until commit or rollback). Units are short; the
+        # README's design note says what this costs and what would replace it at scale.
+        conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_PG_WRITE_LOCK})")
+
+    def load_json(self, value: Any) -> Any:
+        return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+def dialect_for(engine: Engine) -> Dialect:
+    return PostgresDialect() if engine.dialect.name == "postgresql" else SQLiteDialect()
