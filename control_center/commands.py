@@ -16,8 +16,8 @@ from control_center.core.modes import Transport
 from control_center.harness.loop import Harness, HarnessError, RunRequest
 from control_center.harness.providers.base import ProviderError
 from control_center.harness.providers.scripted import load_script
-from control_center.harness.settings import AppSettings
-from control_center.harness.verbs import OPERATOR, review_snapshot
+from control_center.harness.settings import AppSettings, operator_identity
+from control_center.harness.verbs import review_snapshot
 from control_center.pipeline.decisions import DecisionError, decide
 from control_center.workspace import Workspace, WorkspaceError
 
@@ -123,7 +123,12 @@ def cmd_approvals_decide(args: argparse.Namespace) -> int:
     try:
         try:
             outcome = decide(
-                ws, args.id, Decision(args.decision), by=OPERATOR, reason=args.reason, run_work=True
+                ws,
+                args.id,
+                Decision(args.decision),
+                by=operator_identity(AppSettings.load()),
+                reason=args.reason,
+                run_work=True,
             )
         except DecisionError as exc:
             raise WorkspaceError(str(exc)) from None

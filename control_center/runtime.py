@@ -381,13 +381,15 @@ class WorkspaceRuntime:
         """Record the operator's decision, then continue what waited on it: a tool-call turn is
         resumed, an approved plan or orchestration runs its pipeline."""
 
-        from control_center.harness.verbs import OPERATOR
+        from control_center.harness.settings import operator_identity
         from control_center.pipeline.decisions import decide
+
+        operator = operator_identity(self.settings)
 
         async def run() -> DecisionOutcome | None:
             try:
                 outcome = await asyncio.to_thread(
-                    decide, self.ws, approval_id, decision, by=OPERATOR, reason=reason
+                    decide, self.ws, approval_id, decision, by=operator, reason=reason
                 )
             except Exception as exc:
                 self._notify("error", str(exc))

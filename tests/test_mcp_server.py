@@ -264,7 +264,7 @@ def test_refuses_unknown_id_second_decision_and_bad_input(ws: Workspace, tmp_pat
     assert not results["first"].is_error
     expected_text = {
         "unknown": "no approval 'no-such-id'",
-        "second": "already granted",
+        "second": "already decided by mcp (granted at ",
         "bad_decision": "decision must be 'grant' or 'reject'",
         "no_id": "approval_id is required",
         "bad_reason": "reason must be a string",

@@ -4,8 +4,10 @@ Stored as JSON in the user's config folder. The API key is never stored here (ke
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
+import socket
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,23 @@ def config_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_config_dir("control-center", appauthor=False))
+
+
+#: Overrides the operator's name for one process (several operators scripted on one machine).
+OPERATOR_ENV = "CONTROL_CENTER_OPERATOR"
+
+
+def operator_identity(settings: AppSettings | None = None) -> str:
+    """Who is deciding, as recorded on every approval: ``CONTROL_CENTER_OPERATOR``, else the
+    configured name, else ``user@host`` of the OS."""
+    configured = os.environ.get(OPERATOR_ENV, "").strip() or (settings.operator_name if settings else None)
+    if configured:
+        return configured
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry (a container) and no USER variable
+        user = f"uid{os.getuid()}"
+    return f"{user}@{socket.gethostname()}"
 
 
 def cap_thinking(settings: ModelSettings) -> ModelSettings:
@@ -43,6 +62,8 @@ class AppSettings:
     default_autonomy: Autonomy = Autonomy.ASK
     claude_cli: str | None = None
     last_workspace: str | None = None
+    #: Who this operator is in decisions' records; None: the OS user and host.
+    operator_name: str | None = None
     models: dict[Mode, ModelSettings] = field(default_factory=lambda: {m: ModelSettings() for m in Mode})
 
     def model_for(self, mode: Mode) -> ModelSettings:
@@ -58,6 +79,7 @@ class AppSettings:
             "default_autonomy": self.default_autonomy.value,
             "claude_cli": self.claude_cli,
             "last_workspace": self.last_workspace,
+            "operator_name": self.operator_name,
             "models": {m.value: s.to_json() for m, s in self.models.items()},
         }
 
@@ -73,6 +95,8 @@ class AppSettings:
             pass
         out.claude_cli = data.get("claude_cli") or None
         out.last_workspace = data.get("last_workspace") or None
+        name = data.get("operator_name")
+        out.operator_name = name.strip() if isinstance(name, str) and name.strip() else None
         for key, value in (data.get("models") or {}).items():
             try:
                 out.models[Mode(key)] = ModelSettings.from_json(value)

@@ -15,6 +15,7 @@ from control_center.core.approvals import ApprovalKind, ApprovalStatus
 from control_center.core.modes import Autonomy, Mode
 from control_center.core.transcript import ItemKind
 from control_center.harness.loop import SCRIPT_META_PREFIX
+from control_center.harness.settings import operator_identity
 from control_center.workspace import Workspace
 from tests.helpers import make_repo
 
@@ -117,7 +118,8 @@ def test_ask_autonomy_edit_goes_to_inbox_and_grant_resumes(qtbot, workspace: Pat
     )
     decided = window.runtime.ws.store.approval(approval.id)
     assert decided.status is ApprovalStatus.GRANTED
-    assert decided.decided_by == "operator"
+    # Who decided: this operator (the OS user and host, unless a name is configured).
+    assert decided.decided_by == operator_identity(window.runtime.settings)
 
 
 def test_restart_shows_pending_approvals(qtbot, workspace: Path) -> None:
