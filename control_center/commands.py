@@ -147,7 +147,7 @@ def cmd_approvals_answer(args: argparse.Namespace) -> int:
     ws = Workspace.open(Path(args.workspace))
     try:
         try:
-            outcome = answer(ws, args.id, args.text, by=OPERATOR)
+            outcome = answer(ws, args.id, args.text, by=operator_identity(AppSettings.load()))
         except DecisionError as exc:
             raise WorkspaceError(str(exc)) from None
         if getattr(args, "json", False):

@@ -16,11 +16,12 @@ from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.records import Space, Turn
 from control_center.store.db import StoreError
 from control_center.store.store import ClaimLost, SpaceBusy, Store
+from tests.pg import store_target
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
-    s = Store(tmp_path / "workspace.db", create=True)
+    s = Store(store_target(tmp_path), create=True)
     yield s
     s.close()
 
@@ -69,7 +70,7 @@ def _at_once(n: int, fn) -> list[object]:  # type: ignore[no-untyped-def]
 
 def test_one_new_turn_per_space_however_many_start_at_once(tmp_path: Path) -> None:
     # One Store per thread: separate connections, as separate processes would have.
-    path = tmp_path / "workspace.db"
+    path = store_target(tmp_path)
     Store(path, create=True).close()
     first = Store(path)
     space = _space(first, tmp_path)
