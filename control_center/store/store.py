@@ -164,8 +164,9 @@ def _settled_message(row: ApprovalRow) -> str:
     if row.status == ApprovalStatus.SUPERSEDED.value:
         return f"approval {row.id} was superseded by a newer version; decide the newest one"
     # Two operators deciding at once: the write lock lets one in, the other reads this.
+    verb = "answered" if row.status == ApprovalStatus.ANSWERED.value else "decided"
     return (
-        f"approval {row.id} was already decided by {row.decided_by or 'someone'} "
+        f"approval {row.id} was already {verb} by {row.decided_by or 'someone'} "
         f"({row.status} at {row.decided_at})"
     )
 
