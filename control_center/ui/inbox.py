@@ -829,6 +829,7 @@ class InboxView(QWidget):
         color: QColor = c.status(a.status.value) if a is not None else c.muted
         self.audit_label.setStyleSheet(f"color: {color.name()}; font-style: italic;")
         self.meta_label.setStyleSheet(f"color: {c.muted.name()};")
+        self.prompt_label.setStyleSheet(f"color: {c.waiting.name()}; font-weight: 600;")
 
     def _update_count(self, *_: object) -> None:
         self.count_label.setText(f"{self.proxy.rowCount()} shown · {self.model.pending_count()} pending")
