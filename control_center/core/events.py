@@ -25,6 +25,8 @@ class TurnStarted:
     transport: str
     tools: tuple[str, ...]
     resumed: bool = False
+    provider: str | None = None
+    model: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -33,6 +35,8 @@ class TurnStarted:
             "space": self.space,
             "mode": self.mode,
             "transport": self.transport,
+            "provider": self.provider,
+            "model": self.model,
             "tools": list(self.tools),
             "resumed": self.resumed,
         }

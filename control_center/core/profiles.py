@@ -84,9 +84,12 @@ class CapabilityProfile:
     clarifying_hint: str | None
     #: The one reminder injected when a run ends without its output verb.
     nudge: str | None
-    #: Turn limits: model calls and total tokens.
+    #: Turn limits per run (defaults; the operator's per-mode settings override them): model calls
+    #: and total tokens. Reaching one ends the turn ``interrupted``; ``resume`` gives a fresh allowance.
     max_model_calls: int
     max_turn_tokens: int
+    #: The most extended-thinking tokens a turn of this mode may ask for, whatever the settings say.
+    max_thinking_budget: int = 16_000
     #: Seconds an agent must wait after its last stored deliverable before delivering again
     #: (orchestration re-proposals); 0 means no cooldown.
     redelivery_cooldown_s: float = 0.0
@@ -136,6 +139,7 @@ _CHAT = CapabilityProfile(
     nudge=None,
     max_model_calls=40,
     max_turn_tokens=400_000,
+    max_thinking_budget=32_000,
 )
 
 _PLAN = CapabilityProfile(

@@ -45,7 +45,7 @@ from control_center.core.tools import ToolSpec
 from control_center.harness import extra_tools
 from control_center.harness.errors import HarnessError
 from control_center.harness.history import HistoryCache, model_history
-from control_center.harness.pricing import cost_usd
+from control_center.harness.pricing import cost_usd, unknown_price_note
 from control_center.harness.providers.base import (
     ModelProvider,
     ModelRequest,
@@ -206,9 +206,16 @@ class Harness:
             raise
         emit(
             TurnStarted(
-                turn.id, ctx.space.id if ctx.space else None, mode.value, transport.value, tuple(ctx.surface)
+                turn.id,
+                ctx.space.id if ctx.space else None,
+                mode.value,
+                transport.value,
+                tuple(ctx.surface),
+                provider=settings.provider,
+                model=settings.model,
             )
         )
+        self._price_note(ctx)
         return await self._drive(ctx, emit)
 
     async def resume(self, turn_id: str, emit: EventSink | None = None) -> TurnEnded:
@@ -251,6 +258,8 @@ class Harness:
                 turn.transport.value,
                 tuple(ctx.surface),
                 resumed=True,
+                provider=settings.provider,
+                model=settings.model,
             )
         )
         return await self._drive(ctx, emit)
@@ -258,16 +267,13 @@ class Harness:
     # -- set-up ---------------------------------------------------------------------------------
 
     def _settings_for(self, mode: Any, provider: str | None) -> ModelSettings:
-        from dataclasses import replace
+        # Resolved from the mode's own settings at the start of each turn (SPEC §8).
+        return self.settings.resolve(mode, provider)
 
-        base = self.settings.model_for(mode)
-        choice = provider or self.settings.provider
-        if choice in ("auto", None):
-            from control_center.harness.credentials import resolve_api_key
-
-            key, _source = resolve_api_key()
-            choice = "anthropic" if key else "scripted"
-        return replace(base, provider=choice)
+    def _price_note(self, ctx: _TurnCtx) -> None:
+        note = unknown_price_note(ctx.settings.provider, ctx.settings.model)
+        if note:
+            self._note(ctx.conversation_id, ctx.turn.id, "note", note)
 
     def _space_script(self, space: Space | None) -> list[Any]:
         if space is not None:
@@ -322,7 +328,17 @@ class Harness:
     def _finish_early(
         self, turn: Turn, space: Space | None, mode: str, transport: Transport, emit: EventSink, error: str
     ) -> TurnEnded:
-        emit(TurnStarted(turn.id, space.id if space else None, mode, transport.value, ()))
+        emit(
+            TurnStarted(
+                turn.id,
+                space.id if space else None,
+                mode,
+                transport.value,
+                (),
+                provider=turn.settings.get("provider"),
+                model=turn.settings.get("model"),
+            )
+        )
         self.ws.store.write_turn(turn.id, status=TurnStatus.FAILED, error=error)
         self._note(turn.conversation_id, turn.id, "error", error)
         ended = TurnEnded(turn.id, TurnStatus.FAILED, False, error)
@@ -342,6 +358,9 @@ class Harness:
         ctx.emit = emit
         calls_this_run = 0
         tokens_at_start = ctx.input_tokens + ctx.output_tokens
+        # The operator's per-mode limits, else the mode's defaults; each run gets a fresh allowance.
+        max_steps = ctx.settings.max_steps or ctx.profile.max_model_calls
+        max_tokens = ctx.settings.max_tokens_per_run or ctx.profile.max_turn_tokens
         try:
             pending = ctx.state.get("pending")
             if pending:
@@ -353,19 +372,21 @@ class Harness:
                 if outcome == "end_run" and not self._nudge(ctx, emit):
                     return self._end(ctx, TurnStatus.COMPLETED, emit)
             while True:
-                if calls_this_run >= ctx.profile.max_model_calls:
+                if calls_this_run >= max_steps:
                     return self._end(
                         ctx,
                         TurnStatus.INTERRUPTED,
                         emit,
-                        f"step limit reached ({calls_this_run} model calls this run); resume to continue",
+                        f"step limit reached: {calls_this_run} model calls this run "
+                        f"(max_steps {max_steps}); resume to continue",
                     )
-                if ctx.input_tokens + ctx.output_tokens - tokens_at_start >= ctx.profile.max_turn_tokens:
+                used = ctx.input_tokens + ctx.output_tokens - tokens_at_start
+                if used >= max_tokens:
                     return self._end(
                         ctx,
                         TurnStatus.INTERRUPTED,
                         emit,
-                        f"token budget reached ({ctx.profile.max_turn_tokens} tokens this run); "
+                        f"token limit reached: {used} tokens this run (max_tokens_per_run {max_tokens}); "
                         "resume to continue",
                     )
                 response = await self._call_model(ctx, emit)

@@ -1,6 +1,9 @@
-"""Application settings: per-mode model settings, endpoint, default transport and autonomy.
+"""Application settings: per-mode model settings, endpoints, default transport and autonomy.
 
-Stored as JSON in the user's config folder. The API key is never stored here (keyring or env)."""
+Stored as JSON in the user's config folder. API keys are never stored here (keyring or env).
+
+Mode policy stays in the profiles: a mode's limits are the profile's defaults unless the operator
+set a value, and a thinking budget never exceeds the profile's cap (SPEC §8)."""
 
 from __future__ import annotations
 
@@ -12,10 +15,31 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from control_center.core.errors import OperatorError
 from control_center.core.modes import Autonomy, Mode, Transport
+from control_center.core.profiles import profile_for
 from control_center.harness.providers.base import ModelSettings
+from control_center.harness.providers.openai_provider import REASONING_EFFORTS
+from control_center.harness.providers.registry import PROVIDERS
 
 MIN_THINKING_BUDGET = 1024
+#: Per-mode setting names as the CLI spells them (``modes.<mode>.<name>``).
+MODE_KEYS = (
+    "provider",
+    "model",
+    "thinking_budget",
+    "reasoning_effort",
+    "max_output_tokens",
+    "max_steps",
+    "max_tokens_per_run",
+)
+MAX_OUTPUT_TOKENS = 1_000_000
+MAX_STEPS = 10_000
+MAX_TOKENS_PER_RUN = 100_000_000
+
+
+class SettingsError(OperatorError):
+    """A bad settings key or value (nothing is written)."""
 
 
 def config_dir() -> Path:
@@ -44,43 +68,149 @@ def operator_identity(settings: AppSettings | None = None) -> str:
     return f"{user}@{socket.gethostname()}"
 
 
-def cap_thinking(settings: ModelSettings) -> ModelSettings:
-    """A thinking budget stays below its own mode's max tokens (and is dropped when it cannot)."""
+def settings_path() -> Path:
+    return config_dir() / "settings.json"
+
+
+def cap_thinking(settings: ModelSettings, cap: int | None = None) -> ModelSettings:
+    """A thinking budget stays below its own mode's max tokens and cap (dropped when it cannot)."""
     budget = settings.thinking_budget
     if budget is None:
         return settings
     if settings.max_tokens <= MIN_THINKING_BUDGET:
         return replace(settings, thinking_budget=None)
+    if cap is not None:
+        budget = min(budget, cap)
     return replace(settings, thinking_budget=max(MIN_THINKING_BUDGET, min(budget, settings.max_tokens - 1)))
+
+
+def _default_mode_settings() -> ModelSettings:
+    # "auto": the global provider choice (which is itself "auto" until the operator picks one).
+    return ModelSettings(provider="auto")
 
 
 @dataclass
 class AppSettings:
     provider: str = "auto"  # "auto": anthropic when a key exists, else the scripted model
+    #: The Anthropic endpoint (kept under this name: the Claude Code transport reads it too).
     base_url: str | None = None
+    #: Other providers' endpoints, by provider name.
+    endpoints: dict[str, str] = field(default_factory=dict)
     default_transport: Transport = Transport.BUILTIN
     default_autonomy: Autonomy = Autonomy.ASK
     claude_cli: str | None = None
     last_workspace: str | None = None
     #: Who this operator is in decisions' records; None: the OS user and host.
     operator_name: str | None = None
-    models: dict[Mode, ModelSettings] = field(default_factory=lambda: {m: ModelSettings() for m in Mode})
+    models: dict[Mode, ModelSettings] = field(
+        default_factory=lambda: {m: _default_mode_settings() for m in Mode}
+    )
 
     def model_for(self, mode: Mode) -> ModelSettings:
         """The mode's own settings, with its own thinking cap; nothing leaks between modes."""
-        base = self.models.get(mode, ModelSettings())
-        return cap_thinking(replace(base, base_url=self.base_url or base.base_url))
+        base = self.models.get(mode, _default_mode_settings())
+        return cap_thinking(
+            replace(base, base_url=self.base_url or base.base_url), profile_for(mode).max_thinking_budget
+        )
+
+    def base_url_for(self, provider: str) -> str | None:
+        if provider == "anthropic":
+            return self.base_url
+        return self.endpoints.get(provider) or None
+
+    def resolve(self, mode: Mode, override: str | None = None) -> ModelSettings:
+        """What a turn of ``mode`` runs with: ``override`` (``run --provider``) wins, then the
+        mode's provider, then the global one; "auto" means Anthropic when it has a key."""
+        base = self.model_for(mode)
+        choice = override or (base.provider if base.provider != "auto" else self.provider)
+        if choice in ("auto", None, ""):
+            from control_center.harness.credentials import resolve_api_key
+
+            key, _source = resolve_api_key("anthropic")
+            choice = "anthropic" if key else "scripted"
+        return replace(base, provider=choice, base_url=self.base_url_for(choice))
+
+    # -- the operator's keys (``settings show`` / ``settings set``) ----------------------------
+
+    def flat(self) -> dict[str, Any]:
+        """Every settable key with its stored value (None: the default)."""
+        out: dict[str, Any] = {
+            "provider": self.provider,
+            "default_transport": self.default_transport.value,
+            "default_autonomy": self.default_autonomy.value,
+            "claude_cli": self.claude_cli,
+        }
+        for name in PROVIDERS:
+            if PROVIDERS[name].base_url_env:
+                out[f"providers.{name}.base_url"] = self.base_url_for(name)
+        for mode in Mode:
+            ms = self.models.get(mode, _default_mode_settings())
+            values = {
+                "provider": ms.provider,
+                "model": ms.model,
+                "thinking_budget": ms.thinking_budget,
+                "reasoning_effort": ms.reasoning_effort,
+                "max_output_tokens": ms.max_tokens,
+                "max_steps": ms.max_steps,
+                "max_tokens_per_run": ms.max_tokens_per_run,
+            }
+            for key in MODE_KEYS:
+                out[f"modes.{mode.value}.{key}"] = values[key]
+        return out
+
+    def set_key(self, key: str, value: str) -> None:
+        """Apply one ``KEY VALUE``; SettingsError (one line) on a bad key or value, and then
+        nothing has changed."""
+        parts = key.split(".")
+        if parts[0] == "modes" and len(parts) == 3:
+            try:
+                mode = Mode(parts[1])
+            except ValueError:
+                raise SettingsError(
+                    f"unknown mode {parts[1]!r} in {key!r} (modes: {', '.join(m.value for m in Mode)})"
+                ) from None
+            if parts[2] not in MODE_KEYS:
+                raise SettingsError(f"unknown setting {key!r} (per-mode keys: {', '.join(MODE_KEYS)})")
+            current = self.models.get(mode, _default_mode_settings())
+            self.models[mode] = _set_mode_value(mode, current, parts[2], value, key)
+            return
+        if parts[0] == "providers" and len(parts) == 3 and parts[2] == "base_url":
+            name = parts[1]
+            if name not in PROVIDERS or not PROVIDERS[name].base_url_env:
+                raise SettingsError(f"unknown setting {key!r}: no provider {name!r} with an endpoint")
+            url = _url(value, key)
+            if name == "anthropic":
+                self.base_url = url
+            elif url is None:
+                self.endpoints.pop(name, None)
+            else:
+                self.endpoints[name] = url
+            return
+        if key == "provider":
+            self.provider = _provider(value, key)
+        elif key == "default_transport":
+            self.default_transport = Transport(_choice(value, [t.value for t in Transport], key))
+        elif key == "default_autonomy":
+            self.default_autonomy = Autonomy(_choice(value, [a.value for a in Autonomy], key))
+        elif key == "claude_cli":
+            self.claude_cli = _text(value, key, allow_default=True)
+        else:
+            raise SettingsError(f"unknown setting {key!r} (see 'control-center settings show')")
+
+    # -- storage -------------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "version": 2,
             "provider": self.provider,
             "base_url": self.base_url,
+            "endpoints": dict(self.endpoints),
             "default_transport": self.default_transport.value,
             "default_autonomy": self.default_autonomy.value,
             "claude_cli": self.claude_cli,
             "last_workspace": self.last_workspace,
             "operator_name": self.operator_name,
-            "models": {m.value: s.to_json() for m, s in self.models.items()},
+            "modes": {m.value: s.to_json() for m, s in self.models.items()},
         }
 
     @classmethod
@@ -88,6 +218,9 @@ class AppSettings:
         out = cls()
         out.provider = str(data.get("provider", out.provider))
         out.base_url = data.get("base_url") or None
+        endpoints = data.get("endpoints")
+        if isinstance(endpoints, dict):
+            out.endpoints = {str(k): str(v) for k, v in endpoints.items() if v}
         try:
             out.default_transport = Transport(data.get("default_transport", out.default_transport.value))
             out.default_autonomy = Autonomy(data.get("default_autonomy", out.default_autonomy.value))
@@ -97,24 +230,138 @@ class AppSettings:
         out.last_workspace = data.get("last_workspace") or None
         name = data.get("operator_name")
         out.operator_name = name.strip() if isinstance(name, str) and name.strip() else None
-        for key, value in (data.get("models") or {}).items():
+        modes = data.get("modes")
+        # Files from before per-mode providers ("models") stored a provider per mode that was never
+        # honoured: it is dropped so those modes follow the global choice as before.
+        legacy = modes is None
+        for key, value in ((data.get("models") if legacy else modes) or {}).items():
             try:
-                out.models[Mode(key)] = ModelSettings.from_json(value)
+                ms = ModelSettings.from_json(value)
+                out.models[Mode(key)] = replace(ms, provider="auto") if legacy else ms
             except (ValueError, TypeError):
                 continue
         return out
 
     @classmethod
     def load(cls, path: Path | None = None) -> AppSettings:
-        path = path or config_dir() / "settings.json"
+        path = path or settings_path()
         try:
             return cls.from_json(json.loads(path.read_text()))
         except (OSError, ValueError, AttributeError):
             return cls()
 
+    @classmethod
+    def load_strict(cls, path: Path | None = None) -> AppSettings:
+        """Like :meth:`load`, but an unreadable existing file is an error (a ``settings set``
+        must not replace a file it could not read)."""
+        path = path or settings_path()
+        if not path.exists():
+            return cls()
+        try:
+            data = json.loads(path.read_text())
+            if not isinstance(data, dict):
+                raise ValueError("not a JSON object")
+            return cls.from_json(data)
+        except (OSError, ValueError, AttributeError) as exc:
+            raise SettingsError(f"cannot read settings file {path}: {exc}") from None
+
     def save(self, path: Path | None = None) -> None:
-        path = path or config_dir() / "settings.json"
+        path = path or settings_path()
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(self.to_json(), indent=2))
         tmp.replace(path)
+
+
+# -- value parsing ---------------------------------------------------------------------------------
+
+_DEFAULT_WORDS = ("default", "none", "")
+
+
+def _provider(value: str, key: str) -> str:
+    if value == "auto":
+        return value
+    if value not in PROVIDERS:
+        raise SettingsError(f"{key}: unknown provider {value!r} (expected auto, {', '.join(PROVIDERS)})")
+    return value
+
+
+def _choice(value: str, allowed: list[str], key: str) -> str:
+    if value not in allowed:
+        raise SettingsError(f"{key}: {value!r} is not one of {', '.join(allowed)}")
+    return value
+
+
+def _text(value: str, key: str, *, allow_default: bool = False) -> str | None:
+    text = value.strip()
+    if allow_default and text.lower() in _DEFAULT_WORDS:
+        return None
+    if not text or len(text) > 300 or any(ord(c) < 32 for c in text):
+        raise SettingsError(f"{key}: expected a non-empty single-line value")
+    return text
+
+
+def _url(value: str, key: str) -> str | None:
+    text = value.strip()
+    if text.lower() in _DEFAULT_WORDS:
+        return None
+    if not text.startswith(("http://", "https://")) or any(c.isspace() for c in text):
+        raise SettingsError(f"{key}: expected an http:// or https:// URL, got {value!r}")
+    return text
+
+
+def _int(value: str, key: str, low: int, high: int) -> int:
+    try:
+        number = int(value.strip().replace("_", ""))
+    except ValueError:
+        raise SettingsError(f"{key}: expected a whole number, got {value!r}") from None
+    if not low <= number <= high:
+        raise SettingsError(f"{key}: {number} is out of range ({low}..{high})")
+    return number
+
+
+def _set_mode_value(mode: Mode, ms: ModelSettings, name: str, value: str, key: str) -> ModelSettings:
+    word = value.strip().lower()
+    if name == "provider":
+        return replace(ms, provider=_provider(value.strip(), key))
+    if name == "model":
+        text = _text(value, key)
+        if text is None or any(c.isspace() for c in text):
+            raise SettingsError(f"{key}: a model id has no spaces, got {value!r}")
+        return replace(ms, model=text)
+    if name == "thinking_budget":
+        if word in ("0", "off", *_DEFAULT_WORDS):
+            return replace(ms, thinking_budget=None)
+        cap = profile_for(mode).max_thinking_budget
+        budget = _int(value, key, MIN_THINKING_BUDGET, cap)
+        if budget >= ms.max_tokens:
+            raise SettingsError(
+                f"{key}: {budget} must stay below this mode's max_output_tokens ({ms.max_tokens})"
+            )
+        return replace(ms, thinking_budget=budget)
+    if name == "reasoning_effort":
+        if word in ("off", *_DEFAULT_WORDS) and word != "none":
+            return replace(ms, reasoning_effort=None)
+        return replace(ms, reasoning_effort=_choice(word, list(REASONING_EFFORTS), key))
+    if name == "max_output_tokens":
+        tokens = _int(value, key, 1, MAX_OUTPUT_TOKENS)
+        if ms.thinking_budget is not None and ms.thinking_budget >= tokens:
+            raise SettingsError(
+                f"{key}: {tokens} must stay above this mode's thinking_budget ({ms.thinking_budget})"
+            )
+        return replace(ms, max_tokens=tokens)
+    if name == "max_steps":
+        if word in _DEFAULT_WORDS:
+            return replace(ms, max_steps=None)
+        return replace(ms, max_steps=_int(value, key, 1, MAX_STEPS))
+    if name == "max_tokens_per_run":
+        if word in _DEFAULT_WORDS:
+            return replace(ms, max_tokens_per_run=None)
+        return replace(ms, max_tokens_per_run=_int(value, key, 1, MAX_TOKENS_PER_RUN))
+    raise SettingsError(f"unknown setting {key!r}")
+
+
+def effective_limits(mode: Mode, ms: ModelSettings) -> tuple[int, int]:
+    """(max model calls, max tokens) per run: the operator's value, else the mode's default."""
+    profile = profile_for(mode)
+    return ms.max_steps or profile.max_model_calls, ms.max_tokens_per_run or profile.max_turn_tokens

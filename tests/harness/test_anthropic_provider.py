@@ -291,13 +291,13 @@ def test_loopback_answers_prefixed_path_with_query_and_plain_json() -> None:
 def test_factory_builds_anthropic_provider_and_needs_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
     import control_center.harness.credentials as credentials
 
-    monkeypatch.setattr(credentials, "resolve_api_key", lambda: (None, "none"))
+    monkeypatch.setattr(credentials, "resolve_api_key", lambda *_a: (None, "none"))
     settings = ModelSettings(provider="anthropic", model=MODEL, base_url="http://127.0.0.1:9")
     with pytest.raises(ProviderError, match="no API key"):
         make_provider(settings)
     assert NO_KEY_MESSAGE.startswith("no API key")
 
-    monkeypatch.setattr(credentials, "resolve_api_key", lambda: (KEY, "env"))
+    monkeypatch.setattr(credentials, "resolve_api_key", lambda *_a: (KEY, "env"))
     provider = make_provider(settings)
     assert isinstance(provider, AnthropicProvider)
     assert provider.base_url == "http://127.0.0.1:9"

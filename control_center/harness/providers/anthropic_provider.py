@@ -10,7 +10,18 @@ import os
 from collections.abc import AsyncIterator
 from typing import Any
 
-from .base import ModelRequest, ModelResponse, ProviderError, StreamItem, TextChunk, ThinkingChunk
+from .base import (
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    ProviderError,
+    ProviderInputs,
+    ProviderSpec,
+    StreamItem,
+    TextChunk,
+    ThinkingChunk,
+)
+from .clients import shared_client
 
 #: The API requires budget_tokens >= 1024 and < max_tokens.
 MIN_THINKING_BUDGET = 1024
@@ -44,6 +55,7 @@ class AnthropicProvider:
         self._api_key = api_key
         self._base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
         self._max_retries = max_retries
+        self._timeout_s = timeout_s
         # Connect fails fast; a silent stream is cut after MAX_IDLE_READ_S (the API pings while
         # the model thinks), so a dead connection surfaces as an error rather than a hang.
         self._timeout = anthropic.Timeout(
@@ -63,13 +75,16 @@ class AnthropicProvider:
         return self._base_url or "https://api.anthropic.com"
 
     def _client(self) -> Any:
-        # One client per stream: an httpx2 pool is bound to the event loop that first used it,
-        # and a provider may outlive its loop (CLI resume, tests with asyncio.run).
-        return self._anthropic.AsyncAnthropic(
-            api_key=self._api_key,
-            base_url=self._base_url,
-            max_retries=self._max_retries,
-            timeout=self._timeout,
+        # One client per event loop and configuration for the whole process (see clients.py).
+        key = ("anthropic", self._api_key, self._base_url, self._max_retries, self._timeout_s)
+        return shared_client(
+            key,
+            lambda: self._anthropic.AsyncAnthropic(
+                api_key=self._api_key,
+                base_url=self._base_url,
+                max_retries=self._max_retries,
+                timeout=self._timeout,
+            ),
         )
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
@@ -130,8 +145,6 @@ class AnthropicProvider:
             raise ProviderError(
                 self._scrub(f"the model stream failed: {type(exc).__name__}: {exc}")
             ) from None
-        finally:
-            await client.close()
 
         yield ModelResponse(
             content=[_block_to_dict(block) for block in message.content],
@@ -164,3 +177,22 @@ def _block_to_dict(block: Any) -> dict[str, Any]:
     if kind == "redacted_thinking":
         return {"type": "redacted_thinking", "data": block.data}
     return block.model_dump(mode="json", exclude_none=True)
+
+
+def _create(settings: ModelSettings, inputs: ProviderInputs) -> AnthropicProvider:
+    return AnthropicProvider(inputs.api_key or "", base_url=settings.base_url)
+
+
+PROVIDER = ProviderSpec(
+    name="anthropic",
+    label="Anthropic",
+    create=_create,
+    needs_key=True,
+    keyring_user="anthropic_api_key",
+    key_env="ANTHROPIC_API_KEY",
+    base_url_env="ANTHROPIC_BASE_URL",
+    # Rough list prices, USD per million tokens (input, output).
+    prices={"opus": (15.0, 75.0), "sonnet": (3.0, 15.0), "haiku": (0.8, 4.0)},
+    thinking=True,
+    default_model="claude-sonnet-5-5",
+)

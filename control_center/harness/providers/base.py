@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from control_center.core.errors import OperatorError
@@ -15,10 +16,16 @@ class ModelSettings:
 
     provider: str = "scripted"
     model: str = "claude-sonnet-5-5"
+    #: Max output tokens of one model call.
     max_tokens: int = 8192
     #: Extended-thinking budget in tokens, or None for no thinking. Always < max_tokens.
     thinking_budget: int | None = None
     base_url: str | None = None
+    #: "low" / "medium" / "high" ... for providers that support it (None: the endpoint's default).
+    reasoning_effort: str | None = None
+    #: Per-run limits; None means the mode's default (core/profiles.py).
+    max_steps: int | None = None
+    max_tokens_per_run: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -27,6 +34,9 @@ class ModelSettings:
             "max_tokens": self.max_tokens,
             "thinking_budget": self.thinking_budget,
             "base_url": self.base_url,
+            "reasoning_effort": self.reasoning_effort,
+            "max_steps": self.max_steps,
+            "max_tokens_per_run": self.max_tokens_per_run,
         }
 
     @classmethod
@@ -91,3 +101,47 @@ class ModelProvider(Protocol):
     def cursor(self) -> int:
         """Provider-specific resume position (the scripted provider's next element); 0 otherwise."""
         ...
+
+
+@dataclass(frozen=True)
+class ProviderInputs:
+    """What a factory gets besides the turn's settings."""
+
+    api_key: str | None = None
+    #: The scripted provider's script and where to resume in it.
+    script: list[Any] | None = None
+    start: int = 0
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    name: str
+    label: str
+    #: Builds the provider for one turn; raises ProviderError with a one-line cause.
+    create: Callable[[ModelSettings, ProviderInputs], ModelProvider]
+    #: Whether a turn refuses to start without a key (a local OpenAI-compatible server needs none).
+    needs_key: bool = True
+    #: Where a key comes from: the OS keyring entry (service "control-center"), then this variable.
+    keyring_user: str | None = None
+    key_env: str | None = None
+    #: The endpoint's environment variable (the base-URL setting wins over it).
+    base_url_env: str | None = None
+    #: USD per million tokens (input, output), matched as a substring of the model id, first match.
+    prices: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    #: Whether every model of this provider is free (the scripted model): no price note.
+    free: bool = False
+    #: Capabilities the settings offer for this provider.
+    thinking: bool = False
+    reasoning_effort: bool = False
+    tools: bool = True
+    default_model: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "prices", MappingProxyType(dict(self.prices)))
+
+    def price(self, model: str) -> tuple[float, float] | None:
+        """The (input, output) price of ``model``, or None when this provider does not know it."""
+        if self.free:
+            return (0.0, 0.0)
+        lowered = model.lower()
+        return next((p for key, p in self.prices.items() if key in lowered), None)

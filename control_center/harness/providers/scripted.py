@@ -14,7 +14,16 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from .base import ModelRequest, ModelResponse, StreamItem, TextChunk
+from .base import (
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    ProviderError,
+    ProviderInputs,
+    ProviderSpec,
+    StreamItem,
+    TextChunk,
+)
 
 EXHAUSTED_TEXT = "(scripted model) The script is exhausted: there are no more scripted responses."
 
@@ -127,3 +136,22 @@ class ScriptedProvider:
             output_tokens=_estimate_tokens(content),
             extra={"script_index": index, "exhausted": index is None},
         )
+
+
+def _create(settings: ModelSettings, inputs: ProviderInputs) -> ScriptedProvider:
+    if inputs.script is None:
+        raise ProviderError("the scripted provider needs a script (--script FILE)")
+    try:
+        return ScriptedProvider(inputs.script, start=inputs.start)
+    except ValueError as exc:
+        raise ProviderError(f"invalid script: {exc}") from None
+
+
+PROVIDER = ProviderSpec(
+    name="scripted",
+    label="Scripted model (offline)",
+    create=_create,
+    needs_key=False,
+    free=True,
+    default_model="scripted",
+)

@@ -318,6 +318,8 @@ async def run_claude_code_turn(
             profile.mode.value,
             Transport.CLAUDE_CODE.value,
             tuple(t.name for t in surface),
+            provider=turn.settings.get("provider"),
+            model=turn.settings.get("model"),
         )
     )
     if profile.read_only:

@@ -1,0 +1,310 @@
+"""Any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, LM Studio, llama.cpp servers) through the
+official ``openai`` SDK: streaming chat completions with tool calls.
+
+The history arrives in our transcript values (text / tool_use / tool_result / thinking blocks) and
+is converted here, at the provider's edge, to chat messages; the response comes back as the same
+blocks. ``openai`` is an optional extra, imported in the constructor (never at module import).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import AsyncIterator
+from typing import Any
+
+from .base import (
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    ProviderError,
+    ProviderInputs,
+    ProviderSpec,
+    StreamItem,
+    TextChunk,
+)
+from .clients import shared_client
+
+#: A stream that sends nothing at all for this long is dead.
+MAX_IDLE_READ_S = 300.0
+#: Local servers ignore the key but the SDK insists on one.
+PLACEHOLDER_KEY = "not-needed"
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high")
+
+_STOP_REASONS = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+}
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return "" if content is None else str(content)
+
+
+def to_chat_messages(system: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Our transcript values as chat-completions messages. A user message's tool results become
+    ``tool`` messages right after the assistant's calls; thinking blocks (signed by another vendor)
+    are not replayed."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for message in messages:
+        blocks = message.get("content") or []
+        if isinstance(blocks, str):
+            blocks = [{"type": "text", "text": blocks}]
+        if message.get("role") == "assistant":
+            text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+            calls = [
+                {
+                    "id": b.get("id") or f"call_{secrets.token_hex(8)}",
+                    "type": "function",
+                    "function": {"name": b.get("name", ""), "arguments": json.dumps(b.get("input", {}))},
+                }
+                for b in blocks
+                if b.get("type") == "tool_use"
+            ]
+            entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+            if calls:
+                entry["tool_calls"] = calls
+            out.append(entry)
+            continue
+        texts: list[str] = []
+        for b in blocks:
+            if b.get("type") == "tool_result":
+                content = _text_of(b.get("content"))
+                if b.get("is_error"):
+                    content = f"[error] {content}"
+                out.append({"role": "tool", "tool_call_id": b.get("tool_use_id", ""), "content": content})
+            elif b.get("type") == "text":
+                texts.append(b.get("text", ""))
+        if texts:
+            out.append({"role": "user", "content": "\n\n".join(texts)})
+    return out
+
+
+def to_chat_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t["name"],
+                "description": t.get("description", ""),
+                "parameters": t.get("input_schema") or {"type": "object", "properties": {}},
+            },
+        }
+        for t in tools
+    ]
+
+
+def _estimate_tokens(obj: Any) -> int:
+    text = obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False)
+    return max(1, len(text) // 4) if text else 0
+
+
+class OpenAICompatibleProvider:
+    """A :class:`~.base.ModelProvider` for the chat-completions API of any compatible server."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        api_key: str | None,
+        base_url: str | None = None,
+        max_retries: int = 2,
+        timeout_s: float = 600,
+    ) -> None:
+        try:
+            import openai  # lazy: see the module docstring
+        except ImportError:
+            raise ProviderError(
+                "the OpenAI-compatible provider needs the openai package: "
+                "pip install 'control-center[openai]'"
+            ) from None
+        self._openai = openai
+        self._base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        self._api_key = api_key or PLACEHOLDER_KEY
+        self._max_retries = max_retries
+        self._timeout_s = timeout_s
+        self._timeout = openai.Timeout(
+            timeout_s, connect=min(10.0, timeout_s), read=min(MAX_IDLE_READ_S, timeout_s)
+        )
+
+    @property
+    def cursor(self) -> int:
+        return 0
+
+    @property
+    def base_url(self) -> str | None:
+        return self._base_url
+
+    def _client(self) -> Any:
+        key = ("openai", self._api_key, self._base_url, self._max_retries, self._timeout_s)
+        return shared_client(
+            key,
+            lambda: self._openai.AsyncOpenAI(
+                api_key=self._api_key,
+                base_url=self._base_url,
+                max_retries=self._max_retries,
+                timeout=self._timeout,
+            ),
+        )
+
+    def _params(self, request: ModelRequest) -> dict[str, Any]:
+        settings = request.settings
+        params: dict[str, Any] = {
+            "model": settings.model,
+            "messages": to_chat_messages(request.system, request.messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        # OpenAI's own reasoning models refuse max_tokens; most other servers only know it.
+        if self._base_url is None or "api.openai.com" in self._base_url:
+            params["max_completion_tokens"] = settings.max_tokens
+        else:
+            params["max_tokens"] = settings.max_tokens
+        if request.tools:
+            params["tools"] = to_chat_tools(request.tools)
+        if settings.reasoning_effort:
+            params["reasoning_effort"] = settings.reasoning_effort
+        return params
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
+        openai = self._openai
+        params = self._params(request)
+        client = self._client()
+        texts: list[str] = []
+        calls: dict[int, dict[str, Any]] = {}
+        finish: str | None = None
+        usage: Any = None
+        model = request.settings.model
+        received = False
+        try:
+            stream = await client.chat.completions.create(**params)
+            async for chunk in stream:
+                received = True
+                if getattr(chunk, "usage", None) is not None:
+                    usage = chunk.usage
+                if chunk.model:
+                    model = chunk.model
+                for choice in chunk.choices or ():
+                    delta = choice.delta
+                    if delta is not None and delta.content:
+                        texts.append(delta.content)
+                        yield TextChunk(delta.content)
+                    for call in (delta.tool_calls if delta is not None else None) or ():
+                        slot = calls.setdefault(call.index, {"id": None, "name": "", "arguments": ""})
+                        if call.id:
+                            slot["id"] = call.id
+                        if call.function is not None:
+                            slot["name"] += call.function.name or ""
+                            slot["arguments"] += call.function.arguments or ""
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
+        except ProviderError:
+            raise
+        except openai.APIStatusError as exc:
+            detail = _error_detail(exc)
+            raise ProviderError(
+                self._scrub(f"OpenAI-compatible API error {exc.status_code}: {detail}")
+            ) from None
+        except openai.APITimeoutError:
+            raise ProviderError("the model request timed out") from None
+        except openai.APIConnectionError as exc:
+            cause = exc.__cause__ or exc
+            if received:
+                raise ProviderError(self._scrub(f"the model stream was cut mid-response: {cause}")) from None
+            raise ProviderError(self._scrub(f"cannot reach the model endpoint: {cause}")) from None
+        except openai.APIError as exc:
+            # An error object inside a 200 stream.
+            raise ProviderError(self._scrub(f"the model stream reported an error: {exc.message}")) from None
+        except ValueError as exc:
+            raise ProviderError(self._scrub(f"malformed response from the model endpoint: {exc}")) from None
+        except Exception as exc:
+            # httpx2 transport errors mid-stream (peer closed, read error) are not wrapped by the SDK.
+            raise ProviderError(
+                self._scrub(f"the model stream failed: {type(exc).__name__}: {exc}")
+            ) from None
+        if finish is None:
+            raise ProviderError(
+                "the model stream ended before its final chunk (no finish_reason): incomplete response"
+            )
+
+        content: list[dict[str, Any]] = []
+        if texts:
+            content.append({"type": "text", "text": "".join(texts)})
+        for index in sorted(calls):
+            slot = calls[index]
+            raw = slot["arguments"] or "{}"
+            try:
+                arguments: Any = json.loads(raw)
+            except ValueError:
+                arguments = raw  # the loop answers the model that its input was not an object
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": slot["id"] or f"call_{secrets.token_hex(8)}",
+                    "name": slot["name"],
+                    "input": arguments,
+                }
+            )
+        estimated = usage is None
+        input_tokens = usage.prompt_tokens if usage is not None else _estimate_tokens(params["messages"])
+        output_tokens = usage.completion_tokens if usage is not None else _estimate_tokens(content)
+        yield ModelResponse(
+            content=content,
+            stop_reason=_STOP_REASONS.get(finish, finish) if not calls else "tool_use",
+            input_tokens=int(input_tokens or 0),
+            output_tokens=int(output_tokens or 0),
+            extra={"model": model, "finish_reason": finish, "usage_estimated": estimated},
+        )
+
+    def _scrub(self, text: str) -> str:
+        if self._api_key and self._api_key != PLACEHOLDER_KEY:
+            return text.replace(self._api_key, "***")
+        return text
+
+
+def _error_detail(exc: Any) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict) and err.get("message"):
+            return str(err["message"])
+    return str(exc.message)
+
+
+def _create(settings: ModelSettings, inputs: ProviderInputs) -> OpenAICompatibleProvider:
+    base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL") or None
+    if not inputs.api_key and not base_url:
+        raise ProviderError(
+            "no API key for the OpenAI-compatible provider: set one in Settings or OPENAI_API_KEY "
+            "(a local server needs only its base URL)"
+        )
+    return OpenAICompatibleProvider(inputs.api_key, base_url=base_url)
+
+
+PROVIDER = ProviderSpec(
+    name="openai",
+    label="OpenAI-compatible",
+    create=_create,
+    # A local server (Ollama, vLLM, llama.cpp) needs only a base URL; _create checks the pair.
+    needs_key=False,
+    keyring_user="openai_api_key",
+    key_env="OPENAI_API_KEY",
+    base_url_env="OPENAI_BASE_URL",
+    # Rough list prices, USD per million tokens (input, output); first substring match wins.
+    prices={
+        "gpt-4o-mini": (0.15, 0.6),
+        "gpt-4o": (2.5, 10.0),
+        "gpt-4.1-nano": (0.1, 0.4),
+        "gpt-4.1-mini": (0.4, 1.6),
+        "gpt-4.1": (2.0, 8.0),
+    },
+    reasoning_effort=True,
+    default_model="gpt-4.1-mini",
+)

@@ -1,0 +1,160 @@
+"""``control-center settings show/set`` as real processes (SPEC §11), and ``run --json`` turns of two
+modes reaching the providers and models those settings name (real SDKs, loopback servers)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from control_center.core.modes import Mode
+from control_center.harness.loopback import LoopbackMessagesServer
+from control_center.harness.loopback_openai import LoopbackChatServer
+from control_center.workspace import Workspace
+from tests.harness.helpers import make_repo
+
+CLI = str(Path(sys.executable).with_name("control-center"))
+Cli = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    return tmp_path / "config"
+
+
+@pytest.fixture
+def cli(config: Path) -> Cli:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    env["CONTROL_CENTER_CONFIG_DIR"] = str(config)
+    env["ANTHROPIC_API_KEY"] = "sk-ant-cli-settings"
+    env["OPENAI_API_KEY"] = "sk-openai-cli-settings"
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([CLI, *args], capture_output=True, text=True, env=env, timeout=120)
+
+    return run
+
+
+def test_show_json_lists_every_mode_key_and_the_providers(cli: Cli) -> None:
+    out = cli("settings", "show", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    for mode in Mode:
+        for key in (
+            "provider",
+            "model",
+            "thinking_budget",
+            "reasoning_effort",
+            "max_output_tokens",
+            "max_steps",
+            "max_tokens_per_run",
+        ):
+            assert f"modes.{mode.value}.{key}" in doc["settings"]
+        assert doc["modes"][mode.value]["effective"]["max_steps"] == 40
+    assert set(doc["providers"]) == {"scripted", "anthropic", "openai"}
+    assert doc["providers"]["openai"]["key_source"] == "env"
+    assert doc["providers"]["openai"]["capabilities"]["reasoning_effort"] is True
+
+
+def test_set_writes_and_show_reads_it_back(cli: Cli, config: Path) -> None:
+    out = cli("settings", "set", "modes.plan.max_steps", "12")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "modes.plan.max_steps = 12"
+    doc = json.loads(cli("settings", "show", "--json").stdout)
+    assert doc["settings"]["modes.plan.max_steps"] == 12
+    assert doc["modes"]["plan"]["effective"]["max_steps"] == 12
+    assert doc["modes"]["chat"]["effective"]["max_steps"] == 40
+    text = cli("settings", "show").stdout
+    assert "modes.plan.max_steps = 12" in text
+    assert (config / "settings.json").is_file()
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("modes.plan.bogus", "1"),
+        ("modes.nomode.model", "x"),
+        ("modes.plan.max_steps", "zero"),
+        ("modes.plan.max_steps", "0"),
+        ("modes.chat.provider", "nope"),
+        ("modes.plan.thinking_budget", "999999"),
+        ("providers.openai.base_url", "not a url"),
+    ],
+)
+def test_a_bad_key_or_value_is_one_line_on_stderr_and_the_file_is_unchanged(
+    cli: Cli, config: Path, key: str, value: str
+) -> None:
+    assert cli("settings", "set", "modes.chat.model", "gpt-4.1-mini").returncode == 0
+    before = (config / "settings.json").read_bytes()
+    out = cli("settings", "set", key, value)
+    assert out.returncode != 0
+    assert out.stdout == ""
+    assert out.stderr.startswith("error: ")
+    assert out.stderr.count("\n") == 1
+    assert "Traceback" not in out.stderr
+    assert (config / "settings.json").read_bytes() == before
+
+
+def test_an_unreadable_settings_file_is_refused_not_replaced(cli: Cli, config: Path) -> None:
+    config.mkdir(parents=True)
+    (config / "settings.json").write_text("{not json")
+    out = cli("settings", "set", "modes.plan.max_steps", "3")
+    assert out.returncode != 0
+    assert "cannot read settings file" in out.stderr
+    assert (config / "settings.json").read_text() == "{not json"
+
+
+@pytest.fixture
+def loopbacks() -> Iterator[tuple[LoopbackMessagesServer, LoopbackChatServer]]:
+    with LoopbackMessagesServer() as messages, LoopbackChatServer() as chat:
+        yield messages, chat
+
+
+def test_run_json_turns_of_two_modes_reach_the_provider_and_model_of_their_mode(
+    cli: Cli, tmp_path: Path, loopbacks: tuple[LoopbackMessagesServer, LoopbackChatServer]
+) -> None:
+    messages, chat = loopbacks
+    ws = Workspace.init(tmp_path / "ws", make_repo(tmp_path / "repo"))
+    plan = ws.create_space("plan room", mode=Mode.PLAN).id
+    agent = ws.create_space("agent room", mode=Mode.CHAT).id
+    ws.close()
+    for key, value in (
+        ("modes.plan.provider", "anthropic"),
+        ("modes.plan.model", "claude-haiku-9"),
+        ("modes.chat.provider", "openai"),
+        ("modes.chat.model", "local-coder"),
+        ("providers.anthropic.base_url", messages.base_url),
+        ("providers.openai.base_url", chat.base_url),
+    ):
+        assert cli("settings", "set", key, value).returncode == 0
+    messages.add_reply([{"type": "text", "text": "No plan needed."}])
+    messages.add_reply([{"type": "text", "text": "Still none."}])
+    chat.add_reply([{"type": "text", "text": "hello"}])
+    workspace = str(tmp_path / "ws")
+    plan_out = cli("run", "--workspace", workspace, "--space", plan, "--json", "look")
+    chat_out = cli("run", "--workspace", workspace, "--space", agent, "--json", "hi")
+    assert plan_out.returncode == 0, plan_out.stderr
+    assert chat_out.returncode == 0, chat_out.stderr
+    plan_started = json.loads(plan_out.stdout.splitlines()[0])
+    chat_started = json.loads(chat_out.stdout.splitlines()[0])
+    assert (plan_started["mode"], plan_started["provider"], plan_started["model"]) == (
+        "plan",
+        "anthropic",
+        "claude-haiku-9",
+    )
+    assert (chat_started["mode"], chat_started["provider"], chat_started["model"]) == (
+        "chat",
+        "openai",
+        "local-coder",
+    )
+    assert {b["model"] for b in messages.bodies} == {"claude-haiku-9"}
+    assert [b["model"] for b in chat.bodies] == ["local-coder"]
+    # --provider still overrides the mode's choice for that run.
+    chat.add_reply([{"type": "text", "text": "again"}])
+    over = cli("run", "--workspace", workspace, "--space", plan, "--provider", "openai", "--json", "x")
+    assert json.loads(over.stdout.splitlines()[0])["provider"] == "openai"
