@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -205,6 +206,26 @@ def _require_display() -> None:
         raise CliError(problem)
 
 
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {value!r}") from None
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {value!r}")
+    return number
+
+
+def _positive_usd(value: str) -> float:
+    try:
+        amount = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive amount in USD, got {value!r}") from None
+    if not (math.isfinite(amount) and amount > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive amount in USD, got {value!r}")
+    return amount
+
+
 def _lazy(module: str, name: str) -> Callable[[argparse.Namespace], int]:
     """Commands whose imports are heavy (harness, Qt, MCP) load on use."""
 
@@ -347,6 +368,8 @@ def build_parser() -> argparse.ArgumentParser:
     ad.add_argument("id")
     ad.add_argument("decision", choices=["grant", "reject"])
     ad.add_argument("--reason")
+    ad.add_argument("--raise-tokens", dest="raise_tokens", type=_positive_int, metavar="N")
+    ad.add_argument("--raise-usd", dest="raise_usd", type=_positive_usd, metavar="X")
     ad.add_argument("--json", action="store_true")
     ad.set_defaults(func=_lazy("control_center.commands", "cmd_approvals_decide"))
     aa = asub.add_parser("answer", help="answer an agent's question (kind question)")

@@ -129,6 +129,8 @@ def cmd_approvals_decide(args: argparse.Namespace) -> int:
                 by=operator_identity(AppSettings.load()),
                 reason=args.reason,
                 run_work=True,
+                raise_tokens=args.raise_tokens,
+                raise_usd=args.raise_usd,
             )
         except DecisionError as exc:
             raise WorkspaceError(str(exc)) from None

@@ -69,6 +69,7 @@ def _seed(ws: Workspace, kind: ApprovalKind, summary: str | None = None) -> Appr
         ApprovalKind.PLAN_EXIT: {},
         ApprovalKind.PLAN: {"plan_id": "p-1"},
         ApprovalKind.ORCHESTRATION: {"proposal_id": "pr-1"},
+        ApprovalKind.BUDGET: {"pipeline_id": "pl-1"},
     }
     approval = ws.store.create_approval(
         kind=kind,
@@ -140,6 +141,7 @@ def test_lists_exactly_two_tools_with_input_schemas(ws: Workspace, tmp_path: Pat
         "plan",
         "orchestration",
         "question",
+        "budget",
     }
     assert not listing.get("required")
     deciding = tools["decide_approval"].input_schema
@@ -222,7 +224,7 @@ def test_decides_tool_call_and_plan_exit_approvals(ws: Workspace, tmp_path: Path
     assert results[0].structured_content == reply
 
 
-@pytest.mark.parametrize("kind", [ApprovalKind.ORCHESTRATION, ApprovalKind.PLAN])
+@pytest.mark.parametrize("kind", [ApprovalKind.ORCHESTRATION, ApprovalKind.PLAN, ApprovalKind.BUDGET])
 def test_operator_only_approvals_are_refused(ws: Workspace, tmp_path: Path, kind: ApprovalKind) -> None:
     approval = _seed(ws, kind)
 

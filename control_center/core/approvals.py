@@ -13,6 +13,8 @@ class ApprovalKind(StrEnum):
     ORCHESTRATION = "orchestration"
     #: ``ask_user``: the turn waits for the operator's answer (never goes through the gate).
     QUESTION = "question"
+    #: A pipeline whose budget ran out waits for the operator to raise it (grant) or stop (reject).
+    BUDGET = "budget"
 
     @property
     def agent_decidable(self) -> bool:

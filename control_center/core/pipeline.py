@@ -187,6 +187,9 @@ class PipelineState:
     tokens_used: int = 0
     usd_used: float = 0.0
     stopped_reason: str | None = None
+    #: Set while the run waits for the operator to raise its budget (a ``budget`` approval):
+    #: nothing starts, pending nodes stay pending.
+    paused_reason: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "statuses", _frozen(self.statuses))
@@ -215,7 +218,7 @@ def _with_statuses(state: PipelineState, changes: Mapping[str, NodeStatus], **ot
 
 def ready_nodes(spec: PipelineSpec, state: PipelineState) -> tuple[str, ...]:
     """Pending nodes whose dependencies are all done, in topological order."""
-    if state.stopped_reason is not None:
+    if state.stopped_reason is not None or state.paused_reason is not None:
         return ()
     return tuple(
         k
@@ -229,6 +232,8 @@ def start(spec: PipelineSpec, state: PipelineState, key: str) -> PipelineState:
     status = _status(state, key)
     if state.stopped_reason is not None:
         raise PipelineError(f"cannot start {key!r}: the pipeline is stopped ({state.stopped_reason})")
+    if state.paused_reason is not None:
+        raise PipelineError(f"cannot start {key!r}: the pipeline is paused ({state.paused_reason})")
     if status is not NodeStatus.PENDING:
         raise PipelineError(f"cannot start {key!r}: it is {status.value}, only a pending node can start")
     waiting = [d for d in spec.node(key).depends_on if state.statuses.get(d) is not NodeStatus.DONE]
@@ -281,30 +286,72 @@ def cancel(state: PipelineState, reason: str = "cancelled") -> PipelineState:
         for k, s in state.statuses.items()
         if s in (NodeStatus.PENDING, NodeStatus.RUNNING)
     }
-    return _with_statuses(state, changes, stopped_reason=state.stopped_reason or reason)
+    return _with_statuses(state, changes, stopped_reason=state.stopped_reason or reason, paused_reason=None)
 
 
 def charge(spec: PipelineSpec, state: PipelineState, tokens: int, usd: float) -> PipelineState:
-    """Add usage; past the budget the run stops (pending → cancelled). Running nodes are left to
-    finish: their work is already paid for and their result is still worth keeping."""
+    """Add usage. Past the budget the run pauses for the operator (a ``budget`` approval) when
+    anything is still pending: pending nodes stay pending and none starts until the budget is
+    raised (:func:`unpause`) or the rest is cancelled. Running nodes are left to finish."""
     if tokens < 0 or usd < 0 or not math.isfinite(usd):
         raise PipelineError(f"usage must be non-negative, got tokens={tokens!r} usd={usd!r}")
     new = replace(state, tokens_used=state.tokens_used + tokens, usd_used=state.usd_used + usd)
-    over = _over_budget(spec.budget, new)
-    if over is None or new.stopped_reason is not None:
+    over = over_budget(spec.budget, new.tokens_used, new.usd_used)
+    if over is None or new.stopped_reason is not None or new.paused_reason is not None:
         return new
-    changes = {k: NodeStatus.CANCELLED for k, s in new.statuses.items() if s is NodeStatus.PENDING}
-    return _with_statuses(new, changes, stopped_reason=f"budget exceeded: {over}")
+    if not any(s is NodeStatus.PENDING for s in new.statuses.values()):
+        return new  # nothing left to hold back
+    return replace(new, paused_reason=f"budget reached: {over}")
 
 
-def _over_budget(budget: Budget | None, state: PipelineState) -> str | None:
+def requeue(state: PipelineState, key: str) -> PipelineState:
+    """A running node whose turn stopped for the budget goes back to pending (its turn resumes)."""
+    if _status(state, key) is not NodeStatus.RUNNING:
+        raise PipelineError(f"cannot requeue {key!r}: only a running node can")
+    return _with_statuses(state, {key: NodeStatus.PENDING})
+
+
+def unpause(state: PipelineState) -> PipelineState:
+    return replace(state, paused_reason=None)
+
+
+def raised_budget(
+    budget: Budget,
+    tokens: int | None,
+    usd: float | None,
+    *,
+    original: Budget | None = None,
+    tokens_used: int = 0,
+    usd_used: float = 0.0,
+) -> Budget:
+    """The budget after the operator's raise. Each limited axis grows by the amount given, or by
+    its original amount when none is given; a default raise always leaves a full original
+    allowance past what is already spent (a node may have overshot). An axis without a limit
+    stays unlimited."""
+    base = original or budget
+
+    def axis(limit: float | None, given: float | None, first: float | None, used: float) -> float | None:
+        if limit is None:
+            return None
+        if given is not None:
+            return limit + given
+        step = first if first is not None else limit
+        return max(limit + step, used + step)
+
+    max_tokens = axis(budget.max_tokens, tokens, base.max_tokens, tokens_used)
+    max_usd = axis(budget.max_usd, usd, base.max_usd, usd_used)
+    return Budget(None if max_tokens is None else int(max_tokens), max_usd)
+
+
+def over_budget(budget: Budget | None, tokens_used: int, usd_used: float) -> str | None:
+    """Why ``tokens_used`` / ``usd_used`` exceed ``budget`` (None when they do not)."""
     if budget is None:
         return None
     reasons = []
-    if budget.max_tokens is not None and state.tokens_used > budget.max_tokens:
-        reasons.append(f"{state.tokens_used} tokens used of {budget.max_tokens}")
-    if budget.max_usd is not None and state.usd_used > budget.max_usd:
-        reasons.append(f"${state.usd_used:.4f} used of ${budget.max_usd:.4f}")
+    if budget.max_tokens is not None and tokens_used > budget.max_tokens:
+        reasons.append(f"{tokens_used} tokens used of {budget.max_tokens}")
+    if budget.max_usd is not None and usd_used > budget.max_usd:
+        reasons.append(f"${usd_used:.4f} used of ${budget.max_usd:.4f}")
     return "; ".join(reasons) or None
 
 
@@ -332,6 +379,7 @@ def state_to_json(state: PipelineState) -> dict[str, Any]:
         "tokens_used": state.tokens_used,
         "usd_used": state.usd_used,
         "stopped_reason": state.stopped_reason,
+        "paused_reason": state.paused_reason,
     }
 
 
@@ -363,7 +411,10 @@ def state_from_json(data: Any) -> PipelineState:
         raise PipelineError("pipeline state usd_used must be a number")
     if reason is not None and not isinstance(reason, str):
         raise PipelineError("pipeline state stopped_reason must be a string or null")
-    return PipelineState(statuses, outputs, attempts, errors, tokens, float(usd), reason)
+    paused = data.get("paused_reason")
+    if paused is not None and not isinstance(paused, str):
+        raise PipelineError("pipeline state paused_reason must be a string or null")
+    return PipelineState(statuses, outputs, attempts, errors, tokens, float(usd), reason, paused)
 
 
 def spec_to_json(spec: PipelineSpec) -> dict[str, Any]:

@@ -69,6 +69,7 @@ from control_center.workspace import Workspace, WorkspaceError, resolved_mode
 log = logging.getLogger(__name__)
 
 EventSink = Callable[[TurnEvent], None]
+BudgetCheck = Callable[[int, float], "str | None"]
 
 FALLBACK_SCRIPT: list[list[dict[str, Any]]] = [
     [
@@ -95,6 +96,9 @@ class RunRequest:
     conversation_id: str | None = None
     #: The agent's name (authorship of findings, tickets; peers confirm each other's findings).
     author: str = "agent"
+    #: A pipeline's budget: called before each model call after the first of a run with the
+    #: tokens and USD this run has used; a reason ends the turn ``interrupted`` (resumable).
+    budget_check: BudgetCheck | None = None
 
 
 @dataclass
@@ -131,6 +135,7 @@ class _TurnCtx:
     history: HistoryCache | None = None
     #: ``state`` changed in a way that may wait for the next turn-row write (see _process_calls).
     state_dirty: bool = False
+    budget_check: BudgetCheck | None = None
 
 
 class Harness:
@@ -196,6 +201,7 @@ class Harness:
             if transport is Transport.CLAUDE_CODE:
                 return await self._run_external(turn, space, profile, req.message, emit)
             ctx = self._context(store.turn(turn.id) or turn, space, profile, settings, script, 0, req.author)
+            ctx.budget_check = req.budget_check
         except ProviderError as exc:
             return self._finish_early(turn, space, mode.value, transport, emit, str(exc))
         except asyncio.CancelledError:
@@ -218,7 +224,9 @@ class Harness:
         self._price_note(ctx)
         return await self._drive(ctx, emit)
 
-    async def resume(self, turn_id: str, emit: EventSink | None = None) -> TurnEnded:
+    async def resume(
+        self, turn_id: str, emit: EventSink | None = None, *, budget_check: BudgetCheck | None = None
+    ) -> TurnEnded:
         emit = emit or (lambda _e: None)
         store = self.ws.store
         turn = store.turn(turn_id)
@@ -250,6 +258,7 @@ class Harness:
             )
         except ProviderError as exc:
             return self._finish_early(turn, space, mode.value, turn.transport, emit, str(exc))
+        ctx.budget_check = budget_check
         emit(
             TurnStarted(
                 turn.id,
@@ -358,6 +367,7 @@ class Harness:
         ctx.emit = emit
         calls_this_run = 0
         tokens_at_start = ctx.input_tokens + ctx.output_tokens
+        cost_at_start = ctx.cost
         # The operator's per-mode limits, else the mode's defaults; each run gets a fresh allowance.
         max_steps = ctx.settings.max_steps or ctx.profile.max_model_calls
         max_tokens = ctx.settings.max_tokens_per_run or ctx.profile.max_turn_tokens
@@ -381,6 +391,10 @@ class Harness:
                         f"(max_steps {max_steps}); resume to continue",
                     )
                 used = ctx.input_tokens + ctx.output_tokens - tokens_at_start
+                over = ctx.budget_check(used, ctx.cost - cost_at_start) if ctx.budget_check else None
+                if over and calls_this_run:
+                    # The pipeline's budget ran out: this node stops after its current model call.
+                    return self._end(ctx, TurnStatus.INTERRUPTED, emit, over)
                 if used >= max_tokens:
                     return self._end(
                         ctx,

@@ -5,12 +5,15 @@
   mode and (with ``run_work``) runs it; reject records the reason for the agent's next turn.
 - orchestration: grant materializes the proposal deterministically (hire, tickets, project,
   pipeline) and runs it; reject invites a revision and lifts the cooldown.
+- budget: grant raises the paused pipeline's budget (by its current amount unless the operator
+  gives ``raise_tokens`` / ``raise_usd``) and runs the rest; reject cancels what remains.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from typing import Any
 
 from control_center.core.approvals import Approval, ApprovalKind, Decision
@@ -19,6 +22,7 @@ from control_center.core.orchestration import materialize, parse_proposal, stabl
 from control_center.core.pipeline import compile_plan, initial_state, spec_to_json, state_to_json
 from control_center.core.plan import parse_plan
 from control_center.core.profiles import DISPATCH_DEFAULT_MODE
+from control_center.pipeline.budget import check_budget_grant, decide_budget
 from control_center.store.db import StoreError
 from control_center.workspace import Workspace
 
@@ -54,6 +58,8 @@ def decide(
     reason: str | None = None,
     run_work: bool = False,
     agent_path: bool = False,
+    raise_tokens: int | None = None,
+    raise_usd: float | None = None,
 ) -> DecisionOutcome:
     """Record the decision and apply its consequences. ``agent_path`` marks a decision that
     arrives through an agent-reachable surface (MCP): it may decide only agent-decidable kinds."""
@@ -76,10 +82,13 @@ def decide(
             "only the operator can decide it, "
             "in the app or with 'control-center approvals decide'"
         )
+    _check_raises(approval, decision, raise_tokens, raise_usd)
     if decision is Decision.GRANT:
         # Checked before the decision is recorded: a grant that cannot take effect must leave
         # the approval pending rather than mark it granted with nothing behind it.
         _check_grantable(ws, approval)
+        if approval.kind is ApprovalKind.BUDGET:
+            check_budget_grant(ws, approval, raise_tokens, raise_usd)
     try:
         decided = store.decide_approval(approval_id, decision.status, by=by, reason=reason)
     except StoreError as exc:
@@ -103,7 +112,24 @@ def decide(
             return _decide_plan(ws, decided, decision, reason, run_work)
         case ApprovalKind.ORCHESTRATION:
             return _decide_orchestration(ws, decided, decision, reason, run_work)
+        case ApprovalKind.BUDGET:
+            outcome = decide_budget(ws, decided, decision, reason, raise_tokens, raise_usd)
+            status = _maybe_run(ws, outcome.pipeline_id, run_work) if decision is Decision.GRANT else None
+            return replace(outcome, pipeline_status=status or outcome.pipeline_status)
     raise DecisionError(f"approvals of kind {decided.kind.value} cannot be granted or rejected here")
+
+
+def _check_raises(
+    approval: Approval, decision: Decision, raise_tokens: int | None, raise_usd: float | None
+) -> None:
+    if raise_tokens is None and raise_usd is None:
+        return
+    if approval.kind is not ApprovalKind.BUDGET or decision is not Decision.GRANT:
+        raise DecisionError("--raise-tokens and --raise-usd apply only when granting a budget approval")
+    if raise_tokens is not None and (isinstance(raise_tokens, bool) or raise_tokens <= 0):
+        raise DecisionError(f"--raise-tokens must be a positive whole number, got {raise_tokens!r}")
+    if raise_usd is not None and not (math.isfinite(raise_usd) and raise_usd > 0):
+        raise DecisionError(f"--raise-usd must be a positive amount, got {raise_usd!r}")
 
 
 def _in_event_loop() -> bool:

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from control_center.core.approvals import ApprovalStatus
-from control_center.core.events import TurnEnded, TurnEvent, TurnStarted, TurnStatus
+from control_center.core.approvals import ApprovalKind, ApprovalStatus
+from control_center.core.events import ApprovalRequested, TurnEnded, TurnEvent, TurnStarted, TurnStatus
 from control_center.core.pipeline import (
     NodeStatus,
     NodeType,
@@ -30,7 +30,9 @@ from control_center.core.pipeline import (
     complete,
     fail,
     is_finished,
+    over_budget,
     ready_nodes,
+    requeue,
     resolve_space_mode,
     spec_from_json,
     start,
@@ -83,6 +85,8 @@ class _NodeResult:
     usd: float = 0.0
     #: The node's turn waits for an operator decision; the pipeline waits with it.
     waiting_turn: str | None = None
+    #: The node's turn stopped because the pipeline's budget ran out; it resumes after a raise.
+    budget_paused: bool = False
 
 
 class _NodeFailed(Exception):
@@ -163,6 +167,9 @@ class PipelineRunner:
     async def _run(self, pipeline_id: str, row: PipelineRow) -> PipelineRunResult:
         spec, run_info = split_spec(row)
         state = state_from_json(row.state)
+        if state.paused_reason is not None and state.stopped_reason is None:
+            # Waits for the operator's budget decision (the Inbox item filed when it paused).
+            return PipelineRunResult(pipeline_id, "paused", state)
         if state.stopped_reason is not None or is_finished(state):
             # Nothing can move without the operator (a retry): report what is stored.
             status = _final_status(state)
@@ -195,24 +202,80 @@ class PipelineRunner:
                     state = self._adopt_stop(pipeline_id, state)
                     if state.statuses[node_key] is NodeStatus.RUNNING:
                         state = fail(spec, state, node_key, str(exc))
-                    state = self._save(pipeline_id, charge(spec, state, exc.tokens, exc.usd))
+                    state = self._charge(pipeline_id, spec, state, node_key, exc.tokens, exc.usd, run_info)
+                    if state.paused_reason is not None:
+                        return self._pause(pipeline_id, spec, state, run_info)
                     continue
                 if result.waiting_turn is not None:
                     state = self._save(pipeline_id, state, "waiting", run_info)
                     return PipelineRunResult(pipeline_id, "waiting", state)
                 state = self._adopt_stop(pipeline_id, state)
                 if state.statuses[node_key] is NodeStatus.RUNNING:
-                    state = complete(spec, state, node_key, result.output)
+                    if result.budget_paused:
+                        state = requeue(state, node_key)
+                    else:
+                        state = complete(spec, state, node_key, result.output)
                 # Usage is charged even when the operator stopped the run meanwhile: it was spent.
-                state = self._save(pipeline_id, charge(spec, state, result.tokens, result.usd))
+                state = self._charge(pipeline_id, spec, state, node_key, result.tokens, result.usd, run_info)
+                if state.paused_reason is not None:
+                    return self._pause(pipeline_id, spec, state, run_info)
         except asyncio.CancelledError:
             # The owner (the GUI) cancelled the task: the node's turn is already "interrupted",
             # so the pipeline resumes from here after a restart, unless the operator stopped it.
             self._save(pipeline_id, state, "interrupted", run_info)
             raise
+        if state.paused_reason is not None and state.stopped_reason is None:
+            return self._pause(pipeline_id, spec, state, run_info)
         status = _final_status(state)
         state = self._save(pipeline_id, state, status)
         return PipelineRunResult(pipeline_id, status, state)
+
+    # -- budget -----------------------------------------------------------------------------------
+
+    def _charge(
+        self,
+        pipeline_id: str,
+        spec: PipelineSpec,
+        state: PipelineState,
+        key: str,
+        tokens: int,
+        usd: float,
+        run_info: dict[str, Any],
+    ) -> PipelineState:
+        """Charge a node's usage to the run and to the node's line of the spend table."""
+        spend = run_info.setdefault("spend", {}).setdefault(key, {"tokens": 0, "usd": 0.0})
+        spend["tokens"] += tokens
+        spend["usd"] += usd
+        return self._save(pipeline_id, charge(spec, state, tokens, usd), run_info=run_info)
+
+    def _pause(
+        self, pipeline_id: str, spec: PipelineSpec, state: PipelineState, run_info: dict[str, Any]
+    ) -> PipelineRunResult:
+        """The budget ran out: the pipeline waits in the Inbox (kind ``budget``) with its spend."""
+        if spec.budget is not None:
+            # What "raise by the original amount" means after any number of raises.
+            run_info.setdefault(
+                "original_budget", {"max_tokens": spec.budget.max_tokens, "max_usd": spec.budget.max_usd}
+            )
+        existing = self.ws.store.approval(str(run_info.get("budget_approval", "")))
+        if existing is None or existing.status is not ApprovalStatus.PENDING:
+            row = self.ws.store.pipeline(pipeline_id)
+            payload = budget_payload(pipeline_id, spec, state, run_info)
+            summary = (
+                f"Budget reached in pipeline {spec.name!r} ({state.paused_reason}); "
+                f"{payload['pending']} node(s) wait. Grant to raise the budget and continue."
+            )
+            approval = self.ws.store.create_approval(
+                kind=ApprovalKind.BUDGET,
+                space_id=row.space_id if row is not None else None,
+                turn_id=None,
+                summary=summary,
+                payload=payload,
+            )
+            run_info["budget_approval"] = approval.id
+            self.on_event(ApprovalRequested(approval.id, ApprovalKind.BUDGET.value, summary))
+        state = self._save(pipeline_id, state, "paused", run_info)
+        return PipelineRunResult(pipeline_id, "paused", state)
 
     async def _recover(
         self, pipeline_id: str, spec: PipelineSpec, state: PipelineState, run_info: dict[str, Any]
@@ -247,11 +310,11 @@ class PipelineRunner:
             if turn is not None and turn.status is TurnStatus.COMPLETED:
                 self._advance_cursor(key, turn, run_info)
                 state = complete(spec, state, key, _final_text(self.ws, turn.id))
-                state = charge(spec, state, turn.input_tokens + turn.output_tokens, turn.cost_usd)
+                state = charge(spec, state, *_unbilled(key, turn, run_info))
             elif turn is not None and turn.status is TurnStatus.FAILED:
                 self._advance_cursor(key, turn, run_info)
                 state = fail(spec, state, key, turn.error or "the agent turn failed")
-                state = charge(spec, state, turn.input_tokens + turn.output_tokens, turn.cost_usd)
+                state = charge(spec, state, *_unbilled(key, turn, run_info))
             else:
                 # No turn, a dead one or an interrupted one: the node runs again as a new turn (a
                 # scripted run replays the node's script elements from its recorded base).
@@ -360,12 +423,24 @@ class PipelineRunner:
             # Where this node's script elements start: a resumed or recovered turn continues
             # from here, and the next node starts after whatever this one consumed.
             run_info.setdefault("node_cursors", {})[key] = cursor
+        budget_hit: list[str] = []
+
+        def budget_check(tokens: int, usd: float) -> str | None:
+            # Checked before each model call after the first of the node's run: the node finishes
+            # the call it is in, then stops, and the pipeline pauses for the operator.
+            over = over_budget(spec.budget, state.tokens_used + tokens, state.usd_used + usd)
+            if over:
+                budget_hit.append(over)
+                return f"pipeline budget reached ({over}); the pipeline waits for the operator"
+            return None
+
         req = RunRequest(
             message=agent_prompt(node, state.outputs),
             space_ref=space_id,
             provider=run_info.get("provider"),
             script=script[cursor:] if isinstance(script, list) else None,
             author=str(node.body.get("agent_id") or node.body.get("role") or "agent"),
+            budget_check=budget_check if spec.budget is not None else None,
         )
         # The node's turn id is recorded as soon as the turn exists, so a crash mid-turn leaves
         # a trail the recovery can follow.
@@ -378,17 +453,35 @@ class PipelineRunner:
                 self._save(pipeline_id, state, run_info=run_info)
             self.on_event(event)
 
+        paused_turn = run_info.get("paused_turns", {}).pop(key, None)
         try:
-            ended: TurnEnded = await self.harness.run(req, on_event)
+            if paused_turn is not None:
+                # A node the budget stopped continues its own turn, with a fresh allowance.
+                turn_seen.append(paused_turn)
+                ended: TurnEnded = await self.harness.resume(
+                    paused_turn, on_event, budget_check=req.budget_check
+                )
+            else:
+                ended = await self.harness.run(req, on_event)
         except (HarnessError, WorkspaceError) as exc:
             raise _NodeFailed(str(exc)) from None
         run_info.setdefault("node_turns", {})[key] = ended.turn
         turn = self.ws.store.turn(ended.turn)
         if turn is not None:
             self._advance_cursor(key, turn, run_info)
+        total_tokens = int(ended.usage.get("input_tokens", 0)) + int(ended.usage.get("output_tokens", 0))
+        total_usd = float(ended.usage.get("cost_usd", 0.0))
+        # A turn's usage is cumulative over its runs; what a paused run already billed is not
+        # billed again.
+        billed = run_info.setdefault("billed", {}).get(key, [0, 0.0])
+        tokens, usd = max(0, total_tokens - billed[0]), max(0.0, total_usd - billed[1])
+        if ended.status is TurnStatus.INTERRUPTED and budget_hit:
+            run_info["billed"][key] = [total_tokens, total_usd]
+            run_info.setdefault("paused_turns", {})[key] = ended.turn
+            self._save(pipeline_id, state, run_info=run_info)
+            return _NodeResult("", tokens, usd, budget_paused=True)
+        run_info["billed"].pop(key, None)
         self._save(pipeline_id, state, run_info=run_info)
-        tokens = int(ended.usage.get("input_tokens", 0)) + int(ended.usage.get("output_tokens", 0))
-        usd = float(ended.usage.get("cost_usd", 0.0))
         if ended.status is TurnStatus.AWAITING_APPROVAL:
             return _NodeResult("", waiting_turn=ended.turn)
         if ended.status is not TurnStatus.COMPLETED:
@@ -396,9 +489,57 @@ class PipelineRunner:
         return _NodeResult(_final_text(self.ws, ended.turn), tokens, usd)
 
 
+def _unbilled(key: str, turn: Turn, run_info: dict[str, Any]) -> tuple[int, float]:
+    """A recovered node turn's usage not billed yet (a budget pause billed its earlier runs)."""
+    billed = run_info.get("billed", {}).pop(key, [0, 0.0])
+    return (
+        max(0, turn.input_tokens + turn.output_tokens - int(billed[0])),
+        max(0.0, turn.cost_usd - float(billed[1])),
+    )
+
+
+def budget_payload(
+    pipeline_id: str, spec: PipelineSpec, state: PipelineState, run_info: dict[str, Any]
+) -> dict[str, Any]:
+    """What a ``budget`` approval shows: the spend so far by node and by role, and the limits."""
+    spend: dict[str, Any] = run_info.get("spend", {})
+    by_node = []
+    by_role: dict[str, dict[str, Any]] = {}
+    for node in spec.nodes:
+        used = spend.get(node.key, {"tokens": 0, "usd": 0.0})
+        role = str(node.body.get("role") or node.body.get("agent_id") or node.type.value)
+        by_node.append(
+            {
+                "node": node.key,
+                "title": node.title,
+                "role": role,
+                "status": state.statuses.get(node.key, NodeStatus.PENDING).value,
+                "tokens": int(used["tokens"]),
+                "usd": round(float(used["usd"]), 6),
+            }
+        )
+        line = by_role.setdefault(role, {"tokens": 0, "usd": 0.0})
+        line["tokens"] += int(used["tokens"])
+        line["usd"] = round(line["usd"] + float(used["usd"]), 6)
+    return {
+        "pipeline_id": pipeline_id,
+        "pipeline": spec.name,
+        "reason": state.paused_reason,
+        "tokens_used": state.tokens_used,
+        "usd_used": round(state.usd_used, 6),
+        "max_tokens": spec.budget.max_tokens if spec.budget else None,
+        "max_usd": spec.budget.max_usd if spec.budget else None,
+        "pending": sum(s is NodeStatus.PENDING for s in state.statuses.values()),
+        "by_role": by_role,
+        "by_node": by_node,
+    }
+
+
 def _final_status(state: PipelineState) -> str:
     if state.stopped_reason:
         return "cancelled"
+    if state.paused_reason:
+        return "paused"
     if any(s in (NodeStatus.FAILED, NodeStatus.BLOCKED) for s in state.statuses.values()):
         return "failed"
     if is_finished(state):

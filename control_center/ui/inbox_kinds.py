@@ -153,6 +153,43 @@ def _question(a: Approval) -> Detail:
     return Detail(body + _answered(a))
 
 
+def _money(value: Any) -> str:
+    return f"${float(value):.4f}" if value is not None else "no limit"
+
+
+def _budget(a: Approval) -> Detail:
+    """A paused pipeline budget: the limits, then the spend by role and by node."""
+    p = a.payload
+    max_tokens = p.get("max_tokens")
+    limit = f"{int(max_tokens):,}" if max_tokens is not None else "no limit"
+    parts = [
+        f"<p>The budget of pipeline <b>{_e(p.get('pipeline', ''))}</b> ran out; "
+        f"{_e(p.get('pending', 0))} node(s) wait.</p>",
+        f"<p><b>Spent</b> {int(p.get('tokens_used', 0)):,} tokens of {_e(limit)} · "
+        f"{_e(_money(p.get('usd_used', 0.0)))} of {_e(_money(p.get('max_usd')))}</p>",
+        "<p>Grant raises the budget by its original amount and the work continues "
+        "(<code>approvals decide ID grant --raise-tokens N --raise-usd X</code> for another amount); "
+        "reject cancels what remains.</p>",
+    ]
+    roles = p.get("by_role") if isinstance(p.get("by_role"), dict) else {}
+    rows = "".join(
+        f"<tr><td><b>{_e(role)}</b></td><td align='right'>{int(used.get('tokens', 0)):,} tokens</td>"
+        f"<td align='right'>{_e(_money(used.get('usd', 0.0)))}</td></tr>"
+        for role, used in sorted(roles.items())
+        if isinstance(used, dict)
+    )
+    parts.append(f"<p><b>Spend by role</b></p><table cellspacing='4'>{rows}</table>")
+    nodes = [n for n in p.get("by_node") or [] if isinstance(n, dict)]
+    rows = "".join(
+        f"<tr><td>{_e(n.get('title') or n.get('node', ''))}</td><td><i>{_e(n.get('status', ''))}</i></td>"
+        f"<td align='right'>{int(n.get('tokens', 0)):,} tokens</td>"
+        f"<td align='right'>{_e(_money(n.get('usd', 0.0)))}</td></tr>"
+        for n in nodes
+    )
+    parts.append(f"<p><b>Spend by node</b></p><table cellspacing='4'>{rows}</table>")
+    return Detail("".join(parts))
+
+
 def _generic(a: Approval) -> Detail:
     return Detail(f"<p>{_e(a.summary)}</p>")
 
@@ -174,6 +211,14 @@ KINDS: dict[ApprovalKind, InboxKind] = {
         ),
         InboxKind(
             ApprovalKind.QUESTION, "Question", "question", (ANSWER,), "Your answer to the agent", _question
+        ),
+        InboxKind(
+            ApprovalKind.BUDGET,
+            "Budget",
+            "warning",
+            (GRANT, REJECT),
+            "Reason (recorded; a reject cancels the remaining work)",
+            _budget,
         ),
     )
 }

@@ -26,7 +26,9 @@ from control_center.core.pipeline import (
     fail,
     initial_state,
     is_finished,
+    raised_budget,
     ready_nodes,
+    requeue,
     resolve_space_mode,
     retry,
     spec_from_json,
@@ -35,6 +37,7 @@ from control_center.core.pipeline import (
     state_from_json,
     state_to_json,
     summary,
+    unpause,
 )
 from control_center.core.plan import parse_plan
 from control_center.core.profiles import PROFILES
@@ -233,37 +236,66 @@ def test_cancel(diamond: PipelineSpec) -> None:
         complete(diamond, state, "b", "late")
 
 
-def test_budget_stop() -> None:
+def test_budget_pause() -> None:
     spec = _spec(_step("a"), _step("b"), _step("c", "a"), budget=Budget(max_tokens=1000, max_usd=1.0))
     state = start(spec, initial_state(spec), "a")
     state = charge(spec, state, 600, 0.1)
-    assert state.stopped_reason is None
+    assert state.paused_reason is None
     state = charge(spec, state, 400, 0.1)  # exactly at the limit is still within it
-    assert state.stopped_reason is None
+    assert state.paused_reason is None
     state = charge(spec, state, 1, 0.0)
-    assert state.stopped_reason is not None
-    assert state.stopped_reason.startswith("budget exceeded: ")
-    assert "1001 tokens" in state.stopped_reason
-    # The running node may still finish; nothing pending will start.
-    assert state.statuses == {"a": NodeStatus.RUNNING, "b": NodeStatus.CANCELLED, "c": NodeStatus.CANCELLED}
-    assert not is_finished(state)
+    assert state.paused_reason is not None
+    assert state.paused_reason.startswith("budget reached: ")
+    assert "1001 tokens" in state.paused_reason
+    assert state.stopped_reason is None
+    # The running node may still finish; pending ones stay pending and none starts.
+    assert state.statuses == {"a": NodeStatus.RUNNING, "b": NodeStatus.PENDING, "c": NodeStatus.PENDING}
     state = complete(spec, state, "a", "done anyway")
-    assert is_finished(state)
+    assert not is_finished(state)
     assert ready_nodes(spec, state) == ()
-    with pytest.raises(PipelineError, match="stopped"):
+    with pytest.raises(PipelineError, match="paused"):
         start(spec, state, "b")
+    # The operator raises the budget: the run goes on from where it paused.
+    raised = PipelineSpec(spec.name, spec.nodes, raised_budget(spec.budget, None, None))
+    assert raised.budget == Budget(max_tokens=2000, max_usd=2.0)
+    state = unpause(state)
+    assert ready_nodes(raised, state) == ("b", "c")
+    # Or rejects: the rest is cancelled with the reason.
+    stopped = cancel(charge(spec, state, 0, 0.0), "no more money")
+    assert stopped.paused_reason is None
+    assert stopped.statuses["b"] is NodeStatus.CANCELLED
 
 
-def test_budget_stop_on_usd() -> None:
+def test_a_budget_raise_by_given_amounts_and_requeue() -> None:
+    assert raised_budget(Budget(1000, 1.0), 50, None) == Budget(1050, 2.0)
+    assert raised_budget(Budget(1000, None), None, 5.0) == Budget(2000, None)
+    # The default raise is the original amount, and leaves that much past an overspend.
+    assert raised_budget(Budget(2000, None), None, None, original=Budget(1000, None)) == Budget(3000, None)
+    assert raised_budget(Budget(1000, None), None, None, tokens_used=2500) == Budget(3500, None)
+    spec = _spec(_step("a"), budget=Budget(max_tokens=10))
+    state = start(spec, initial_state(spec), "a")
+    assert requeue(state, "a").statuses["a"] is NodeStatus.PENDING
+    with pytest.raises(PipelineError, match="requeue"):
+        requeue(initial_state(spec), "a")
+
+
+def test_nothing_pending_means_no_pause() -> None:
+    spec = _spec(_step("a"), budget=Budget(max_tokens=10))
+    state = charge(spec, start(spec, initial_state(spec), "a"), 50, 0.0)
+    assert state.paused_reason is None
+
+
+def test_budget_pause_on_usd() -> None:
     spec = _spec(_step("a"), budget=Budget(max_usd=0.5))
     state = charge(spec, initial_state(spec), 0, 0.75)
-    assert state.stopped_reason is not None
-    assert "$0.7500 used of $0.5000" in state.stopped_reason
+    assert state.paused_reason is not None
+    assert "$0.7500 used of $0.5000" in state.paused_reason
 
 
 def test_no_budget_never_stops(diamond: PipelineSpec) -> None:
     state = charge(diamond, initial_state(diamond), 10**9, 10**6)
     assert state.stopped_reason is None
+    assert state.paused_reason is None
     with pytest.raises(PipelineError, match="non-negative"):
         charge(diamond, state, -1, 0.0)
 

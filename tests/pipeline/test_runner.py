@@ -262,22 +262,30 @@ def test_create_space_pins_only_an_exact_mode_and_agent_steps_keep_it(
     ws.close()
 
 
-def test_a_pipeline_over_budget_stops_cancelled_after_the_node(tmp_path: Path) -> None:
+def test_a_pipeline_over_budget_pauses_after_the_node_with_a_budget_item(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path)
     space = ws.create_space("work", autonomy=Autonomy.AUTO)
     pid = store_pipeline(ws, _abc(Budget(max_tokens=10)), space_id=space.id, script=ABC_SCRIPT)
 
     result = _run(ws, pid)
 
-    assert result.status == "cancelled"
+    assert result.status == "paused"
     view = pipeline_view(ws, pid)
-    assert view.status == "cancelled"
-    assert dict(view.statuses) == {"a": NodeStatus.DONE, "b": NodeStatus.CANCELLED, "c": NodeStatus.CANCELLED}
-    assert view.stopped_reason is not None
-    assert view.stopped_reason.startswith("budget exceeded")
+    assert view.status == "paused"
+    assert dict(view.statuses) == {"a": NodeStatus.DONE, "b": NodeStatus.PENDING, "c": NodeStatus.PENDING}
+    assert view.stopped_reason is None
     assert view.tokens_used > 10
     assert view.max_tokens == 10
     assert prompts_mentioning(ws, space.conversation_id, "Title B") == []
+    (item,) = ws.store.approvals()
+    assert item.kind is ApprovalKind.BUDGET
+    assert item.status is ApprovalStatus.PENDING
+    assert item.payload["pipeline_id"] == pid
+    assert [n["node"] for n in item.payload["by_node"]] == ["a", "b", "c"]
+    assert item.payload["by_node"][0]["tokens"] == view.tokens_used
+    # Running it again while paused changes nothing and files nothing twice.
+    assert _run(ws, pid).status == "paused"
+    assert len(ws.store.approvals()) == 1
     ws.close()
 
 
