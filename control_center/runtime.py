@@ -94,6 +94,10 @@ class SideData:
     pr_diffs: dict[str, str] = field(default_factory=dict)
     #: plan id -> node key -> the turn that ran that node (nodes that have not run are absent)
     node_runs: dict[str, dict[str, NodeRun]] = field(default_factory=dict)
+    #: Every pipeline the space started (PipelineView values), oldest first, and each one's
+    #: budget use including what its running node has spent so far.
+    pipelines: tuple[Any, ...] = ()
+    budget_use: dict[str, Any] = field(default_factory=dict)
 
 
 def _node_runs(store: Any, spec: dict[str, Any]) -> dict[str, NodeRun]:
@@ -420,7 +424,7 @@ class WorkspaceRuntime:
                 self.ws,
                 self.harness,
                 on_state=lambda pid, _s: self._notify("pipeline_changed", pid, space_id),
-                on_event=lambda e: self._notify("turn_event", space_id, e),
+                on_event=lambda e: self._on_pipeline_event(pipeline_id, space_id, e),
             )
             task = asyncio.ensure_future(runner.run(pipeline_id))
             self._pipeline_tasks[pipeline_id] = task
@@ -450,6 +454,16 @@ class WorkspaceRuntime:
             node_turns = row.spec.get("_run", {}).get("node_turns", {})
             if ended.turn in node_turns.values() and ended.status is not TurnStatus.AWAITING_APPROVAL:
                 self.run_pipeline(row.id)
+
+    def _on_pipeline_event(self, pipeline_id: str, space_id: str | None, event: Any) -> None:
+        from control_center.core.events import ApprovalRequested, UsageEvent
+
+        self._notify("turn_event", space_id, event)
+        if isinstance(event, UsageEvent):
+            # Budget use is shown live: after every model call of a node, not only per node.
+            self._notify("pipeline_changed", pipeline_id, space_id)
+        elif isinstance(event, ApprovalRequested):
+            self._notify("approvals_changed")
 
     def resume_pipelines(self) -> concurrent.futures.Future[Any]:
         """At start-up: pipelines that were running, interrupted or waiting continue where they
@@ -567,7 +581,21 @@ class WorkspaceRuntime:
                     pr_diffs[path] = pr_diff(self.ws, space_id, path)
                 except Exception as exc:  # shown in the panel's diff header, not raised
                     pr_diffs[path] = f"(the diff of {path} could not be read: {exc})"
-        return SideData(space_id, tuple(plan_views), node_status, pipeline_of, review, pr_diffs, node_runs)
+        from control_center.pipeline.service import live_budget_use, pipelines_for_space
+
+        pipelines = tuple(pipelines_for_space(self.ws, space_id))
+        budget_use = {p.id: live_budget_use(self.ws, p) for p in pipelines}
+        return SideData(
+            space_id,
+            tuple(plan_views),
+            node_status,
+            pipeline_of,
+            review,
+            pr_diffs,
+            node_runs,
+            pipelines=pipelines,
+            budget_use=budget_use,
+        )
 
     def load_spaces(self) -> concurrent.futures.Future[list[Space]]:
         return self._call(self.ws.store.spaces)

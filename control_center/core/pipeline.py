@@ -355,6 +355,43 @@ def over_budget(budget: Budget | None, tokens_used: int, usd_used: float) -> str
     return "; ".join(reasons) or None
 
 
+#: Budget use at or past this fraction is shown as a warning.
+BUDGET_WARN_FRACTION = 0.8
+
+
+@dataclass(frozen=True)
+class BudgetUse:
+    """How much of a pipeline's budget is spent, as the GUI shows it."""
+
+    tokens_used: int
+    usd_used: float
+    max_tokens: int | None = None
+    max_usd: float | None = None
+
+    @property
+    def fraction(self) -> float | None:
+        """The most-used limited axis (tokens or USD) as a fraction; None without a budget."""
+        parts = []
+        if self.max_tokens:
+            parts.append(self.tokens_used / self.max_tokens)
+        if self.max_usd:
+            parts.append(self.usd_used / self.max_usd)
+        return max(parts) if parts else None
+
+    @property
+    def warn(self) -> bool:
+        fraction = self.fraction
+        return fraction is not None and fraction >= BUDGET_WARN_FRACTION
+
+    def text(self) -> str:
+        tokens = f"{self.tokens_used:,}" + (f" / {self.max_tokens:,}" if self.max_tokens else "") + " tokens"
+        usd = f"${self.usd_used:.4f}" + (f" / ${self.max_usd:.2f}" if self.max_usd else "")
+        fraction = self.fraction
+        if fraction is None:
+            return f"{tokens} · {usd} spent (no budget)"
+        return f"{tokens} · {usd} ({fraction:.0%} of the budget)"
+
+
 def is_finished(state: PipelineState) -> bool:
     """Nothing left that can move without the operator: no node pending or running."""
     return not any(s in (NodeStatus.PENDING, NodeStatus.RUNNING) for s in state.statuses.values())

@@ -14,6 +14,7 @@ from typing import Any
 
 from control_center.core.events import TurnEvent
 from control_center.core.pipeline import (
+    BudgetUse,
     NodeStatus,
     NodeType,
     PipelineError,
@@ -78,12 +79,18 @@ class PipelineView:
     max_tokens: int | None
     max_usd: float | None
     stopped_reason: str | None
+    #: Set while the run waits for the operator to raise its budget (status "paused").
+    paused_reason: str | None
     #: The exact plan version the work runs (None for an orchestration pipeline).
     plan_id: str | None
     plan_version: int | None
     content_hash: str | None
     created_at: str
     updated_at: str
+
+    @property
+    def budget_use(self) -> BudgetUse:
+        return BudgetUse(self.tokens_used, self.usd_used, self.max_tokens, self.max_usd)
 
     def node(self, key: str) -> NodeView:
         for n in self.nodes:
@@ -136,6 +143,7 @@ def _view(row: PipelineRow) -> PipelineView:
         max_tokens=spec.budget.max_tokens if spec.budget else None,
         max_usd=spec.budget.max_usd if spec.budget else None,
         stopped_reason=state.stopped_reason,
+        paused_reason=state.paused_reason,
         plan_id=run_info.get("plan_id"),
         plan_version=version if isinstance(version, int) else None,
         content_hash=run_info.get("content_hash"),
@@ -151,6 +159,24 @@ def pipeline_view(ws: Workspace, pipeline_id: str) -> PipelineView:
 def pipelines_for_space(ws: Workspace, space_id: str) -> list[PipelineView]:
     """Every pipeline a space started (its plans and orchestrations), oldest first."""
     return [_view(r) for r in ws.store.pipelines(space_id=space_id)]
+
+
+def live_budget_use(ws: Workspace, view: PipelineView) -> BudgetUse:
+    """The pipeline's spend including what its running nodes' turns have used so far (the run
+    charges a node's usage when the node ends; the GUI shows it after every model call)."""
+    row = ws.store.pipeline(view.id)
+    billed: dict[str, Any] = split_spec(row)[1].get("billed", {}) if row is not None else {}
+    tokens, usd = view.tokens_used, view.usd_used
+    for node in view.nodes:
+        if node.status is not NodeStatus.RUNNING or not node.turn_id:
+            continue
+        turn = ws.store.turn(node.turn_id)
+        if turn is None:
+            continue
+        done_tokens, done_usd = billed.get(node.key, [0, 0.0])
+        tokens += max(0, turn.input_tokens + turn.output_tokens - int(done_tokens))
+        usd += max(0.0, turn.cost_usd - float(done_usd))
+    return BudgetUse(tokens, usd, view.max_tokens, view.max_usd)
 
 
 def _persist(ws: Workspace, pipeline_id: str, state: PipelineState, status: str) -> PipelineView:

@@ -1062,6 +1062,10 @@ class MainWindow(QMainWindow):
     def review_panel(self) -> Any:
         return self.side_tabs.review_panel
 
+    @property
+    def pipelines_panel(self) -> Any:
+        return self.side_tabs.pipelines_panel
+
     def _refresh_side_tabs(self, space: Space) -> None:
         self.side_tabs.refresh(space)
 

@@ -54,6 +54,7 @@ from PySide6.QtWidgets import (
 )
 
 from control_center.core.modes import Mode
+from control_center.core.pipeline import BudgetUse
 from control_center.core.plan import PlanGraph, PlanNode
 from control_center.core.plan_layout import (
     PlanDiff,
@@ -65,6 +66,7 @@ from control_center.core.plan_layout import (
 )
 from control_center.core.profiles import profile_for
 from control_center.ui import theme as ui_theme
+from control_center.ui.budget_view import BudgetBar
 from control_center.ui.widgets import add_command, add_spacer, overflow_toolbar
 
 # One palette for node statuses. Mid-saturation colours that read on light and dark backgrounds;
@@ -720,7 +722,17 @@ class PlanStudioView(QWidget):
         row.addWidget(self.diff_label)
         row.addStretch(1)
         box.addLayout(row)
+        # The budget use of the work this plan runs (hidden until the plan runs as a pipeline).
+        self.budget_bar = BudgetBar(self)
+        self.budget_bar.hide()
+        box.addWidget(self.budget_bar)
         return box
+
+    def set_budget(self, use: BudgetUse | None) -> None:
+        """Show the running work's budget use (a BudgetUse), or hide the bar with None."""
+        self.budget_bar.setVisible(use is not None)
+        if use is not None:
+            self.budget_bar.set_use(use)
 
     def _button(self, text: str, name: str, slot: object, *, checkable: bool = False) -> QPushButton:
         button = QPushButton(text, objectName=name)

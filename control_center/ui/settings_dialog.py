@@ -1,5 +1,8 @@
-"""Settings: the API key (OS keyring, or ANTHROPIC_API_KEY when no keyring exists), the endpoint,
-the per-mode model table, and the defaults for new spaces."""
+"""Settings: each provider's key (OS keyring, or its environment variable when no keyring exists)
+and endpoint, the per-mode model table, and the defaults for new spaces.
+
+Providers come from the registry (``harness/providers/registry.py``): a new provider appears here
+without a change to this dialog."""
 
 from __future__ import annotations
 
@@ -26,9 +29,47 @@ from PySide6.QtWidgets import (
 
 from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.profiles import profile_for
-from control_center.harness.settings import AppSettings
+from control_center.harness.providers.openai_provider import REASONING_EFFORTS
+from control_center.harness.providers.registry import PROVIDERS
+from control_center.harness.settings import MAX_OUTPUT_TOKENS, MAX_STEPS, MAX_TOKENS_PER_RUN, AppSettings
 
-_COLUMNS = ("Model id", "Max tokens", "Thinking budget (0 = off)")
+_COLUMNS = ("Provider", "Model id", "Max output", "Thinking", "Effort", "Step limit", "Tokens/run")
+_TIPS = (
+    "Where this mode's turns go ('Global choice' follows the Provider setting above)",
+    "The model id the provider knows",
+    "Max output tokens of one model call",
+    "Extended-thinking budget in tokens (0 = off); capped per mode and below max output",
+    "Reasoning effort, for providers that support it",
+    "Model calls per run before the turn stops, resumable (0 = the mode's default)",
+    "Tokens per run before the turn stops, resumable (0 = the mode's default)",
+)
+#: Widths of the fixed columns (the model id column takes the rest).
+_WIDTHS = (150, 0, 96, 96, 90, 84, 110)
+COL_PROVIDER, COL_MODEL, COL_MAX_TOKENS, COL_THINKING, COL_EFFORT, COL_STEPS, COL_TOKENS = range(
+    len(_COLUMNS)
+)
+
+#: Providers an operator can hold a key or an endpoint for (those that declare one).
+_KEYED = tuple(name for name, spec in PROVIDERS.items() if spec.keyring_user or spec.key_env)
+
+
+def _provider_combo(current: str, auto_label: str) -> QComboBox:
+    combo = QComboBox()
+    combo.addItem(auto_label, "auto")
+    for name, spec in PROVIDERS.items():
+        combo.addItem(spec.label, name)
+    combo.setCurrentIndex(max(0, combo.findData(current)))
+    return combo
+
+
+def _spin(low: int, high: int, value: int, tip: str = "") -> QSpinBox:
+    spin = QSpinBox()
+    spin.setRange(low, high)
+    spin.setValue(value)
+    spin.setGroupSeparatorShown(True)
+    if tip:
+        spin.setToolTip(tip)
+    return spin
 
 
 class SettingsDialog(QDialog):
@@ -38,32 +79,40 @@ class SettingsDialog(QDialog):
         self.setWindowTitle("Settings")
         self.settings = settings
 
-        # key
+        # keys: one row per provider that takes one
+        self.key_provider = QComboBox()
+        self.key_provider.setObjectName("keyProviderCombo")
+        for name in _KEYED:
+            self.key_provider.addItem(PROVIDERS[name].label, name)
         self.key_edit = QLineEdit()
         self.key_edit.setObjectName("apiKeyEdit")
         self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
-        self.key_edit.setPlaceholderText("paste an Anthropic API key to store it in the OS keyring")
+        self.key_edit.setPlaceholderText("paste a key to store it in the OS keyring")
         self.key_status = QLabel()
         self.key_status.setObjectName("apiKeyStatus")
         self.key_status.setWordWrap(True)
         save_key = QPushButton("Save key")
         save_key.clicked.connect(self._save_key)
         key_row = QHBoxLayout()
+        key_row.addWidget(self.key_provider)
         key_row.addWidget(self.key_edit, 1)
         key_row.addWidget(save_key)
+        self.key_provider.currentIndexChanged.connect(self._show_key_source)
         self._show_key_source()
 
-        self.base_url = QLineEdit(settings.base_url or "")
+        # endpoints: the Anthropic one keeps its old name (tests and the Claude Code transport)
+        self.endpoints: dict[str, QLineEdit] = {}
+        for name in _KEYED:
+            spec = PROVIDERS[name]
+            edit = QLineEdit(settings.base_url_for(name) or "")
+            edit.setObjectName(f"baseUrlEdit_{name}")
+            default = f"{spec.base_url_env}, else " if spec.base_url_env else ""
+            edit.setPlaceholderText(f"default: {default}the SDK's default")
+            self.endpoints[name] = edit
+        self.base_url = self.endpoints["anthropic"]
         self.base_url.setObjectName("baseUrlEdit")
-        self.base_url.setPlaceholderText("default: ANTHROPIC_BASE_URL, else the SDK's default")
-        self.provider = QComboBox()
-        for label, value in (
-            ("Automatic (Anthropic when a key exists)", "auto"),
-            ("Anthropic", "anthropic"),
-            ("Scripted model", "scripted"),
-        ):
-            self.provider.addItem(label, value)
-        self.provider.setCurrentIndex(max(0, self.provider.findData(settings.provider)))
+        self.provider = _provider_combo(settings.provider, "Automatic (Anthropic when a key exists)")
+        self.provider.setObjectName("providerCombo")
         self.transport = QComboBox()
         self.transport.addItem("Built-in harness (full enforcement)", Transport.BUILTIN.value)
         self.transport.addItem("Claude Code (mode is guidance)", Transport.CLAUDE_CODE.value)
@@ -79,13 +128,14 @@ class SettingsDialog(QDialog):
         form = QFormLayout(general)
         form.addRow("API key", key_row)
         form.addRow("", self.key_status)
-        form.addRow("Base URL", self.base_url)
+        for name, edit in self.endpoints.items():
+            form.addRow(f"{PROVIDERS[name].label} base URL", edit)
         self.endpoint_status = QLabel(objectName="endpointInUse")
         self.endpoint_status.setWordWrap(True)
         self.endpoint_status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.base_url.textChanged.connect(self._show_endpoint)
         self._show_endpoint()
-        form.addRow("Endpoint in use", self.endpoint_status)
+        form.addRow("Anthropic endpoint in use", self.endpoint_status)
         form.addRow("Provider", self.provider)
         form.addRow("Claude Code CLI", self.claude_cli)
         defaults = QGroupBox("Defaults for new spaces")
@@ -98,25 +148,19 @@ class SettingsDialog(QDialog):
         self.table.setObjectName("modelTable")
         self.table.setHorizontalHeaderLabels(list(_COLUMNS))
         self.table.setVerticalHeaderLabels([profile_for(m).label for m in Mode])
-        self._spins: dict[Mode, tuple[QSpinBox, QSpinBox]] = {}
+        self._rows: dict[Mode, dict[int, QWidget]] = {}
         for row, mode in enumerate(Mode):
-            ms = settings.models.get(mode) or settings.model_for(mode)
-            self.table.setItem(row, 0, QTableWidgetItem(ms.model))
-            max_tokens = QSpinBox()
-            max_tokens.setRange(256, 200_000)
-            max_tokens.setValue(ms.max_tokens)
-            thinking = QSpinBox()
-            thinking.setRange(0, 199_999)
-            thinking.setValue(ms.thinking_budget or 0)
-            thinking.setToolTip("Capped below this mode's max tokens; never shared with another mode")
-            self.table.setCellWidget(row, 1, max_tokens)
-            self.table.setCellWidget(row, 2, thinking)
-            self._spins[mode] = (max_tokens, thinking)
+            self._rows[mode] = self._build_row(row, mode)
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for column in (1, 2):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        models = QGroupBox("Model per mode")
+        for column, tip in enumerate(_TIPS):
+            self.table.horizontalHeaderItem(column).setToolTip(tip)
+            if column == COL_MODEL:
+                header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
+            else:
+                header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)
+                header.resizeSection(column, _WIDTHS[column])
+        header.setMinimumSectionSize(60)
+        models = QGroupBox("Model per mode (each turn uses its mode's row)")
         mlayout = QVBoxLayout(models)
         mlayout.addWidget(self.table)
 
@@ -130,16 +174,57 @@ class SettingsDialog(QDialog):
         layout.addWidget(defaults)
         layout.addWidget(models, 1)
         layout.addWidget(buttons)
-        self.resize(720, 640)
+        self.resize(1040, 680)
+
+    def _build_row(self, row: int, mode: Mode) -> dict[int, QWidget]:
+        ms = self.settings.models.get(mode) or self.settings.model_for(mode)
+        profile = profile_for(mode)
+        self.table.setItem(row, COL_MODEL, QTableWidgetItem(ms.model))
+        effort = QComboBox()
+        effort.addItem("default", None)
+        for value in REASONING_EFFORTS:
+            effort.addItem(value, value)
+        effort.setCurrentIndex(max(0, effort.findData(ms.reasoning_effort)))
+        effort.setToolTip("Sent to providers that support it (OpenAI-compatible reasoning models)")
+        widgets: dict[int, QWidget] = {
+            COL_PROVIDER: _provider_combo(ms.provider, "Global choice"),
+            COL_MAX_TOKENS: _spin(256, MAX_OUTPUT_TOKENS, ms.max_tokens),
+            COL_THINKING: _spin(
+                0,
+                profile.max_thinking_budget,
+                ms.thinking_budget or 0,
+                f"At most {profile.max_thinking_budget:,} in this mode, and below its max output tokens",
+            ),
+            COL_EFFORT: effort,
+            COL_STEPS: _spin(
+                0, MAX_STEPS, ms.max_steps or 0, f"Default: {profile.max_model_calls} model calls"
+            ),
+            COL_TOKENS: _spin(
+                0,
+                min(MAX_TOKENS_PER_RUN, 2**31 - 1),
+                ms.max_tokens_per_run or 0,
+                f"Default: {profile.max_turn_tokens:,} tokens per run",
+            ),
+        }
+        for column, widget in widgets.items():
+            self.table.setCellWidget(row, column, widget)
+        return widgets
+
+    def _key_target(self) -> str:
+        return str(self.key_provider.currentData() or "anthropic")
 
     def _show_key_source(self) -> None:
         from control_center.harness.credentials import resolve_api_key
 
-        _key, source = resolve_api_key()
+        name = self._key_target()
+        spec = PROVIDERS[name]
+        _key, source = resolve_api_key(name)
         text = {
-            "keyring": "A key is stored in the OS keyring.",
-            "env": "Using ANTHROPIC_API_KEY from the environment.",
-            "none": "No key: the app runs on the scripted model.",
+            "keyring": f"A {spec.label} key is stored in the OS keyring.",
+            "env": f"Using {spec.key_env} from the environment.",
+            "none": "No key: the app runs on the scripted model."
+            if name == "anthropic"
+            else f"No {spec.label} key (a local server needs only its base URL).",
         }.get(source, source)
         self.key_status.setText(text)
 
@@ -163,12 +248,11 @@ class SettingsDialog(QDialog):
         if not key:
             self.key_status.setText("Paste a key first.")
             return
-        problem = store_api_key(key)
+        name = self._key_target()
+        problem = store_api_key(key, name)
         self.key_edit.clear()
         if problem:
-            self.key_status.setText(
-                f"Could not store the key: {problem}. Set ANTHROPIC_API_KEY in the environment instead."
-            )
+            self.key_status.setText(f"Could not store the key: {problem}.")
         else:
             self._show_key_source()
 
@@ -176,17 +260,29 @@ class SettingsDialog(QDialog):
         """Copy the dialog's values into the settings object (the caller saves it)."""
         s = self.settings
         s.base_url = self.base_url.text().strip() or None
+        for name, edit in self.endpoints.items():
+            if name != "anthropic":
+                url = edit.text().strip()
+                if url:
+                    s.endpoints[name] = url
+                else:
+                    s.endpoints.pop(name, None)
         s.provider = str(self.provider.currentData())
         s.default_transport = Transport(self.transport.currentData())
         s.default_autonomy = Autonomy(self.autonomy.currentData())
         s.claude_cli = self.claude_cli.text().strip() or None
         for row, mode in enumerate(Mode):
-            item = self.table.item(row, 0)
-            max_tokens, thinking = self._spins[mode]
+            item = self.table.item(row, COL_MODEL)
+            w = self._rows[mode]
             base = s.models.get(mode) or s.model_for(mode)
+            model = (item.text().strip() if item else base.model) or base.model
             s.models[mode] = replace(
                 base,
-                model=(item.text().strip() if item else base.model) or base.model,
-                max_tokens=max_tokens.value(),
-                thinking_budget=thinking.value() or None,
+                provider=str(w[COL_PROVIDER].currentData()),  # type: ignore[attr-defined]
+                model="".join(model.split()),
+                max_tokens=w[COL_MAX_TOKENS].value(),  # type: ignore[attr-defined]
+                thinking_budget=w[COL_THINKING].value() or None,  # type: ignore[attr-defined]
+                reasoning_effort=w[COL_EFFORT].currentData(),  # type: ignore[attr-defined]
+                max_steps=w[COL_STEPS].value() or None,  # type: ignore[attr-defined]
+                max_tokens_per_run=w[COL_TOKENS].value() or None,  # type: ignore[attr-defined]
             )

@@ -5,6 +5,7 @@ GUI thread by the runtime and comes back through the window's operations."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtWidgets import QScrollArea, QTabWidget, QWidget
@@ -65,6 +66,7 @@ class SideTabs:
         self.current_space = current_space
         self.plan_studio: Any = None
         self.review_panel: Any = None
+        self.pipelines_panel: Any = None
         self._data: SideData | None = None
         self._plan_shown: PlanVersion | None = None
         #: Selects a space in the window (a Plan Studio node's turn link opens its room).
@@ -92,6 +94,7 @@ class SideTabs:
         self._data = data
         self._apply_plans(data, focus_plan)
         self._apply_review(data)
+        self._apply_pipelines(data)
 
     def _remove(self, panel: QWidget) -> None:
         tab = tab_of(panel)
@@ -142,6 +145,8 @@ class SideTabs:
         if statuses:
             studio.set_node_statuses(statuses)
         studio.set_node_runs(data.node_runs.get(shown.id, {}))
+        pipeline_id = data.pipeline_of.get(shown.id)
+        studio.set_budget(data.budget_use.get(pipeline_id) if pipeline_id else None)
         if focus_plan:
             self.tabs.setCurrentWidget(tab_of(studio))
         if first_view:  # refreshes while work runs keep the operator's zoom and pan
@@ -153,6 +158,25 @@ class SideTabs:
         if space_id and self.select_space is not None and (current is None or current.id != space_id):
             self.select_space(space_id)
         self.tabs.setCurrentIndex(0)
+
+    # -- Pipelines (the orchestration view)
+    def _apply_pipelines(self, data: SideData) -> None:
+        """The space's pipelines with their budget use, live (refreshed after each model call)."""
+        if not data.pipelines:
+            if self.pipelines_panel is not None:
+                self._remove(self.pipelines_panel)
+                self.pipelines_panel = None
+            return
+        from control_center.ui.budget_view import PipelinesPanel
+
+        if self.pipelines_panel is None:
+            self.pipelines_panel = PipelinesPanel()
+            self.tabs.addTab(_scrollable(self.pipelines_panel), theme.icon("orchestrate"), "Pipelines")
+        views = []
+        for view in data.pipelines:
+            use = data.budget_use.get(view.id)
+            views.append(replace(view, tokens_used=use.tokens_used, usd_used=use.usd_used) if use else view)
+        self.pipelines_panel.set_pipelines(views)
 
     def _decide_plan(self, decision: Decision, reason: str | None) -> None:
         shown = self._plan_shown

@@ -250,27 +250,47 @@ def test_ask_user_waits_for_the_operators_answer(qtbot, workspace: Path, tmp_pat
 
 def test_settings_dialog_keeps_each_modes_model_settings(qtbot, workspace: Path) -> None:
     from control_center.harness.settings import AppSettings
-    from control_center.ui.settings_dialog import SettingsDialog
+    from control_center.ui.settings_dialog import (
+        COL_EFFORT,
+        COL_MAX_TOKENS,
+        COL_MODEL,
+        COL_PROVIDER,
+        COL_STEPS,
+        COL_THINKING,
+        COL_TOKENS,
+        SettingsDialog,
+    )
 
     settings = AppSettings()
     dialog = SettingsDialog(settings)
     qtbot.addWidget(dialog)
     modes = list(Mode)
     plan_row = modes.index(Mode.PLAN)
-    max_tokens, thinking = dialog._spins[Mode.PLAN]
-    max_tokens.setValue(4000)
-    thinking.setValue(9000)  # above this mode's max tokens: capped below it
-    dialog.table.item(plan_row, 0).setText("claude-opus-5")
+    chat_row = modes.index(Mode.CHAT)
+    cell = dialog.table.cellWidget
+    cell(plan_row, COL_MAX_TOKENS).setValue(4000)
+    cell(plan_row, COL_THINKING).setValue(9000)  # above this mode's max tokens: capped below it
+    cell(plan_row, COL_STEPS).setValue(12)
+    cell(plan_row, COL_TOKENS).setValue(50_000)
+    dialog.table.item(plan_row, COL_MODEL).setText("claude-opus-5")
+    chat_provider = cell(chat_row, COL_PROVIDER)
+    chat_provider.setCurrentIndex(chat_provider.findData("openai"))
+    chat_effort = cell(chat_row, COL_EFFORT)
+    chat_effort.setCurrentIndex(chat_effort.findData("high"))
+    dialog.table.item(chat_row, COL_MODEL).setText("local-coder")
     dialog.base_url.setText("http://127.0.0.1:9/")
+    dialog.endpoints["openai"].setText("http://127.0.0.1:11434/v1")
     dialog.apply()
     plan = settings.model_for(Mode.PLAN)
-    chat = settings.model_for(Mode.CHAT)
+    chat = settings.resolve(Mode.CHAT)
     assert plan.model == "claude-opus-5"
     assert plan.max_tokens == 4000
     assert plan.thinking_budget == 3999
+    assert (plan.max_steps, plan.max_tokens_per_run) == (12, 50_000)
     assert chat.thinking_budget is None  # nothing leaks into another mode
-    assert chat.model != "claude-opus-5"
-    assert plan.base_url == chat.base_url == "http://127.0.0.1:9/"
+    assert (chat.provider, chat.model, chat.reasoning_effort) == ("openai", "local-coder", "high")
+    assert chat.base_url == "http://127.0.0.1:11434/v1"
+    assert plan.base_url == "http://127.0.0.1:9/"
     assert "No key" in dialog.key_status.text()
 
 
