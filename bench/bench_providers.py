@@ -38,10 +38,13 @@ TOOLS = [
 async def _medians(variants: list[Callable[[list[float]], Awaitable[None]]], calls: int) -> list[float]:
     """Each variant records the moment its first text arrives into the list it is given and reads
     its stream to the end (an early close would cost a connection). Variants alternate call by
-    call so that drift on a busy machine hits them alike."""
+    call, in a rotating order, so that drift on a busy machine hits them alike."""
     samples: list[list[float]] = [[] for _ in variants]
     for round_ in range(calls + 3):  # three warm-up rounds: imports, first connections
-        for i, variant in enumerate(variants):
+        # The order rotates each round, so no variant always runs right after another's costs.
+        order = [(round_ + k) % len(variants) for k in range(len(variants))]
+        for i in order:
+            variant = variants[i]
             mark: list[float] = []
             t0 = time.perf_counter()
             await variant(mark)

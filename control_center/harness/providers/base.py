@@ -47,7 +47,9 @@ class ModelSettings:
 @dataclass(frozen=True)
 class ModelRequest:
     system: str
-    #: Anthropic Messages-format history: [{"role": "user"|"assistant", "content": [blocks]}].
+    #: Our transcript values, as stored: [{"role": "user"|"assistant", "content": [blocks]}] with
+    #: text / tool_use / tool_result / thinking blocks. Each provider converts them at its edge
+    #: (the Messages API happens to take them as they are; chat completions does not).
     messages: list[dict[str, Any]]
     #: [{"name", "description", "input_schema"}] exactly as the surface materialized them.
     tools: list[dict[str, Any]]
@@ -68,8 +70,8 @@ class ThinkingChunk:
 class ModelResponse:
     """The complete response, always the last item a stream yields."""
 
-    #: Anthropic content blocks: {"type": "text", "text"}, {"type": "tool_use", "id", "name", "input"},
-    #: {"type": "thinking", "thinking", "signature"}.
+    #: Our content blocks, whatever the provider: {"type": "text", "text"},
+    #: {"type": "tool_use", "id", "name", "input"}, {"type": "thinking", "thinking", "signature"}.
     content: list[dict[str, Any]]
     stop_reason: str | None = "end_turn"
     input_tokens: int = 0
