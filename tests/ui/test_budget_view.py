@@ -57,3 +57,19 @@ def test_a_paused_orchestration_shows_in_the_pipelines_tab_and_the_inbox(qtbot, 
     assert "Spend by node" in text
     assert "dev" in text
     assert f"{budget.payload['tokens_used']:,} tokens of 60" in text
+
+
+def test_plan_studio_shows_the_budget_of_the_work_it_runs(qtbot) -> None:
+    from control_center.ui.plan_studio import PlanStudioView
+
+    studio = PlanStudioView()
+    qtbot.addWidget(studio)
+    assert studio.budget_bar.isHidden()
+    studio.set_budget(BudgetUse(850, 0.01, 1000, None))
+    assert not studio.budget_bar.isHidden()
+    assert studio.budget_bar.warning
+    studio.set_budget(BudgetUse(120, 0.0, None, None))
+    assert not studio.budget_bar.warning
+    assert "no budget" in studio.budget_bar.label.text()
+    studio.set_budget(None)
+    assert studio.budget_bar.isHidden()
