@@ -507,7 +507,10 @@ def budget_payload(
     by_role: dict[str, dict[str, Any]] = {}
     for node in spec.nodes:
         used = spend.get(node.key, {"tokens": 0, "usd": 0.0})
-        role = str(node.body.get("role") or node.body.get("agent_id") or node.type.value)
+        # Steps without an agent (room set-up, gates) spend nothing themselves; named as such.
+        role = str(
+            node.body.get("role") or node.body.get("agent_id") or f"({node.type.value.replace('_', ' ')})"
+        )
         by_node.append(
             {
                 "node": node.key,

@@ -74,7 +74,7 @@ def test_an_orchestration_pauses_into_a_budget_item_and_a_grant_with_a_raise_com
     assert payload["tokens_used"] == view.tokens_used > 60
     assert sum(n["tokens"] for n in payload["by_node"]) == view.tokens_used
     assert sum(r["tokens"] for r in payload["by_role"].values()) == view.tokens_used
-    assert set(payload["by_role"]) <= {"dev", "lead", "create_space"}
+    assert set(payload["by_role"]) <= {"dev", "lead", "(create space)"}
 
     # Durable: a fresh process sees the same item, pending.
     ws.close()
