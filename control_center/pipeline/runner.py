@@ -273,6 +273,16 @@ class PipelineRunner:
                 payload=payload,
             )
             run_info["budget_approval"] = approval.id
+            space = self.ws.store.space(row.space_id) if row is not None and row.space_id else None
+            if space is not None:
+                self.ws.store.add_message(
+                    space.conversation_id,
+                    role="system",
+                    kind="note",
+                    text=f"Pipeline {spec.name!r} paused: {state.paused_reason}. "
+                    "Raise its budget or stop it from the Inbox.",
+                    meta={"pipeline_id": pipeline_id, "approval_id": approval.id},
+                )
             self.on_event(ApprovalRequested(approval.id, ApprovalKind.BUDGET.value, summary))
         state = self._save(pipeline_id, state, "paused", run_info)
         return PipelineRunResult(pipeline_id, "paused", state)

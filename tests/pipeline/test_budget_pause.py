@@ -76,6 +76,10 @@ def test_an_orchestration_pauses_into_a_budget_item_and_a_grant_with_a_raise_com
     assert sum(r["tokens"] for r in payload["by_role"].values()) == view.tokens_used
     assert set(payload["by_role"]) <= {"dev", "lead", "(create space)"}
 
+    owner = ws.store.space(view.space_id)
+    notes = [m.text for m in ws.store.messages(owner.conversation_id) if m.kind == "note"]
+    assert any("paused: budget reached" in n for n in notes)
+
     # Durable: a fresh process sees the same item, pending.
     ws.close()
     ws = Workspace.open(tmp_path / "ws")
