@@ -101,12 +101,29 @@ def _question(payload: dict[str, Any]) -> str:
     return _clip(f"Question: {payload.get('question') or ''}")
 
 
+def _budget(payload: dict[str, Any]) -> str:
+    used, limit = payload.get("tokens_used"), payload.get("max_tokens")
+    parts = ["Budget reached"]
+    if isinstance(used, int) and isinstance(limit, int):
+        parts.append(f"{used:,} of {limit:,} tokens")
+    usd, max_usd = payload.get("usd_used"), payload.get("max_usd")
+    if isinstance(usd, int | float) and isinstance(max_usd, int | float):
+        parts.append(f"${usd:.2f} of ${max_usd:.2f}")
+    waiting = payload.get("pending")
+    if isinstance(waiting, int):
+        parts.append("1 step waits" if waiting == 1 else f"{waiting} steps wait")
+    if payload.get("pipeline"):
+        parts.append(str(payload["pipeline"]))
+    return _clip(" · ".join(parts))
+
+
 SUMMARIZERS: dict[ApprovalKind, Callable[[dict[str, Any]], str]] = {
     ApprovalKind.TOOL_CALL: _tool_call,
     ApprovalKind.PLAN_EXIT: _plan_exit,
     ApprovalKind.PLAN: _plan,
     ApprovalKind.ORCHESTRATION: _orchestration,
     ApprovalKind.QUESTION: _question,
+    ApprovalKind.BUDGET: _budget,
 }
 
 

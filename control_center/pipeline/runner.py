@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from control_center.core.approval_summary import summarize_approval
 from control_center.core.approvals import ApprovalKind, ApprovalStatus
 from control_center.core.events import ApprovalRequested, TurnEnded, TurnEvent, TurnStarted, TurnStatus
 from control_center.core.pipeline import (
@@ -261,10 +262,7 @@ class PipelineRunner:
         if existing is None or existing.status is not ApprovalStatus.PENDING:
             row = self.ws.store.pipeline(pipeline_id)
             payload = budget_payload(pipeline_id, spec, state, run_info)
-            summary = (
-                f"Budget reached in pipeline {spec.name!r} ({state.paused_reason}); "
-                f"{payload['pending']} node(s) wait. Grant to raise the budget and continue."
-            )
+            summary = summarize_approval(ApprovalKind.BUDGET, payload)
             approval = self.ws.store.create_approval(
                 kind=ApprovalKind.BUDGET,
                 space_id=row.space_id if row is not None else None,
