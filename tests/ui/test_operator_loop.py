@@ -279,7 +279,9 @@ def test_cards_update_on_decisions(qtbot, workspace: Path) -> None:
     QTest.keyClick(window.inbox.reason_edit, Qt.Key.Key_Return, CTRL | SHIFT)
     qtbot.waitUntil(lambda: card().data.get("status") == "rejected", timeout=10_000)
     assert card().data["reason"] == "not in this file"
-    assert card().data["decided_by"] == "operator"
+    recorded = window.runtime.ws.store.approval(approval.id)
+    assert recorded.decided_by  # who decided: the operator's recorded name
+    assert card().data["decided_by"] == recorded.decided_by
     assert "Rejected: Write out.txt (+1 −0) — not in this file" in window.statusBar().currentMessage()
     # The rejected call's row says "rejected", not "error".
     qtbot.waitUntil(
