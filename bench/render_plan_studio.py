@@ -102,7 +102,23 @@ def main() -> None:
     big.fit_to_view()
     app.processEvents()
     big.grab().save(str(OUT / "plan_studio_200.png"))
-    print("wrote", OUT / "plan_studio_small.png", OUT / "plan_studio_200.png")
+
+    # a large plan: laid out off the GUI thread, drawn in slices; then a node selected at 100%
+    huge = PlanStudioView()
+    huge.resize(1400, 900)
+    plan = generated(3000, 11)
+    huge.show()
+    huge.set_plan(plan, version=1, status="pending")
+    ready: list[bool] = []
+    huge.plan_ready.connect(lambda: ready.append(True))
+    while not ready:
+        app.processEvents()
+    huge.grab().save(str(OUT / "plan_studio_3000.png"))
+    huge.view.resetTransform()
+    huge.select_node(plan.nodes[1500].key)
+    app.processEvents()
+    huge.grab().save(str(OUT / "plan_studio_3000_selected.png"))
+    print("wrote", *(OUT / f"plan_studio_{n}.png" for n in ("small", "200", "3000", "3000_selected")))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from control_center import __version__
 from control_center.core.approvals import ApprovalStatus
 from control_center.core.errors import OperatorError
 from control_center.core.modes import Autonomy, Mode, Transport, parse_enum
-from control_center.core.profiles import profile_for
+from control_center.core.profiles import DISPATCH_DEFAULT_MODE, profile_for
 from control_center.core.records import Gate
 from control_center.core.surface import build_system_prompt, materialize_surface
 
@@ -49,6 +49,24 @@ def _open(args: argparse.Namespace) -> Workspace:
     from control_center.workspace import Workspace
 
     return Workspace.open(Path(args.workspace))
+
+
+def _read(args: argparse.Namespace) -> Any:
+    """The workspace's read side for a read-only command: the standard library's sqlite3 (no ORM
+    import) when the database is at this code's schema, else the full store (which migrates an
+    older one, or refuses a newer one with its one-line error). Either has ``find_space``,
+    ``spaces``, ``approvals`` and ``close``."""
+    from control_center.store.reader import open_reader
+
+    reader = open_reader(Path(args.workspace))
+    return reader if reader is not None else _open(args).store
+
+
+def _require_space(store: Any, id_or_name: str) -> Any:
+    space = store.find_space(id_or_name)
+    if space is None:
+        raise CliError(f"no space {id_or_name!r} in this workspace")
+    return space
 
 
 def _mode_arg(value: str) -> Mode:
@@ -111,40 +129,39 @@ def cmd_space_set_autonomy(args: argparse.Namespace) -> int:
 
 
 def cmd_space_show(args: argparse.Namespace) -> int:
-    ws = _open(args)
+    store = _read(args)
     try:
-        space = ws.require_space(args.space)
+        space = _require_space(store, args.space)
         if args.json:
             _print_json(space.to_json())
         else:
             print(f"{space.name} ({space.id}) mode={space.mode.value} autonomy={space.autonomy.value}")
             print(f"worktree {space.worktree}")
     finally:
-        ws.close()
+        store.close()
     return 0
 
 
 def cmd_space_list(args: argparse.Namespace) -> int:
-    ws = _open(args)
+    store = _read(args)
     try:
-        spaces = ws.store.spaces(include_archived=args.all)
+        spaces = store.spaces(include_archived=args.all)
         if args.json:
             _print_json([s.to_json() for s in spaces])
         else:
             for s in spaces:
                 print(f"{s.id}  {s.mode.value:<11} {s.autonomy.value:<9} {s.name}")
     finally:
-        ws.close()
+        store.close()
     return 0
 
 
 def cmd_surface(args: argparse.Namespace) -> int:
-    ws = _open(args)
+    store = _read(args)
     try:
-        from control_center.workspace import resolved_mode
-
-        space = ws.resolve_dispatch(args.space)
-        mode = resolved_mode(space)
+        # The same resolution as a turn's (Workspace.resolve_dispatch, resolved_mode).
+        space = store.find_space(args.space) if args.space is not None else None
+        mode = space.mode if space is not None else DISPATCH_DEFAULT_MODE
         autonomy = space.autonomy if space else Autonomy.ASK
         transport = (
             Transport(args.transport) if args.transport else (space.transport if space else Transport.BUILTIN)
@@ -173,8 +190,57 @@ def cmd_surface(args: argparse.Namespace) -> int:
             for t in tools:
                 print(f"  {t.name:<22} {t.tier.label:<8} {','.join(sorted(e.value for e in t.effects))}")
     finally:
-        ws.close()
+        store.close()
     return 0
+
+
+#: Rows ``approvals list`` prints unless ``--limit`` says otherwise (0: all of them).
+DEFAULT_APPROVALS_LIMIT = 200
+
+
+def cmd_approvals_list(args: argparse.Namespace) -> int:
+    """Newest first, one page: months of history must not cost seconds to list."""
+    store = _read(args)
+    try:
+        approvals = store.approvals(
+            status=ApprovalStatus(args.status) if args.status else None,
+            changed_since=args.since,
+            limit=args.limit or None,
+        )
+        if args.json:
+            _print_json([a.to_json() for a in approvals])
+        else:
+            for a in approvals:
+                print(f"{a.id}  {a.kind.value:<13} {a.status.value:<10} {a.summary}")
+    finally:
+        store.close()
+    return 0
+
+
+def _limit_arg(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise CliError(f"--limit expects a whole number >= 0 (0: no limit), got {text!r}", EXIT_USAGE)
+    return value
+
+
+def _since_arg(text: str) -> str:
+    """An ISO date or timestamp, normalised to the store's UTC form for comparison."""
+    from datetime import UTC, datetime
+
+    try:
+        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise CliError(
+            f"--since expects an ISO date or time (2026-11-30 or 2026-11-30T12:00:00Z), got {text!r}",
+            EXIT_USAGE,
+        ) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _parse_gate(text: str) -> Gate:
@@ -356,13 +422,26 @@ def build_parser() -> argparse.ArgumentParser:
     rs2.add_argument("turn")
     rs2.set_defaults(func=_lazy("control_center.commands", "cmd_resume"))
 
+    cp = sub.add_parser("compact", help="summarise a space's conversation before its current task")
+    ws_arg(cp)
+    cp.add_argument("space")
+    cp.add_argument("--json", action="store_true")
+    cp.set_defaults(func=_lazy("control_center.commands", "cmd_compact"))
+
     ap = sub.add_parser("approvals", help="pending and decided approvals")
     asub = ap.add_subparsers(dest="approvals_command", parser_class=_Parser, required=True)
     al = asub.add_parser("list")
     ws_arg(al)
     al.add_argument("--json", action="store_true")
     al.add_argument("--status", choices=[s.value for s in ApprovalStatus])
-    al.set_defaults(func=_lazy("control_center.commands", "cmd_approvals_list"))
+    al.add_argument(
+        "--limit",
+        type=_limit_arg,
+        default=DEFAULT_APPROVALS_LIMIT,
+        help=f"newest N (default {DEFAULT_APPROVALS_LIMIT}; 0 lists all)",
+    )
+    al.add_argument("--since", type=_since_arg, help="only those created or decided since this ISO date/time")
+    al.set_defaults(func=cmd_approvals_list)
     ad = asub.add_parser("decide")
     ws_arg(ad)
     ad.add_argument("id")

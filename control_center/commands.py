@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from control_center.core.approvals import ApprovalStatus, Decision
+from control_center.core.approvals import Decision
 from control_center.core.events import TurnEnded, TurnEvent
 from control_center.core.modes import Transport
 from control_center.harness.loop import Harness, HarnessError, RunRequest
@@ -103,16 +103,26 @@ def cmd_resume(args: argparse.Namespace) -> int:
     return 0 if ended.status.value in ("completed", "awaiting_approval") else 1
 
 
-def cmd_approvals_list(args: argparse.Namespace) -> int:
+def cmd_compact(args: argparse.Namespace) -> int:
+    """Summarise the space's conversation before its current task with the mode's model."""
     ws = Workspace.open(Path(args.workspace))
     try:
-        status = ApprovalStatus(args.status) if args.status else None
-        approvals = ws.store.approvals(status=status)
+        harness = Harness(ws, AppSettings.load())
+        try:
+            done = asyncio.run(harness.compact(args.space))
+        except (HarnessError, ProviderError) as exc:
+            raise WorkspaceError(str(exc)) from None
+        data = {
+            "message_id": done.message_id,
+            "from_seq": done.from_seq,
+            "to_seq": done.to_seq,
+            "replaced": done.messages,
+            "by": "operator",
+        }
         if args.json:
-            sys.stdout.write(json.dumps([a.to_json() for a in approvals], ensure_ascii=False) + "\n")
+            sys.stdout.write(json.dumps(data) + "\n")
         else:
-            for a in approvals:
-                print(f"{a.id}  {a.kind.value:<13} {a.status.value:<10} {a.summary}")
+            print(f"compacted {done.messages} messages (#{done.from_seq}–#{done.to_seq}) into a summary")
     finally:
         ws.close()
     return 0

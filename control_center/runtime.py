@@ -127,6 +127,10 @@ class TranscriptPage:
     items: list[TranscriptItem]
     #: Whether older messages exist beyond this page.
     truncated: bool
+    #: The seq of the page's oldest message: the key of the next older page.
+    oldest_seq: int | None = None
+    #: An older page (to prepend), not the newest one.
+    older: bool = False
 
 
 class WorkspaceRuntime:
@@ -229,15 +233,33 @@ class WorkspaceRuntime:
     # -- reads (off the GUI thread) -------------------------------------------------------------
 
     def load_transcript(
-        self, space_id: str, limit: int | None = TRANSCRIPT_PAGE
+        self, space_id: str, limit: int | None = TRANSCRIPT_PAGE, *, before_seq: int | None = None
     ) -> concurrent.futures.Future[Any]:
-        return self._call(self.transcript_now, space_id, limit)
+        return self._call(lambda: self.transcript_now(space_id, limit, before_seq=before_seq))
 
-    def transcript_now(self, space_id: str, limit: int | None = TRANSCRIPT_PAGE) -> TranscriptPage:
+    def transcript_now(
+        self,
+        space_id: str,
+        limit: int | None = TRANSCRIPT_PAGE,
+        *,
+        before_seq: int | None = None,
+        after_seq: int | None = None,
+    ) -> TranscriptPage:
+        """The newest ``limit`` messages, or (``before_seq``) the ``limit`` before that seq: a
+        keyset page, so scrolling up costs one page per step, however long the conversation."""
         space = self.ws.store.space(space_id)
         if space is None:
             return TranscriptPage(space_id, [], False)
-        rows = self.ws.store.messages(space.conversation_id, limit=(limit + 1) if limit else None)
+        if limit is None and before_seq is None:
+            rows = self.ws.store.messages(space.conversation_id)
+        else:
+            rows = self.ws.store.messages_page(
+                space.conversation_id,
+                after_seq=after_seq,
+                before_seq=before_seq,
+                limit=(limit + 1) if limit else None,
+                newest_first=True,
+            )
         truncated = limit is not None and len(rows) > limit
         if truncated:
             rows = rows[1:]
@@ -249,7 +271,8 @@ class WorkspaceRuntime:
         items = [_with_approval_status(i, decided) for i in items]
         active = self.ws.store.active_turn(space_id)
         items = [_settled_tool(i, active) for i in items]
-        return TranscriptPage(space_id, items, truncated)
+        oldest = rows[0].seq if rows else None
+        return TranscriptPage(space_id, items, truncated, oldest, older=before_seq is not None)
 
     def load_approvals(self, changed_since: str | None = None) -> concurrent.futures.Future[list[Approval]]:
         return self._call(lambda: self.ws.store.approvals(changed_since=changed_since))
@@ -352,6 +375,27 @@ class WorkspaceRuntime:
                     ptask.cancel()
 
         return self._submit(run())
+
+    def compact(self, space_id: str) -> concurrent.futures.Future[Any]:
+        """The operator's "compact now": the mode's model summarises the conversation before its
+        current task (harness/context.py); errors reach the operator as one line."""
+
+        async def run() -> Any:
+            try:
+                return await self.harness.compact(space_id)
+            except Exception as exc:
+                self._notify("error", f"compaction failed: {exc}")
+                return None
+
+        return self._submit(run())
+
+    def load_replaced(self, space_id: str, from_seq: int, to_seq: int) -> concurrent.futures.Future[Any]:
+        """What a compaction replaced: messages ``from_seq``..``to_seq`` (the newest page of them)."""
+        return self._call(
+            lambda: self.transcript_now(
+                space_id, TRANSCRIPT_PAGE, before_seq=to_seq + 1, after_seq=from_seq - 1
+            )
+        )
 
     def answer(self, approval_id: str, text: str) -> concurrent.futures.Future[Any]:
         """Record the operator's answer to an agent's question, then resume the waiting turn."""

@@ -20,6 +20,7 @@ class ItemKind(StrEnum):
     ERROR = "error"
     PLAN = "plan"  # a submitted plan: compact row that opens Plan Studio
     PROPOSAL = "proposal"  # an orchestration proposal
+    COMPACTION = "compaction"  # older messages summarised to fit the context window (data: seqs)
 
 
 @dataclass(frozen=True)

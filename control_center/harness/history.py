@@ -10,55 +10,6 @@ from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
 from control_center.store.tables import MessageRow
 
 MODEL_ROLES = ("user", "assistant")
-#: Most rows fetched from the tail of a conversation when a cached history catches up.
-_MAX_TAIL = 64
-
-
-class HistoryCache:
-    """The model history of one conversation, kept across the model calls of a run.
-
-    Re-reading and re-converting the whole conversation before every model call made a turn
-    O(n²) in its length (SQL, ORM and JSON decoding of every row, every call). Rows are
-    append-only (seq order) and only their ``meta`` ever changes, which the model does not see;
-    so the cache fetches just the tail after the last row it knows (a full read when it cannot
-    find it), merges only the new rows, and fixes up only the messages that can still change."""
-
-    def __init__(self, conversation_id: str) -> None:
-        self.conversation_id = conversation_id
-        self._last_id: str | None = None
-        self._merged: list[dict[str, Any]] = []
-        #: Fixed-up copies of ``_merged[:-1]``: a message followed by another never changes again.
-        self._frozen: list[dict[str, Any]] = []
-        #: How many rows the last catch-up brought: the next one starts its window from there.
-        self._last_fresh = 2
-
-    def _sync(self, store: Any) -> list[MessageRow]:
-        """Bring the cache up to date; return the rows not merged yet."""
-        if self._last_id is not None:
-            limit = self._last_fresh + 2
-            while limit <= _MAX_TAIL:
-                tail = store.messages(self.conversation_id, limit=limit)
-                ids = [r.id for r in tail]
-                if self._last_id in ids:
-                    fresh = tail[ids.index(self._last_id) + 1 :]
-                    self._last_fresh = len(fresh)
-                    return fresh
-                if len(tail) < limit:
-                    break  # the conversation is shorter than the window: the cache is stale
-                limit *= 2
-        self._merged, self._frozen = [], []
-        return list(store.messages(self.conversation_id))
-
-    def messages(self, store: Any) -> list[dict[str, Any]]:
-        """Exactly what :func:`model_history` returns for all the conversation's rows."""
-        fresh = self._sync(store)  # first: a full re-read resets the merged messages
-        if fresh:
-            self._last_id = fresh[-1].id
-        _merge_rows(self._merged, fresh)
-        while len(self._frozen) < len(self._merged) - 1:
-            i = len(self._frozen)
-            self._frozen.append(_fixed(self._merged, i))
-        return [*self._frozen, *_tail_fixed(self._merged)]
 
 
 def _merge_rows(messages: list[dict[str, Any]], rows: list[MessageRow]) -> None:
@@ -224,6 +175,20 @@ def transcript(rows: list[MessageRow], thread_counts: dict[str, int] | None = No
                 full_output=row.meta.get("full_output"),
             )
             items[idx] = TranscriptItem(old.id, ItemKind.TOOL, old.text, old.turn_id, old.created_at, view)
+        elif row.kind == "compaction":
+            # The "compacted" marker: what it replaced (seqs in data, for expanding) and the
+            # summary the model now reads instead.
+            meta = row.meta
+            marker = (
+                f"Compacted {meta.get('replaced', '?')} earlier messages "
+                f"(#{meta.get('from_seq', '?')}–#{meta.get('to_seq', '?')}, by {meta.get('by', 'model')}) "
+                f"into this summary:\n{row.text}"
+            )
+            items.append(
+                TranscriptItem(
+                    row.id, ItemKind.COMPACTION, marker, row.turn_id, row.created_at, data=dict(meta)
+                )
+            )
         elif row.kind == "tool_waiting":
             idx = tool_index.get(row.meta.get("call_id", ""))
             if idx is not None and items[idx].tool is not None:

@@ -43,8 +43,14 @@ from control_center.core.surface import (
 )
 from control_center.core.tools import ToolSpec
 from control_center.harness import extra_tools
+from control_center.harness.context import (
+    CompactionDone,
+    ConversationHistory,
+    compact_by_hand,
+    history_for_call,
+)
 from control_center.harness.errors import HarnessError
-from control_center.harness.history import HistoryCache, model_history
+from control_center.harness.history import model_history
 from control_center.harness.pricing import cost_usd, unknown_price_note
 from control_center.harness.providers.base import (
     ModelProvider,
@@ -132,7 +138,7 @@ class _TurnCtx:
     emit: EventSink = field(default=lambda _e: None)
     #: The surface as the model request carries it, built once per run (schemas are frozen).
     tool_defs: list[dict[str, Any]] = field(default_factory=list)
-    history: HistoryCache | None = None
+    history: ConversationHistory | None = None
     #: ``state`` changed in a way that may wait for the next turn-row write (see _process_calls).
     state_dirty: bool = False
     budget_check: BudgetCheck | None = None
@@ -151,6 +157,30 @@ class Harness:
         self.ws = ws
         self.settings = settings or AppSettings()
         self.provider_factory = provider_factory
+        #: The model's view of each conversation, kept across turns (harness/context.py).
+        self._histories: dict[str, ConversationHistory] = {}
+
+    async def compact(self, space_ref: str) -> CompactionDone:
+        """Compact the space's conversation by hand, with its mode's model (harness/context.py)."""
+        space = self.ws.resolve_dispatch(space_ref)
+        if space is None:
+            raise HarnessError(f"no space {space_ref!r} in this workspace")
+        free_dead_turns(self.ws.store, space.id)
+        if self.ws.store.turns(status=TurnStatus.RUNNING, space_id=space.id):
+            raise HarnessError(f"a turn is running in space {space.name!r}; compact when it has finished")
+        settings = self._settings_for(resolved_mode(space), None)
+        script = self._space_script(space) if settings.provider == "scripted" else None
+        provider = self.provider_factory(settings, script=script, start=0)
+        history = self.history_of(space.conversation_id)
+        return await compact_by_hand(self.ws.store, history, provider, settings)
+
+    def history_of(self, conversation_id: str) -> ConversationHistory:
+        """The conversation's cached history (the most recently used 32 are kept)."""
+        history = self._histories.pop(conversation_id, None) or ConversationHistory(conversation_id)
+        self._histories[conversation_id] = history
+        while len(self._histories) > 32:
+            self._histories.pop(next(iter(self._histories)))
+        return history
 
     # -- entry points ---------------------------------------------------------------------------
 
@@ -331,7 +361,7 @@ class Harness:
             tool_defs=[
                 {"name": t.name, "description": t.description, "input_schema": t.schema_dict()} for t in tools
             ],
-            history=HistoryCache(turn.conversation_id or ""),
+            history=self.history_of(turn.conversation_id or ""),
         )
 
     def _finish_early(
@@ -448,15 +478,17 @@ class Harness:
 
     async def _call_model(self, ctx: _TurnCtx, emit: EventSink) -> ModelResponse:
         store = self.ws.store
+        if ctx.history is not None:
+            messages, compacted = await history_for_call(
+                ctx.history, store, ctx.provider, ctx.settings, ctx.system, ctx.tool_defs, ctx.turn.id
+            )
+            if compacted is not None:  # the summary call is the turn's cost too
+                ctx.input_tokens += compacted.input_tokens
+                ctx.output_tokens += compacted.output_tokens
+        else:
+            messages = model_history(store.messages(ctx.conversation_id))
         request = ModelRequest(
-            system=ctx.system,
-            messages=(
-                ctx.history.messages(store)
-                if ctx.history
-                else model_history(store.messages(ctx.conversation_id))
-            ),
-            tools=ctx.tool_defs,
-            settings=ctx.settings,
+            system=ctx.system, messages=messages, tools=ctx.tool_defs, settings=ctx.settings
         )
         response: ModelResponse | None = None
         streamed: list[str] = []

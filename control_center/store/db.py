@@ -16,6 +16,9 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from control_center.core.errors import OperatorError
 from control_center.store.dialect import PG_MIGRATION_LOCK, dialect_for
+from control_center.store.version import DB_FILENAME as DB_FILENAME
+from control_center.store.version import HEAD_REVISION as HEAD_REVISION  # bump it in store/version.py
+from control_center.store.version import MARKER_TABLE as MARKER_TABLE
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -23,10 +26,6 @@ if TYPE_CHECKING:
 #: Alembic's script location as a package resource (``package:folder``): found through
 #: importlib.resources wherever the package is installed.
 MIGRATIONS = "control_center.store:migrations"
-MARKER_TABLE = "workspace_meta"
-#: The newest migration this code ships. Alembic (slow to import) is loaded only when a database
-#: is not at this revision; a test keeps this constant equal to Alembic's head.
-HEAD_REVISION = "0002"
 #: Where the keyring keeps a team database's password (user name: ``user@host:port/database``).
 KEYRING_SERVICE = "control-center-postgresql"
 
@@ -126,6 +125,8 @@ def _connect_error(url: URL, exc: Exception) -> StoreError:
 
 
 def make_engine(path: Path) -> Engine:
+    from sqlalchemy import create_engine
+
     engine = create_engine(
         f"sqlite:///{path}", connect_args={"check_same_thread": False, "timeout": 10}, future=True
     )

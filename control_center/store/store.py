@@ -26,6 +26,7 @@ from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
 from control_center.core.events import TurnStatus
 from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.records import Gate, Space, Turn
+from control_center.store.db import DB_FILENAME as DB_FILENAME  # re-exported: its old home
 from control_center.store.db import StoreError, open_database
 from control_center.store.dialect import dialect_for
 from control_center.store.tables import (
@@ -44,9 +45,6 @@ from control_center.store.tables import (
     TurnRow,
     WorkspaceMeta,
 )
-
-DB_FILENAME = "workspace.db"
-
 
 _id_lock = threading.Lock()
 _last_micros = 0
@@ -67,6 +65,11 @@ def new_id() -> str:
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+#: Ids bound per ``IN (...)`` query: far under SQLite's variable limit (32,766 by default, 999 on
+#: old builds).
+_IN_CHUNK = 500
 
 
 class NotFound(StoreError):
@@ -390,12 +393,56 @@ class Store:
                 return list(reversed(s.exec(q).all()))
             return list(s.exec(q.order_by(col(MessageRow.seq))))
 
+    def messages_page(
+        self,
+        conversation_id: str,
+        *,
+        after_seq: int | None = None,
+        before_seq: int | None = None,
+        limit: int | None = None,
+        newest_first: bool = False,
+    ) -> list[MessageRow]:
+        """Rows strictly between two seq keys, in seq order (``newest_first``: the newest
+        ``limit`` of them, still returned oldest first). A keyset page: its cost is its own size,
+        never the conversation's, and it binds at most four variables."""
+        with self._read() as s:
+            q = select(MessageRow).where(MessageRow.conversation_id == conversation_id)
+            if after_seq is not None:
+                q = q.where(MessageRow.seq > after_seq)
+            if before_seq is not None:
+                q = q.where(MessageRow.seq < before_seq)
+            q = q.order_by(col(MessageRow.seq).desc() if newest_first else col(MessageRow.seq))
+            if limit is not None:
+                q = q.limit(limit)
+            rows = list(s.exec(q))
+            return rows[::-1] if newest_first else rows
+
+    def last_message_of_kind(self, conversation_id: str, kind: str) -> MessageRow | None:
+        """The newest row of ``kind`` (an index lookup, not a scan of the conversation)."""
+        with self._read() as s:
+            return s.exec(
+                select(MessageRow)
+                .where(MessageRow.conversation_id == conversation_id, MessageRow.kind == kind)
+                .order_by(col(MessageRow.seq).desc())
+                .limit(1)
+            ).first()
+
     def thread_counts(self, conversation_id: str, message_ids: Sequence[str] | None = None) -> dict[str, int]:
         """Message id -> number of messages in the thread hanging off it (restricted to
-        ``message_ids`` when given: a page of a long conversation)."""
+        ``message_ids`` when given: a page of a long conversation). Ids are bound in chunks, so
+        no query carries more variables than SQLite allows."""
+        if message_ids is not None:
+            out: dict[str, int] = {}
+            ids = list(message_ids)
+            for start in range(0, len(ids), _IN_CHUNK):
+                out.update(self._thread_counts(conversation_id, ids[start : start + _IN_CHUNK]))
+            return out
+        return self._thread_counts(conversation_id, None)
+
+    def _thread_counts(self, conversation_id: str, message_ids: list[str] | None) -> dict[str, int]:
         with self._read() as s:
             parent: Any = (
-                list(message_ids)
+                message_ids
                 if message_ids is not None
                 else select(MessageRow.id)
                 .where(MessageRow.conversation_id == conversation_id)
@@ -671,9 +718,11 @@ class Store:
         space_id: str | None = None,
         turn_id: str | None = None,
         changed_since: str | None = None,
+        limit: int | None = None,
     ) -> list[Approval]:
-        """Newest first. ``changed_since`` (an ISO timestamp) keeps those created or decided at or
-        after it: an Inbox refresh reads what changed, not the whole history."""
+        """Newest first, at most ``limit``. ``changed_since`` (an ISO timestamp) keeps those
+        created or decided at or after it: an Inbox refresh reads what changed, not the whole
+        history. (store/reader.py answers the same query with the standard library's sqlite3.)"""
         # Straight SQL and one json.loads per row: the Inbox loads the whole history, and mapped
         # objects (or even typed Core rows) cost seconds at 100,000 approvals. Timestamps have
         # millisecond resolution; ids (which sort in creation order) break ties.
@@ -696,7 +745,10 @@ class Store:
             "decided_by, reason FROM approval"
             + (" WHERE " + " AND ".join(where) if where else "")
             + " ORDER BY created_at DESC, id DESC"
+            + (" LIMIT :limit" if limit is not None else "")
         )
+        if limit is not None:
+            params["limit"] = max(0, limit)
         load_json = self.dialect.load_json
         with self.engine.connect() as conn:
             rows = conn.execute(text(sql), params).fetchall()
@@ -718,12 +770,17 @@ class Store:
         ]
 
     def approvals_by_id(self, approval_ids: Sequence[str]) -> dict[str, Approval]:
-        """id -> approval for the given ids (what a transcript page's cards show)."""
-        if not approval_ids:
-            return {}
+        """id -> approval for the given ids (what a transcript page's cards show), bound in
+        chunks like :meth:`thread_counts`."""
+        ids = list(approval_ids)
+        out: dict[str, Approval] = {}
         with self._read() as s:
-            rows = s.exec(select(ApprovalRow).where(col(ApprovalRow.id).in_(list(approval_ids))))
-            return {r.id: _approval(r) for r in rows}
+            for start in range(0, len(ids), _IN_CHUNK):
+                rows = s.exec(
+                    select(ApprovalRow).where(col(ApprovalRow.id).in_(ids[start : start + _IN_CHUNK]))
+                )
+                out.update({r.id: _approval(r) for r in rows})
+        return out
 
     def decide_approval(
         self, approval_id: str, status: ApprovalStatus, *, by: str, reason: str | None = None

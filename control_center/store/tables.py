@@ -51,7 +51,10 @@ class ConversationRow(SQLModel, table=True):
 
 class MessageRow(SQLModel, table=True):
     __tablename__ = "message"
-    __table_args__ = (Index("ix_message_conversation_seq", "conversation_id", "seq"),)
+    __table_args__ = (
+        Index("ix_message_conversation_seq", "conversation_id", "seq"),
+        Index("ix_message_conversation_kind_seq", "conversation_id", "kind", "seq"),
+    )
     id: str = Field(primary_key=True)
     conversation_id: str = Field(foreign_key="conversation.id")
     seq: int
@@ -108,7 +111,10 @@ class TurnRow(SQLModel, table=True):
 
 class ApprovalRow(SQLModel, table=True):
     __tablename__ = "approval"
-    __table_args__ = (Index("ix_approval_status_created", "status", "created_at"),)
+    __table_args__ = (
+        Index("ix_approval_status_created", "status", "created_at"),
+        Index("ix_approval_created", "created_at"),
+    )
     id: str = Field(primary_key=True)
     kind: str = Field(index=True)
     status: str

@@ -18,6 +18,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     QPoint,
     QRect,
+    QRectF,
     QSize,
     Qt,
     QTimer,
@@ -38,6 +39,7 @@ from PySide6.QtGui import (
     QTextBlockFormat,
     QTextCursor,
     QTextDocument,
+    QTextDocumentFragment,
     QTextFormat,
 )
 from PySide6.QtWidgets import (
@@ -68,7 +70,9 @@ class ConversationModel(QAbstractListModel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._items: list[TranscriptItem] = []
-        self._rows: dict[str, int] = {}
+        #: item id -> row + ``_offset``: prepending a page shifts every row by changing the offset.
+        self._keys: dict[str, int] = {}
+        self._offset = 0
 
     # -- Qt model API
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt signature
@@ -93,22 +97,50 @@ class ConversationModel(QAbstractListModel):
         """Replace everything in one reset (cheap for 100,000 items)."""
         self.beginResetModel()
         self._items = list(items)
-        self._rows = {item.id: row for row, item in enumerate(self._items)}
+        self._offset = 0
+        self._keys = {item.id: row for row, item in enumerate(self._items)}
         self.endResetModel()
 
+    def prepend_items(self, items: list[TranscriptItem]) -> None:
+        """Older items above the others (a page loaded on scrolling up): one insertion, and a
+        cost of the page's size (row keys shift by an offset, not one by one)."""
+        items = [i for i in items if i.id not in self._keys]
+        if not items:
+            return
+        self.beginInsertRows(QModelIndex(), 0, len(items) - 1)
+        self._items[:0] = items
+        self._offset -= len(items)
+        for row, item in enumerate(items):
+            self._keys[item.id] = row + self._offset
+        self.endInsertRows()
+
+    def remove_item(self, item_id: str) -> None:
+        row = self.row_of(item_id)
+        if row is None:
+            return
+        self.beginRemoveRows(QModelIndex(), row, row)
+        del self._items[row]
+        del self._keys[item_id]
+        if row == 0:
+            self._offset += 1  # rows below keep their keys
+        else:  # rarely (a placeholder in the middle): re-key what moved up
+            for r in range(row, len(self._items)):
+                self._keys[self._items[r].id] = r + self._offset
+        self.endRemoveRows()
+
     def append_item(self, item: TranscriptItem) -> None:
-        if item.id in self._rows:
+        if item.id in self._keys:
             self.replace_item(item)
             return
         row = len(self._items)
         self.beginInsertRows(QModelIndex(), row, row)
         self._items.append(item)
-        self._rows[item.id] = row
+        self._keys[item.id] = row + self._offset
         self.endInsertRows()
 
     def replace_item(self, item: TranscriptItem) -> None:
         """Swap the item with the same id (a tool result arrived, an approval was decided)."""
-        row = self._rows.get(item.id)
+        row = self.row_of(item.id)
         if row is None:
             self.append_item(item)
             return
@@ -118,7 +150,7 @@ class ConversationModel(QAbstractListModel):
 
     def append_text(self, item_id: str, delta: str) -> None:
         """Stream a text delta into an assistant/thinking item; only that row changes."""
-        row = self._rows.get(item_id)
+        row = self.row_of(item_id)
         if row is None or not delta:
             return
         item = self._items[row]
@@ -164,7 +196,8 @@ class ConversationModel(QAbstractListModel):
         return self._items[row]
 
     def row_of(self, item_id: str) -> int | None:
-        return self._rows.get(item_id)
+        key = self._keys.get(item_id)
+        return None if key is None else key - self._offset
 
     def items(self) -> list[TranscriptItem]:
         return list(self._items)
@@ -316,7 +349,7 @@ class ConversationDelegate(QStyledItemDelegate):
             OrderedDict()
         )
         # Markdown documents, cached per item id + text length + width (bounded LRU).
-        self._docs: OrderedDict[str, tuple[int, int, bool, QTextDocument]] = OrderedDict()
+        self._docs: OrderedDict[str, _DocState] = OrderedDict()
 
     # -- presentation state
     def is_expanded(self, item_id: str) -> bool:
@@ -534,25 +567,49 @@ class ConversationDelegate(QStyledItemDelegate):
         return _Layout(h + 2 * _V, rects)
 
     def _doc(self, item: TranscriptItem, width: int) -> QTextDocument:
+        """The item's Markdown as a laid-out document. A streamed reply only grows: the cached
+        document keeps the paragraphs it already parsed and re-parses just the open last one
+        with the new text (re-parsing the whole reply per chunk made streaming quadratic)."""
         dark = self._dark()
-        hit = self._docs.get(item.id)
-        if hit is not None and hit[0] == len(item.text) and hit[2] == dark:
-            doc = hit[3]
-            if hit[1] != width:
-                doc.setTextWidth(width)
-                self._docs[item.id] = (hit[0], width, dark, doc)
+        state = self._docs.get(item.id)
+        if state is None or state.dark != dark or not item.text.startswith(state.text):
+            state = _DocState(self._new_doc(), dark)
+            self._docs[item.id] = state
+            if len(self._docs) > self._DOC_CACHE:
+                self._docs.popitem(last=False)
+        else:
             self._docs.move_to_end(item.id)
-            return doc
+        if len(item.text) != len(state.text):
+            self._grow(state, item.text)
+        if state.width != width:
+            state.doc.setTextWidth(width)
+            state.width = width
+        return state.doc
+
+    def _new_doc(self) -> QTextDocument:
         doc = QTextDocument()
         doc.setDocumentMargin(0)
         doc.setDefaultFont(self._fonts().base)
-        doc.setMarkdown(item.text)
-        _tint_code_blocks(doc, theme.colors(self._view.palette()).code_bg, self._fonts().mono)
-        doc.setTextWidth(width)
-        self._docs[item.id] = (len(item.text), width, dark, doc)
-        if len(self._docs) > self._DOC_CACHE:
-            self._docs.popitem(last=False)
         return doc
+
+    def _grow(self, state: _DocState, text: str) -> None:
+        doc = state.doc
+        settled, in_fence = _settle(text, state.settled, state.in_fence)
+        cursor = QTextCursor(doc)
+        cursor.setPosition(state.tail_pos)
+        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()  # the open paragraph, parsed again below with its new text
+        colors = theme.colors(self._view.palette())
+        if settled > state.settled:
+            start = state.tail_pos
+            _append_markdown(doc, text[state.settled : settled])
+            _tint_code_blocks(doc, colors.code_bg, self._fonts().mono, start)
+        state.settled, state.in_fence = settled, in_fence
+        state.tail_pos = doc.characterCount() - 1
+        if settled < len(text):
+            _append_markdown(doc, text[settled:])
+            _tint_code_blocks(doc, colors.code_bg, self._fonts().mono, state.tail_pos)
+        state.text = text
 
     # -- painting
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
@@ -580,7 +637,10 @@ class ConversationDelegate(QStyledItemDelegate):
             ctx = QAbstractTextDocumentLayout.PaintContext()
             ctx.palette = option.palette
             ctx.palette.setColor(QPalette.ColorRole.Text, c.text)
-            ctx.clip = r["doc"].translated(-r["doc"].topLeft())
+            # Only the part on screen: a long reply is taller than the viewport, and drawing all
+            # of it on every streamed chunk made streaming quadratic.
+            shown = self._view.viewport().rect().translated(-option.rect.topLeft()).intersected(r["doc"])
+            ctx.clip = QRectF(shown.translated(-r["doc"].topLeft()))
             layout.doc.documentLayout().draw(painter, ctx)
             painter.translate(-r["doc"].topLeft())
         elif kind is ItemKind.THINKING:
@@ -975,9 +1035,64 @@ def _diff_style(line: str) -> str:
     return "plain"
 
 
-def _tint_code_blocks(doc: QTextDocument, background: QColor, mono: QFont) -> None:
-    """Give fenced code blocks a background: Qt's Markdown importer only switches the font."""
-    block = doc.begin()
+class _DocState:
+    """A cached document and how much of its item's text is parsed for good."""
+
+    __slots__ = ("dark", "doc", "in_fence", "settled", "tail_pos", "text", "width")
+
+    def __init__(self, doc: QTextDocument, dark: bool) -> None:
+        self.doc = doc
+        self.dark = dark
+        self.text = ""
+        self.width = -1
+        #: Characters of ``text`` that end in a closed paragraph (never parsed again).
+        self.settled = 0
+        self.in_fence = False
+        #: Document position where the open (last) paragraph's blocks begin.
+        self.tail_pos = 0
+
+
+_FENCES = ("```", "~~~")
+# Joins a fragment to the document without merging its first block into the last one (which would
+# lose that block's own format: a heading, a list item, the first line of a code fence).
+_SENTINEL = "\u200b\n\n"
+
+
+def _settle(text: str, start: int, in_fence: bool) -> tuple[int, bool]:
+    """The end of the last paragraph closed (a blank line outside a code fence) in
+    ``text[start:]``, and whether a fence is open there. Costs the unsettled text only."""
+    best, best_fence = start, in_fence
+    fence = in_fence
+    pos = start
+    while True:
+        nl = text.find("\n", pos)
+        if nl < 0:
+            break
+        line = text[pos:nl].lstrip()
+        if line.startswith(_FENCES):
+            fence = not fence
+        elif not line and not fence and pos > start:
+            best, best_fence = nl + 1, fence
+        pos = nl + 1
+    return best, best_fence
+
+
+def _append_markdown(doc: QTextDocument, markdown: str) -> None:
+    if doc.isEmpty():
+        doc.setMarkdown(markdown)
+        return
+    part = QTextDocument()
+    part.setDefaultFont(doc.defaultFont())
+    part.setMarkdown(_SENTINEL + markdown)
+    cursor = QTextCursor(doc)
+    cursor.movePosition(QTextCursor.MoveOperation.End)
+    cursor.insertFragment(QTextDocumentFragment(part))
+
+
+def _tint_code_blocks(doc: QTextDocument, background: QColor, mono: QFont, start: int = 0) -> None:
+    """Give fenced code blocks a background: Qt's Markdown importer only switches the font.
+    From the block at ``start`` on (a streamed reply tints only what it appended)."""
+    block = doc.findBlock(start) if start else doc.begin()
     while block.isValid():
         fmt = block.blockFormat()
         if fmt.hasProperty(QTextFormat.Property.BlockCodeFence) or fmt.hasProperty(

@@ -563,6 +563,30 @@ class MainWindow(QMainWindow):
             future, lambda page: self._show_transcript(page, generation, keep_position=keep_position)
         )
 
+    def _request_older(self, space_id: str, before_seq: int) -> None:
+        generation = self._conversation_generation
+        future = self.runtime.load_transcript(space_id, TRANSCRIPT_PAGE, before_seq=before_seq)
+        self.operations.run(future, lambda page: self._prepend_older(page, generation))
+
+    def _prepend_older(self, page: TranscriptPage, generation: int) -> None:
+        """An older page, read off the GUI thread: inserted above what is shown, the view kept
+        on the message the operator was reading (no reload of what is already there)."""
+        if self._current is None or page.space_id != self._current.id:
+            return
+        if generation != self._conversation_generation:
+            return
+        model = self.conversation_model
+        model.remove_item("older")
+        anchor = model.item(0).id if model.rowCount() else None
+        model.prepend_items(list(page.items))
+        self._page_truncated = page.truncated
+        self._oldest_seq = page.oldest_seq
+        if page.truncated:
+            model.prepend_items([TranscriptItem("older", ItemKind.NOTE, "Scroll up for earlier messages.")])
+        row = model.row_of(anchor) if anchor else None
+        if row is not None:
+            self.conversation_view.scrollTo(model.index(row), ConversationView.ScrollHint.PositionAtTop)
+
     def _show_transcript(
         self, page: TranscriptPage, generation: int | None = None, *, keep_position: bool = False
     ) -> None:
@@ -582,6 +606,7 @@ class MainWindow(QMainWindow):
                 )
             ]
         self._page_truncated = page.truncated
+        self._oldest_seq = page.oldest_seq
         if page.truncated:
             items.insert(
                 0,
@@ -607,13 +632,14 @@ class MainWindow(QMainWindow):
 
     _page_limit = TRANSCRIPT_PAGE
     _page_truncated = False
+    _oldest_seq: int | None = None
 
     def _on_conversation_scrolled(self, value: int) -> None:
-        """At the top of a long conversation, the next older page loads (paging, not all of it)."""
-        if value == 0 and self._page_truncated and self._current is not None:
+        """At the top of a long conversation, the next older page loads: a keyset page read off
+        the GUI thread and prepended (one page per step, never a reload of what is shown)."""
+        if value == 0 and self._page_truncated and self._current is not None and self._oldest_seq:
             self._page_truncated = False  # one request at a time
-            self._page_limit *= 2
-            self._request_transcript(self._current.id, keep_position=True)
+            self._request_older(self._current.id, self._oldest_seq)
 
     def new_space(self) -> None:
         name, ok = QInputDialog.getText(self, "New space", "Name of the new space:")
@@ -920,6 +946,10 @@ class MainWindow(QMainWindow):
             menu.addAction("Open the whole output…\tO", lambda: self.open_tool_output(item.id))
         if item.kind in (ItemKind.USER, ItemKind.ASSISTANT):
             menu.addAction(theme.icon("thread"), "Reply in thread…\tT", lambda: self.open_thread(item.id))
+        if item.kind is ItemKind.COMPACTION:
+            menu.addAction("Show the messages this summary replaced…", lambda: self.show_replaced(item))
+        if self._current is not None:
+            menu.addAction("Compact the conversation now", self.compact_conversation)
         menu.exec(self.conversation_view.viewport().mapToGlobal(pos))
 
     def open_tool_output(self, item_id: str) -> Any:
@@ -953,6 +983,46 @@ class MainWindow(QMainWindow):
         viewer.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         viewer.show()
         return viewer
+
+    def compact_conversation(self) -> None:
+        """Summarise everything before the current task with the mode's model (in the background;
+        the summary's marker appears when it is written)."""
+        if self._current is None:
+            return
+        space_id = self._current.id
+        self.statusBar().showMessage("Compacting the conversation…", 5000)
+        self.operations.run(self.runtime.compact(space_id), lambda _done: self._after_compaction(space_id))
+
+    def _after_compaction(self, space_id: str) -> None:
+        if self._current is not None and self._current.id == space_id:
+            self._request_transcript(space_id)
+
+    def show_replaced(self, item: TranscriptItem) -> None:
+        """Expand a "compacted" marker: the messages it replaced, read off the GUI thread, in
+        a window of their own."""
+        if self._current is None:
+            return
+        from_seq, to_seq = int(item.data.get("from_seq", 0)), int(item.data.get("to_seq", 0))
+        future = self.runtime.load_replaced(self._current.id, from_seq, to_seq)
+        self.operations.run(future, lambda page: self._open_replaced(page, from_seq, to_seq))
+
+    def _open_replaced(self, page: TranscriptPage, from_seq: int, to_seq: int) -> None:
+        from PySide6.QtWidgets import QDialog, QVBoxLayout
+
+        dialog = QDialog(self)
+        dialog.setObjectName("replacedMessagesDialog")
+        note = " (the newest of them)" if page.truncated else ""
+        dialog.setWindowTitle(f"Messages #{from_seq}–#{to_seq}, replaced by a summary{note}")
+        model = ConversationModel(dialog)
+        view = ConversationView(dialog)
+        view.setModel(model)
+        model.set_items(list(page.items))
+        box = QVBoxLayout(dialog)
+        box.addWidget(view)
+        dialog.resize(760, 640)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        self._replaced_dialog = dialog  # reachable for tests; closed with the window
 
     def _on_answer_requested(self, item_id: str) -> None:
         row = self.conversation_model.row_of(item_id)

@@ -14,10 +14,13 @@ frame is then mostly pixmap blits.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -57,17 +60,53 @@ from control_center.core.modes import Mode
 from control_center.core.pipeline import BudgetUse
 from control_center.core.plan import PlanGraph, PlanNode
 from control_center.core.plan_layout import (
+    PlanAdjacency,
     PlanDiff,
     PlanLayout,
     critical_path,
-    downstream,
     layout_plan,
-    upstream,
 )
 from control_center.core.profiles import profile_for
 from control_center.ui import theme as ui_theme
 from control_center.ui.budget_view import BudgetBar
 from control_center.ui.widgets import add_command, add_spacer, overflow_toolbar
+
+#: Plans up to this many nodes are laid out at once (tens of milliseconds); larger ones off the
+#: GUI thread, then drawn a slice per event-loop turn so the GUI never waits on a big plan.
+SYNC_LAYOUT_NODES = 300
+# (Above the same size, selecting a node lights its direct neighbours instead of everything up-
+# and downstream: see _apply_highlight.)
+#: GUI time one drawing slice may take before it yields to the event loop.
+_SLICE_SECONDS = 0.02
+# One worker for every studio: layouts are pure Python (the GIL lets one run at a time anyway),
+# and a newer plan supersedes an older one by its generation number.
+_LAYOUT_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plan-layout")
+
+
+@dataclass(frozen=True)
+class _Laid:
+    """Everything the studio computes from a plan off the GUI thread."""
+
+    layout: PlanLayout
+    critical: tuple[str, ...]
+    adjacency: PlanAdjacency
+    #: The routed edges cut into gap pieces (plain values and QPointF: no QObject, so the worker
+    #: may build them).
+    edges: list[PlanEdge]
+    gaps: dict[int, list[_Piece]]
+
+
+def _lay_out(graph: PlanGraph) -> _Laid:
+    layout = layout_plan(graph)
+    edges, gaps = _bundle_pieces(layout)
+    return _Laid(layout, critical_path(graph), PlanAdjacency(graph), edges, gaps)
+
+
+class _LayoutDelivery(QObject):
+    """Carries a finished layout from the worker to the GUI thread (queued to a bound slot)."""
+
+    finished = Signal(int, object)
+
 
 # One palette for node statuses. Mid-saturation colours that read on light and dark backgrounds;
 # they only ever fill the status band and badges, text always uses the application palette.
@@ -643,6 +682,8 @@ class PlanStudioView(QWidget):
     cancel_run_requested = Signal()
     #: the operator follows a node's turn link: (space id, turn id)
     open_turn_requested = Signal(str, str)
+    #: The shown plan is laid out and every node and edge is in the scene.
+    plan_ready = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -657,6 +698,17 @@ class PlanStudioView(QWidget):
         self._status = "pending"
         self._version = 1
         self._diff: PlanDiff | None = None
+        self._adjacency: PlanAdjacency | None = None
+        self._laid: _Laid | None = None
+        self._generation = 0  # bumped by every new plan: a stale layout is dropped
+        self._building: Iterator[None] | None = None
+        self._pending_status: dict[str, str] = {}
+        self._edges_of: dict[tuple[str, str], list[PlanEdgeBundle]] = {}
+        self._delivery = _LayoutDelivery(self)
+        self._delivery.finished.connect(self._on_layout_finished)
+        self._build_timer = QTimer(self)
+        self._build_timer.setInterval(0)
+        self._build_timer.timeout.connect(self._build_slice)
 
         self._theme = _Theme(self.palette())
         self._scene = _PlanScene(self._theme, self)
@@ -873,15 +925,79 @@ class PlanStudioView(QWidget):
         self._status = status
         self._diff = diff
         self._nodes_by_key = {n.key: n for n in graph.nodes}
-        self._layout = layout_plan(graph)
-        self._critical = critical_path(graph)
-        self._rebuild_scene()
+        self._generation += 1
+        self._pending_status = {}
         self._show_empty(False)
-        self.set_node_runs(self._runs)
         self._update_header()
         self._show_details(None)
+        if len(graph.nodes) <= SYNC_LAYOUT_NODES:
+            self._use_layout(_lay_out(graph))
+            for _ in self._scene_slices():
+                pass
+            self.set_node_runs(self._runs)
+            self._sync_buttons()
+            self.fit_to_view()
+            self.plan_ready.emit()
+            return
+        # A large plan: clear the scene, lay out on the worker, draw slice by slice when done.
+        self._build_timer.stop()
+        self._building = None
+        self._clear_scene()
+        self._layout = None
+        self._sync_buttons()
+        generation = self._generation
+        future = _LAYOUT_POOL.submit(_lay_out, graph)
+        future.add_done_callback(lambda f: self._deliver_layout(generation, f))
+
+    def is_laying_out(self) -> bool:
+        """A large plan is still being laid out or drawn (``plan_ready`` follows)."""
+        return self._graph is not None and (self._layout is None or self._building is not None)
+
+    def _deliver_layout(self, generation: int, future: object) -> None:
+        """On the worker thread: hand the result to the GUI thread through a queued signal."""
+        try:
+            result = future.result()  # type: ignore[attr-defined]
+        except Exception as exc:  # a layout bug must not leave the studio waiting forever
+            result = exc
+        try:
+            self._delivery.finished.emit(generation, result)
+        except RuntimeError:  # the studio was destroyed meanwhile
+            pass
+
+    def _on_layout_finished(self, generation: int, result: object) -> None:
+        if generation != self._generation:
+            return  # a newer plan is on its way
+        if isinstance(result, Exception):
+            self.goal_label.setText(f"The plan could not be laid out: {result}")
+            return
+        assert isinstance(result, _Laid)
+        self._use_layout(result)
+        self._building = self._scene_slices()
+        self._build_slice()
+        if self._building is not None:
+            self._build_timer.start()
+
+    def _build_slice(self) -> None:
+        """Add scene items until the slice's time is up; the rest on the next loop turn."""
+        if self._building is None:
+            self._build_timer.stop()
+            return
+        end = time.perf_counter() + _SLICE_SECONDS
+        for _ in self._building:
+            if time.perf_counter() >= end:
+                return
+        self._building = None
+        self._build_timer.stop()
+        self.set_node_runs(self._runs)
         self._sync_buttons()
         self.fit_to_view()
+        self.plan_ready.emit()
+
+    def _use_layout(self, laid: _Laid) -> None:
+        self._laid = laid
+        self._layout = laid.layout
+        self._critical = laid.critical
+        self._adjacency = laid.adjacency
 
     def has_plan(self) -> bool:
         return self._graph is not None
@@ -918,13 +1034,16 @@ class PlanStudioView(QWidget):
             item = self._node_items.get(key)
             if item is not None:
                 item.set_status(status)
+            elif key in self._nodes_by_key:  # not drawn yet (a large plan): applied when it is
+                self._pending_status[key] = status
         selected = self.selected_key()
         if selected in mapping:
             self._show_details(selected)
         self._sync_buttons()
 
     def node_status(self, key: str) -> str:
-        return self._node_items[key].status
+        item = self._node_items.get(key)
+        return item.status if item is not None else self._pending_status.get(key, "pending")
 
     def node_item(self, key: str) -> PlanNodeItem:
         return self._node_items[key]
@@ -988,36 +1107,51 @@ class PlanStudioView(QWidget):
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _rebuild_scene(self) -> None:
-        assert self._graph is not None
-        assert self._layout is not None
+    def _clear_scene(self) -> None:
         self._scene.clearSelection()
         self._scene.clear()
         self._node_items.clear()
         self._edges.clear()
         self._bundles.clear()
-        w, h = self._layout.node_size
+        self._edges_of.clear()
+
+    def _scene_slices(self) -> Iterator[None]:
+        """Fill the scene from the current layout, yielding after each item so a large plan is
+        drawn across event-loop turns (nodes first: they are what the operator reads)."""
+        assert self._graph is not None
+        assert self._layout is not None
+        layout = self._layout
+        self._clear_scene()
+        width, height = layout.size
+        self._scene.setSceneRect(QRectF(-40, -40, width + 80, height + 80))
+        w, h = layout.node_size
         added = set(self._diff.added_nodes) if self._diff else set()
         changed = set(self._diff.changed_nodes) if self._diff else set()
         font = self.font()
         for node in self._graph.nodes:
             item = PlanNodeItem(node, w, h, font)
-            x, y = self._layout.positions[node.key]
+            x, y = layout.positions[node.key]
             item.setPos(x, y)
             if node.key in added:
                 item.set_marker("new")
             elif node.key in changed:
                 item.set_marker("changed")
+            status = self._pending_status.pop(node.key, None)
+            if status is not None:
+                item.set_status(status)
             self._scene.addItem(item)
             self._node_items[node.key] = item
-        edges, gaps = _bundle_pieces(self._layout)
-        self._edges = edges
+            yield
+        assert self._laid is not None
+        gaps = self._laid.gaps
+        self._edges = list(self._laid.edges)
         for gap in sorted(gaps):
             bundle = PlanEdgeBundle(gap, gaps[gap])
             self._scene.addItem(bundle)
             self._bundles.append(bundle)
-        width, height = self._layout.size
-        self._scene.setSceneRect(QRectF(-40, -40, width + 80, height + 80))
+            for piece in gaps[gap]:
+                self._edges_of.setdefault((piece[0].source, piece[0].target), []).append(bundle)
+            yield
         self._apply_highlight()
 
     def _update_header(self) -> None:
@@ -1068,8 +1202,15 @@ class PlanStudioView(QWidget):
             set(zip(self._critical, self._critical[1:], strict=False)) if show_critical else set()
         )
         key = self.selected_key()
-        if key is not None:
-            related = upstream(self._graph, key) | downstream(self._graph, key) | {key}
+        adjacency = self._adjacency
+        if key is not None and adjacency is not None:
+            if len(self._node_items) <= SYNC_LAYOUT_NODES:
+                related = adjacency.upstream(key) | adjacency.downstream(key) | {key}
+            else:
+                # In a large plan everything upstream and downstream is most of the plan (lit,
+                # it tells nothing, and redrawing it took seconds): light the node's own
+                # dependencies and dependents, a cost of its degree.
+                related = {key, *adjacency.dependencies(key), *adjacency.dependents(key)}
         elif show_critical:
             related = critical
         else:
@@ -1077,16 +1218,16 @@ class PlanStudioView(QWidget):
         for k, item in self._node_items.items():
             item.set_dimmed(related is not None and k not in related)
             item.set_on_critical_path(k in critical)
-        changed = False
+        stale: dict[int, PlanEdgeBundle] = {}
         for edge in self._edges:
             lit = related is not None and edge.source in related and edge.target in related
             state = (related is not None and not lit, lit or (edge.source, edge.target) in critical_edges)
             if state != (edge.dimmed, edge.emphasized):
                 edge.dimmed, edge.emphasized = state
-                changed = True
-        if changed:
-            for bundle in self._bundles:
-                bundle.refresh()
+                for bundle in self._edges_of.get((edge.source, edge.target), ()):
+                    stale[id(bundle)] = bundle
+        for bundle in stale.values():  # only the gaps whose pieces changed are rebuilt
+            bundle.refresh()
 
     def _show_details(self, key: str | None) -> None:
         node = self._nodes_by_key.get(key) if key is not None else None
@@ -1122,9 +1263,8 @@ class PlanStudioView(QWidget):
         self.side_description.setText(node.description or "No description.")
         for dep in node.depends_on:
             self._add_link(self.side_dependencies, dep)
-        for other in self._graph.nodes if self._graph else ():
-            if node.key in other.depends_on:
-                self._add_link(self.side_dependents, other.key)
+        for other in self._adjacency.dependents(node.key) if self._adjacency else ():
+            self._add_link(self.side_dependents, other)
         if not node.depends_on:
             self._add_note(self.side_dependencies, "nothing: this node can start first")
         if not self.side_dependents.count():

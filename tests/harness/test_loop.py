@@ -18,7 +18,8 @@ from control_center.core.events import QuestionAsked, TextDelta, ToolCallEvent, 
 from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.profiles import profile_for
 from control_center.harness import loop as loop_module
-from control_center.harness.history import HistoryCache, model_history
+from control_center.harness.context import ConversationHistory
+from control_center.harness.history import model_history
 from control_center.harness.loop import Harness, HarnessError, RunRequest
 from control_center.harness.providers.base import ModelSettings
 from control_center.harness.providers.scripted import EXHAUSTED_TEXT, ScriptedProvider
@@ -786,7 +787,7 @@ def test_history_cache_matches_a_full_rebuild(ws: Workspace) -> None:
     sid = _space(ws, Mode.CHAT, Autonomy.ASK)
     conv = ws.store.space(sid).conversation_id  # type: ignore[union-attr]
     other = ws.store.create_conversation(space_id=None)
-    cache = HistoryCache(conv)
+    cache = ConversationHistory(conv)
     n = 0
 
     def add(role: str, count: int) -> None:
@@ -805,14 +806,14 @@ def test_history_cache_matches_a_full_rebuild(ws: Workspace) -> None:
 
     def check() -> None:
         expected = model_history(ws.store.messages(conv))
-        assert cache.messages(ws.store) == expected
+        assert cache.messages(ws.store, budget=10**9) == expected
         assert_valid_history(expected)
 
     add("user", 1)
     check()
-    for count in (1, 2, 5, 70, 3):  # 70 rows is past the widest tail window: a full re-read
+    for count in (1, 2, 5, 70, 3):
         add("assistant", 1)
         check()
         add("user", count)
         check()
-    assert "elsewhere" not in json.dumps(cache.messages(ws.store))
+    assert "elsewhere" not in json.dumps(cache.messages(ws.store, budget=10**9))

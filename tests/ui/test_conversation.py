@@ -215,3 +215,42 @@ def test_paint_every_kind_smoke(model: ConversationModel, view: ConversationView
     view.set_expanded("th", True)
     image = view.grab()
     assert not image.isNull()
+
+
+STREAMED_REPLY = (
+    "# Plan\n\nFirst I read **parser.py**; then:\n\n- split the lexer\n- keep `tokens`\n\n"
+    "```python\ndef parse(x):\n\n    return x\n```\n\n1. one\n2. two\n\n> quoted *text*\n\n"
+    "A last paragraph with a [link](https://example.com) and trailing text"
+)
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 40])
+def test_a_streamed_reply_renders_like_the_whole_reply(
+    model: ConversationModel, view: ConversationView, chunk: int
+) -> None:
+    """Appending parses only the open paragraph; the result must equal a parse of the whole."""
+    model.set_items([TranscriptItem("live", ItemKind.ASSISTANT, "")])
+    delegate = view.delegate()
+    option = QStyleOptionViewItem()
+    for start in range(0, len(STREAMED_REPLY), chunk):
+        model.append_text("live", STREAMED_REPLY[start : start + chunk])
+        delegate.sizeHint(option, model.index(0))  # lays the document out, as the view does
+    streamed = delegate._doc(model.item(0), 600)
+    whole = delegate._new_doc()
+    whole.setMarkdown(STREAMED_REPLY)
+    assert streamed.toMarkdown().replace("\u200b", "") == whole.toMarkdown()
+    assert streamed.blockCount() == whole.blockCount()
+
+
+def test_streaming_reparses_only_the_open_paragraph(model: ConversationModel, view: ConversationView) -> None:
+    model.set_items([TranscriptItem("live", ItemKind.ASSISTANT, "")])
+    delegate = view.delegate()
+    for n in range(200):
+        model.append_text("live", f"paragraph {n} " + "word " * 20 + "\n\n")
+        delegate._doc(model.item(0), 600)
+    state = delegate._docs["live"]
+    assert state.settled == len(model.item(0).text)  # every closed paragraph is parsed for good
+    first = state.doc.begin()
+    model.append_text("live", "tail")
+    delegate._doc(model.item(0), 600)
+    assert delegate._docs["live"].doc.begin() == first  # the same document, appended to

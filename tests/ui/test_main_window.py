@@ -16,6 +16,7 @@ from control_center.core.modes import Autonomy, Mode
 from control_center.core.transcript import ItemKind
 from control_center.harness.loop import SCRIPT_META_PREFIX
 from control_center.harness.settings import operator_identity
+from control_center.ui.conversation import ConversationView
 from control_center.workspace import Workspace
 from tests.helpers import make_repo
 
@@ -315,3 +316,33 @@ def test_long_conversation_opens_on_its_newest_page_and_pages_in_older_ones(qtbo
         lambda: len([i for i in model.items() if i.kind is ItemKind.USER]) == total, timeout=10_000
     )
     assert model.item(0).text == "message 0"
+
+
+def test_a_compacted_marker_expands_into_the_messages_it_replaced(qtbot, workspace: Path) -> None:
+    ws = Workspace.open(workspace)
+    main = ws.store.find_space("Main")
+    for i in range(30):
+        ws.store.add_message(main.conversation_id, role="user", kind="user", text=f"old {i}")
+    ws.store.add_message(
+        main.conversation_id,
+        role="system",
+        kind="compaction",
+        text="The operator asked about 30 old things.",
+        meta={"from_seq": 1, "to_seq": 30, "replaced": 30, "messages": 30, "by": "model", "pinned": []},
+    )
+    ws.store.add_message(main.conversation_id, role="user", kind="user", text="current task")
+    ws.close()
+    window = _window(qtbot, workspace)
+    window.show()
+    model = window.conversation_model
+    qtbot.waitUntil(lambda: any(i.kind is ItemKind.COMPACTION for i in model.items()), timeout=10_000)
+    marker = next(i for i in model.items() if i.kind is ItemKind.COMPACTION)
+    assert "Compacted 30 earlier messages (#1–#30" in marker.text
+    assert "The operator asked about 30 old things." in marker.text
+    window.show_replaced(marker)
+    qtbot.waitUntil(lambda: getattr(window, "_replaced_dialog", None) is not None, timeout=10_000)
+    dialog = window._replaced_dialog
+    view = dialog.findChild(ConversationView)
+    texts = [view.model().item(r).text for r in range(view.model().rowCount())]
+    assert texts == [f"old {i}" for i in range(30)]
+    dialog.close()

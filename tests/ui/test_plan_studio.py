@@ -274,3 +274,56 @@ def test_pixmap_cache_grows_with_the_view(qtbot, studio: PlanStudioView) -> None
     viewport = studio.view.viewport()
     on_screen_kb = viewport.width() * viewport.height() * viewport.devicePixelRatioF() ** 2 * 4 / 1024
     assert QPixmapCache.cacheLimit() >= 2 * on_screen_kb
+
+
+def _chain_plan(n: int, goal: str = "large") -> PlanGraph:
+    """``n`` tasks, each after the one before and, every third, after one three back too."""
+    return PlanGraph(
+        goal,
+        tuple(
+            PlanNode(
+                f"t{i}",
+                f"Task {i}",
+                "",
+                tuple(f"t{j}" for j in {i - 1, i - 3} if j >= 0 and (j == i - 1 or i % 3 == 0)),
+            )
+            for i in range(n)
+        ),
+    )
+
+
+def test_a_large_plan_is_laid_out_off_the_gui_thread_and_drawn_in_slices(
+    qtbot, studio: PlanStudioView
+) -> None:
+    from control_center.ui import plan_studio
+
+    graph = _chain_plan(plan_studio.SYNC_LAYOUT_NODES * 3)
+    studio.set_plan(graph)
+    # set_plan returned before the layout: the scene is empty and the studio says it is busy
+    assert studio.is_laying_out()
+    assert studio.node_items() == []
+    studio.set_node_statuses({"t0": "done", "t5": "running"})  # a live refresh before drawing
+    with qtbot.waitSignal(studio.plan_ready, timeout=60_000):
+        pass
+    assert not studio.is_laying_out()
+    assert len(studio.node_items()) == len(graph.nodes)
+    assert sorted((e.source, e.target) for e in studio.edges()) == sorted(graph.edges)
+    assert studio.node_status("t0") == "done"
+    assert studio.node_status("t5") == "running"
+    assert studio.node_layer("t1") == 1
+    studio.select_node("t3")
+    assert studio.side_title.text() == "Task 3"
+    assert studio.side_dependents.count() == 2  # t4 (next) and t6 (three on)
+
+
+def test_a_newer_plan_supersedes_one_still_being_laid_out(qtbot, studio: PlanStudioView) -> None:
+    from control_center.ui import plan_studio
+
+    studio.set_plan(_chain_plan(plan_studio.SYNC_LAYOUT_NODES * 2, goal="old"))
+    newer = _chain_plan(plan_studio.SYNC_LAYOUT_NODES + 50, goal="new")
+    studio.set_plan(newer)
+    with qtbot.waitSignal(studio.plan_ready, timeout=60_000):
+        pass
+    qtbot.wait(50)  # let a late delivery of the old layout arrive, if it would
+    assert len(studio.node_items()) == len(newer.nodes)
+    assert studio.goal_label.text() == "new"

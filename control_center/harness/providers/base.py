@@ -26,6 +26,8 @@ class ModelSettings:
     #: Per-run limits; None means the mode's default (core/profiles.py).
     max_steps: int | None = None
     max_tokens_per_run: int | None = None
+    #: The model's context window in tokens; None: the known window of the model (harness/context.py).
+    context_window: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -37,6 +39,7 @@ class ModelSettings:
             "reasoning_effort": self.reasoning_effort,
             "max_steps": self.max_steps,
             "max_tokens_per_run": self.max_tokens_per_run,
+            "context_window": self.context_window,
         }
 
     @classmethod

@@ -1,0 +1,315 @@
+"""Context management (harness/context.py): the history a model call carries stays within the
+model's window, grows by the new messages only, shortens old tool results first, and compacts the
+oldest turns into a durable summary written by the mode's model (tested on the loopback
+Messages-API server with the real SDK)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import uuid
+from functools import partial
+from typing import Any
+
+import pytest
+
+from control_center.cli import main as cli_main
+from control_center.core.modes import Autonomy, Mode
+from control_center.core.transcript import ItemKind
+from control_center.harness.context import (
+    COMPACTION_KIND,
+    COMPACTION_SYSTEM,
+    ConversationHistory,
+    context_window,
+    estimate_tokens,
+    history_budget,
+)
+from control_center.harness.history import transcript
+from control_center.harness.loop import Harness, RunRequest
+from control_center.harness.loopback import LoopbackMessagesServer
+from control_center.harness.providers.base import ModelSettings
+from control_center.harness.providers.factory import make_provider
+from control_center.harness.settings import AppSettings
+from control_center.store.store import DB_FILENAME
+from control_center.workspace import Workspace
+from tests.harness.helpers import assert_valid_history
+
+KEY = "sk-ant-test-CONTEXT-0a1b2c3d"
+
+
+def _bulk(ws: Workspace, conversation_id: str, n: int, *, start: int = 0, result_chars: int = 0) -> None:
+    """``n`` rows appended straight into SQLite: user text, then assistant tool call, then its
+    result (``result_chars`` long), then assistant text, repeating."""
+    con = sqlite3.connect(ws.root / DB_FILENAME)
+    seq = con.execute(
+        "SELECT COALESCE(MAX(seq), 0) FROM message WHERE conversation_id = ?", (conversation_id,)
+    ).fetchone()[0]
+    rows = []
+    for i in range(start, start + n):
+        phase = i % 4
+        if phase == 0:
+            role, blocks = "user", [{"type": "text", "text": f"message {i}: please look at module {i}"}]
+        elif phase == 1:
+            role, blocks = (
+                "assistant",
+                [{"type": "tool_use", "id": f"c{i}", "name": "read_file", "input": {"path": f"m{i}.py"}}],
+            )
+        elif phase == 2:
+            role = "user"
+            blocks = [
+                {"type": "tool_result", "tool_use_id": f"c{i - 1}", "content": "x" * result_chars or "ok"}
+            ]
+        else:
+            role, blocks = "assistant", [{"type": "text", "text": f"reply {i}: module {i - 3} looks fine"}]
+        seq += 1
+        kind = "tool_result" if phase == 2 else role
+        rows.append(
+            (
+                uuid.uuid4().hex[:16],
+                conversation_id,
+                seq,
+                None,
+                role,
+                kind,
+                "",
+                json.dumps(blocks),
+                "{}",
+                "2026-11-30T00:00:00.000Z",
+            )
+        )
+    con.executemany(
+        "INSERT INTO message (id, conversation_id, seq, turn_id, role, kind, text, blocks, meta, created_at) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?)",
+        rows,
+    )
+    con.commit()
+    con.close()
+
+
+def _conversation(ws: Workspace, name: str = "long") -> tuple[str, str]:
+    space = ws.create_space(name, mode=Mode.CHAT, autonomy=Autonomy.AUTO)
+    return space.id, space.conversation_id
+
+
+class _CountingStore:
+    """The store, counting the rows its paged reads return."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self.rows_read = 0
+
+    def messages_page(self, *args: Any, **kw: Any) -> list[Any]:
+        rows = self._store.messages_page(*args, **kw)
+        self.rows_read += len(rows)
+        return rows
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def test_context_window_comes_from_the_setting_else_the_registry() -> None:
+    assert context_window(ModelSettings(model="claude-sonnet-5-5")) == 200_000
+    assert context_window(ModelSettings(model="claude-x", context_window=32_000)) == 32_000
+    budget = history_budget(ModelSettings(context_window=50_000, max_tokens=8_000), "system", [])
+    assert 38_000 < budget < 42_000
+
+
+def test_a_long_conversation_is_cut_to_the_budget_newest_first(ws: Workspace) -> None:
+    _sid, conv = _conversation(ws)
+    _bulk(ws, conv, 4_000)
+    history = ConversationHistory(conv)
+    counting = _CountingStore(ws.store)
+    budget = 20_000
+    messages = history.messages(counting, budget)
+    assert estimate_tokens(messages) <= budget * 1.02  # within the window (head note included)
+    assert_valid_history(messages)
+    # the newest exchange is there, the oldest are not; the reads stayed near the budget
+    text = json.dumps(messages)
+    assert "reply 3999" in text
+    assert "message 0:" not in text
+    assert counting.rows_read < 4_000 / 2
+    assert history.pending is not None  # the rest waits for a summary
+    assert "being summarised" in messages[0]["content"][0]["text"]
+
+
+def test_each_call_reads_only_the_new_rows(ws: Workspace) -> None:
+    _sid, conv = _conversation(ws)
+    _bulk(ws, conv, 2_000)
+    history = ConversationHistory(conv)
+    history.messages(ws.store, 10**9)
+    counting = _CountingStore(ws.store)
+    _bulk(ws, conv, 4, start=2_000)
+    messages = history.messages(counting, 10**9)
+    assert counting.rows_read == 4
+    assert_valid_history(messages)
+    rebuilt = ConversationHistory(conv).messages(ws.store, 10**9)
+    assert messages == rebuilt
+
+
+def test_old_tool_results_are_shortened_before_anything_leaves(ws: Workspace) -> None:
+    _sid, conv = _conversation(ws)
+    _bulk(ws, conv, 40, result_chars=3_000)
+    whole = ConversationHistory(conv).messages(ws.store, 10**9)
+    budget = estimate_tokens(whole) // 2
+    history = ConversationHistory(conv)
+    messages = history.messages(ws.store, budget)
+    assert history.pending is None  # nothing had to leave the window
+    assert estimate_tokens(messages) <= budget
+    text = json.dumps(messages)
+    assert "message 0:" in text
+    assert "shortened to fit the context window" in text
+    # the newest results are whole
+    last_result = [b for m in messages for b in m["content"] if b.get("type") == "tool_result"][-1]
+    assert last_result["content"] == "x" * 3_000
+
+
+def test_the_current_task_never_leaves_the_window(ws: Workspace) -> None:
+    _sid, conv = _conversation(ws)
+    _bulk(ws, conv, 400)
+    ws.store.add_message(
+        conv, role="user", kind="user", text="THE TASK", blocks=[{"type": "text", "text": "THE TASK"}]
+    )
+    history = ConversationHistory(conv)
+    messages = history.messages(ws.store, 50)  # far too small for anything
+    assert "THE TASK" in json.dumps(messages)
+    assert_valid_history(messages)
+
+
+# -- compaction by the mode's model, on the loopback server --------------------------------------
+
+
+@pytest.fixture
+def server() -> Any:
+    with LoopbackMessagesServer(chunk_chars=50) as srv:
+        yield srv
+
+
+def _harness(ws: Workspace, server: LoopbackMessagesServer, window: int) -> Harness:
+    settings = AppSettings(provider="anthropic", base_url=server.base_url)
+    settings.models[Mode.CHAT] = ModelSettings(
+        provider="anthropic", model="claude-sonnet-5-5", max_tokens=1_000, context_window=window
+    )
+    return Harness(ws, settings, provider_factory=partial(make_provider, api_key=KEY))
+
+
+def _add_plan_call(ws: Workspace, conv: str) -> None:
+    plan = {"goal": "ship CSV export", "nodes": [{"key": "a", "title": "Write the writer"}]}
+    ws.store.add_message(
+        conv,
+        role="assistant",
+        kind="assistant",
+        blocks=[{"type": "tool_use", "id": "plan1", "name": "submit_plan", "input": plan}],
+    )
+    ws.store.add_message(
+        conv,
+        role="user",
+        kind="tool_result",
+        blocks=[{"type": "tool_result", "tool_use_id": "plan1", "content": "plan v1 submitted for approval"}],
+    )
+
+
+def test_compaction_is_written_by_the_model_and_replaces_the_oldest_turns(
+    ws: Workspace, server: LoopbackMessagesServer
+) -> None:
+    sid, conv = _conversation(ws)
+    ws.store.add_message(
+        conv, role="user", kind="user", text="first", blocks=[{"type": "text", "text": "first"}]
+    )
+    _add_plan_call(ws, conv)
+    _bulk(ws, conv, 3_000, start=1)
+    server.add_reply([{"type": "text", "text": "SUMMARY: the operator asked to review modules; all fine."}])
+    server.add_reply([{"type": "text", "text": "Done."}])
+    harness = _harness(ws, server, window=30_000)
+    ended = asyncio.run(harness.run(RunRequest("what next?", sid)))
+    assert ended.status.value == "completed"
+
+    summary_call, turn_call = server.bodies[0], server.bodies[1]
+    assert summary_call["system"] == COMPACTION_SYSTEM
+    assert not summary_call.get("tools")
+    assert "message 4:" in json.dumps(summary_call["messages"])  # it read the oldest turns
+    sent = json.dumps(turn_call["messages"])
+    assert "SUMMARY: the operator asked" in sent
+    assert "submit_plan" in sent
+    assert "ship CSV export" in sent
+    assert "what next?" in sent
+    assert estimate_tokens(turn_call["messages"]) <= history_budget(
+        harness.settings.model_for(Mode.CHAT), turn_call["system"], turn_call["tools"]
+    )
+    assert_valid_history(turn_call["messages"])
+
+    row = ws.store.last_message_of_kind(conv, COMPACTION_KIND)
+    assert row is not None
+    assert row.role == "system"
+    assert row.meta["from_seq"] == 1
+    assert row.meta["to_seq"] > 1
+    assert row.meta["by"] == "model"
+    items = transcript(ws.store.messages(conv))
+    marker = [i for i in items if i.kind is ItemKind.COMPACTION]
+    assert len(marker) == 1
+    assert marker[0].data["to_seq"] == row.meta["to_seq"]
+
+    # a new harness (a restart) starts from the durable summary, not from the first message
+    server.add_reply([{"type": "text", "text": "Still fine."}])
+    before = len(server.bodies)
+    asyncio.run(_harness(ws, server, window=30_000).run(RunRequest("and now?", sid)))
+    resent = json.dumps(server.bodies[before:])
+    assert "SUMMARY: the operator asked" in resent
+    assert "ship CSV export" in resent
+
+
+def test_a_failed_summary_still_sends_a_request_within_the_window(
+    ws: Workspace, server: LoopbackMessagesServer
+) -> None:
+    from control_center.harness.loopback import http_status
+
+    sid, conv = _conversation(ws)
+    _bulk(ws, conv, 2_000)
+    server.add_fault(http_status(400, message="no summary today"))  # a 400 is never retried
+    server.add_reply([{"type": "text", "text": "Answer."}])
+    harness = _harness(ws, server, window=20_000)
+    ended = asyncio.run(harness.run(RunRequest("go", sid)))
+    assert ended.status.value == "completed"
+    assert ws.store.last_message_of_kind(conv, COMPACTION_KIND) is None
+    turn_call = server.bodies[-1]
+    assert turn_call["system"] != COMPACTION_SYSTEM
+    assert_valid_history(turn_call["messages"])
+
+
+def test_compact_by_hand_from_the_cli(
+    ws: Workspace, server: LoopbackMessagesServer, capsys: Any, monkeypatch: Any
+) -> None:
+    sid, conv = _conversation(ws)
+    _bulk(ws, conv, 40)
+    ws.store.add_message(
+        conv, role="user", kind="user", text="current task", blocks=[{"type": "text", "text": "current task"}]
+    )
+    settings = AppSettings(provider="anthropic", base_url=server.base_url)
+    settings.save()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    server.add_reply([{"type": "text", "text": "HAND SUMMARY"}])
+    code = cli_main(["compact", "--workspace", str(ws.root), sid, "--json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    data = json.loads(out.out)
+    assert data["replaced"] == 40
+    assert data["by"] == "operator"
+    row = ws.store.last_message_of_kind(conv, COMPACTION_KIND)
+    assert row is not None
+    assert row.text == "HAND SUMMARY"
+    assert row.meta["to_seq"] == 40
+    # nothing more to compact: a clear one-line refusal
+    code = cli_main(["compact", "--workspace", str(ws.root), sid])
+    err = capsys.readouterr().err
+    assert code != 0
+    assert err.startswith("error: ")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_transcript_page_reads_the_replaced_messages_back(ws: Workspace) -> None:
+    _sid, conv = _conversation(ws)
+    _bulk(ws, conv, 30)
+    rows = ws.store.messages_page(conv, after_seq=4, before_seq=11)
+    assert [r.seq for r in rows] == list(range(5, 11))
+    newest = ws.store.messages_page(conv, limit=3, newest_first=True)
+    assert [r.seq for r in newest] == [28, 29, 30]
