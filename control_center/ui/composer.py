@@ -33,6 +33,7 @@ class ComposerInput(QPlainTextEdit):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("composerInput")
+        self.setAccessibleName("Message to the agent")
         self.setTabChangesFocus(True)
         self.setPlaceholderText(PLACEHOLDER)
 
@@ -84,6 +85,7 @@ class Composer(QWidget):
         self.input = ComposerInput(self)
         self.mode_combo = QComboBox(self)
         self.mode_combo.setObjectName("composerModeCombo")
+        self.mode_combo.setAccessibleName("Mode")
         self.mode_combo.setToolTip("Mode (Shift+Tab cycles)")
         # as wide as the longest mode when there is room; a few letters (full text in the popup)
         # in a narrow window

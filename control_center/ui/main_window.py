@@ -267,6 +267,7 @@ class MainWindow(QMainWindow):
         self.inbox.detail.setMinimumWidth(0)
         self.inbox.splitter.setSizes([260, 520])
         self.inbox_dock.setWidget(self.inbox)
+        self.inbox.table.setAccessibleName("Inbox items")
         # Closable (View ▸ Inbox brings it back), movable and floatable: on a small screen the
         # operator folds it away or tabs it with another dock.
         self.inbox_dock.setFeatures(

@@ -341,6 +341,16 @@ class ReviewVerdictPanel(QWidget):
         self.splitter.setSizes([660, 440])
         root.addWidget(self.splitter, 1)
 
+        for widget, name in (
+            (self.body_view, "Finding body"),
+            (self.kind_filter, "Kind filter"),
+            (self.priority_filter, "Priority filter"),
+            (self.state_filter, "State filter"),
+            (self.confidence_slider, "Minimum confidence"),
+            (self.axes_view, "Gates"),
+            (self.findings_view, "Findings"),
+        ):
+            widget.setAccessibleName(name)
         self._install_keys()
         self._restyle()
         self.set_snapshot(ReviewSnapshot.build(agent_verdict=None))

@@ -149,6 +149,8 @@ class SpaceListView(QListView):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self.setObjectName("spaceList")
+        self.setAccessibleName("Spaces")
+        self.setAccessibleDescription("Up/Down choose a space; its conversation opens beside the list")
         self.setItemDelegate(SpaceDelegate(self))
         self.setUniformItemSizes(True)
         self.setSelectionMode(QListView.SelectionMode.SingleSelection)
