@@ -1,0 +1,1052 @@
+"""Is a Bash command line read-only? Read with bash's grammar (tree-sitter-bash), decided by rows.
+
+The line is parsed into a syntax tree and walked. Every node type the walk does not know is a
+refusal, as is any parse error, any place where the tree would read two words where bash reads
+one, any command name only known at run time, and any argument computed at run time that could
+turn into an option. Commands are decided by their row in ``command_rules.RULES``, options read
+the way GNU ``getopt_long`` reads them (clusters, attached values, ``=`` values, unambiguous
+prefixes of long options, options after operands). Nested command lines ($(...), <(...),
+``bash -c``, ``eval``, ``find -exec``, ``xargs``) are checked like the line itself.
+
+This check fails closed and is still only a reading of a command line; SPEC §9 says where the
+operating system holds instead (the bubblewrap layer around ``claude``).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import os
+import posixpath
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tree_sitter
+import tree_sitter_bash
+
+from control_center.harness.transports.command_rules import (
+    ARGUMENT_SAFE,
+    MUTATING,
+    RULES,
+    Arity,
+    Denied,
+    Rule,
+    Special,
+    dangerous_variable,
+    forbidden_reason,
+    is_interpreter,
+    match_long,
+)
+from control_center.harness.transports.git_rules import check_git
+from control_center.harness.transports.sed_script import sed_script_problem
+
+_MAX_DEPTH = 8
+_SYSTEM_BIN_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"})
+_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\+?=")
+_GLOB_CHARS = frozenset("*?[")
+
+
+@functools.cache
+def _parser() -> tree_sitter.Parser:
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+@dataclass(frozen=True)
+class Word:
+    """One shell word as bash will see it before it runs."""
+
+    text: str
+    #: Every character is known now (no expansion, substitution or pattern).
+    static: bool = True
+    #: Could become an argument starting with ``-`` or several arguments: an unquoted
+    #: expansion (split and globbed), a pattern or expansion in the first character.
+    may_be_option: bool = False
+    #: Holds an unquoted glob or brace pattern.
+    pattern: bool = False
+
+    @property
+    def option_like(self) -> bool:
+        return self.may_be_option or (self.text.startswith("-") and self.text != "-")
+
+
+@dataclass
+class _Context:
+    cwd: Path | None
+    #: Some command on the line changes directory, so "the current folder" is unknown.
+    moves: bool = False
+    depth: int = 0
+
+
+# -- entry point ----------------------------------------------------------------------------------
+
+
+def classify_bash(command: str, cwd: str | Path | None = None) -> tuple[bool, str]:
+    """Whether a Bash command line is provably read-only, and why (a reason for the model).
+    ``cwd`` is where it will run: a glob that cannot expand to an option there is an operand."""
+    try:
+        check_line(command, _Context(Path(cwd) if cwd else None))
+    except Denied as exc:
+        return False, str(exc)
+    except RecursionError:
+        return False, "the command nests too deeply to check"
+    return True, "read-only command"
+
+
+def check_line(command: str, ctx: _Context) -> None:
+    if ctx.depth > _MAX_DEPTH:
+        raise Denied("the command nests too deeply to check")
+    if "\x00" in command:
+        raise Denied("the command contains a NUL byte")
+    source = command.encode("utf-8", errors="surrogateescape")
+    tree = _parser().parse(source)
+    root = tree.root_node
+    if root.has_error:
+        raise Denied("the command line could not be read (bash would read it differently or not at all)")
+    if ctx.depth == 0 or not ctx.moves:
+        ctx.moves = ctx.moves or _changes_directory(root)
+    _Walker(ctx).statement(root)
+
+
+def _changes_directory(root: tree_sitter.Node) -> bool:
+    for node in _descendants(root):
+        if node.type == "command_name" and node.text is not None:
+            name = node.text.decode("utf-8", "replace").strip("\\'\"")
+            if RULES.get(name, Rule()).special is Special.CD or name == "env":
+                return True
+    return False
+
+
+def _descendants(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
+
+
+def _text(node: tree_sitter.Node) -> str:
+    return (node.text or b"").decode("utf-8", "surrogateescape")
+
+
+# -- the walk ---------------------------------------------------------------------------------------
+
+_STRUCTURE_TOKENS = frozenset(
+    [
+        "&&",
+        "||",
+        "|",
+        "|&",
+        ";",
+        "&",
+        "(",
+        ")",
+        "{",
+        "}",
+        "!",
+        "if",
+        "then",
+        "fi",
+        "elif",
+        "else",
+        "while",
+        "until",
+        "do",
+        "done",
+        "for",
+        "in",
+        "case",
+        "esac",
+        ";;",
+        ";&",
+        ";;&",
+    ]
+) | {"\n"}
+_STATEMENT_CONTAINERS = frozenset(
+    {
+        "program",
+        "list",
+        "pipeline",
+        "subshell",
+        "compound_statement",
+        "do_group",
+        "negated_command",
+        "if_statement",
+        "elif_clause",
+        "else_clause",
+        "while_statement",
+    }
+)
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_INPUT_OPS = frozenset({"<", "<&", "<&-", ">&-"})
+_OUTPUT_OPS = frozenset({">", ">>", "&>", "&>>", ">|", ">&", "<>"})
+
+
+class _Walker:
+    def __init__(self, ctx: _Context) -> None:
+        self.ctx = ctx
+
+    # statements
+
+    def statement(self, node: tree_sitter.Node) -> None:
+        kind = node.type
+        if kind == "comment":
+            return
+        if kind in _STATEMENT_CONTAINERS:
+            if kind == "compound_statement" and node.child_count and node.children[0].type == "((":
+                raise Denied(
+                    "`(( ... ))` evaluates arithmetic, which runs substitutions inside variable values"
+                )
+            for child in node.children:
+                self._structure_or_statement(child, node)
+            return
+        if kind == "redirected_statement":
+            for child in node.children:
+                if child.type in _REDIRECTS:
+                    self.redirect(child)
+                else:
+                    self._structure_or_statement(child, node)
+            return
+        if kind == "command":
+            self.command(node)
+            return
+        if kind in ("variable_assignment", "variable_assignments"):
+            for child in node.named_children if kind == "variable_assignments" else [node]:
+                self.assignment(child)
+            return
+        if kind == "declaration_command":
+            self.declaration(node)
+            return
+        if kind == "unset_command":
+            for child in node.children[1:]:
+                if child.type not in ("word", "variable_name"):
+                    raise Denied(f"`{_text(node)}` could not be read")
+            return
+        if kind == "for_statement":
+            self.for_statement(node)
+            return
+        if kind == "case_statement":
+            self.case_statement(node)
+            return
+        if kind == "test_command":
+            self.test_command(node)
+            return
+        if kind == "function_definition":
+            raise Denied("defining a shell function changes what later command names run")
+        if kind == "c_style_for_statement":
+            raise Denied(
+                "a C-style `for ((...))` evaluates arithmetic, which runs substitutions inside values"
+            )
+        raise Denied(f"the command line holds a construct this check does not know ({kind})")
+
+    def _structure_or_statement(self, child: tree_sitter.Node, parent: tree_sitter.Node) -> None:
+        if child.is_named:
+            if child.type in _REDIRECTS:
+                self.redirect(child)
+            else:
+                self.statement(child)
+            return
+        token = child.type
+        if token in (";;", ";&", ";;&") and parent.type != "case_item":
+            raise Denied("the command line could not be read (`;;` outside `case`)")
+        if token not in _STRUCTURE_TOKENS:
+            raise Denied(f"the command line holds a token this check does not know ({token!r})")
+
+    def for_statement(self, node: tree_sitter.Node) -> None:
+        for child in node.children:
+            field_name = node.field_name_for_child(_index(node, child))
+            if field_name == "variable":
+                name = _text(child)
+                if dangerous_variable(name):
+                    raise Denied(f"a `for` loop over {name} sets {name}, which changes which programs run")
+            elif field_name == "value":
+                self.word(child)
+            elif field_name == "body":
+                self.statement(child)
+            elif child.is_named and child.type != "comment":
+                raise Denied(f"the `for` loop holds a construct this check does not know ({child.type})")
+            elif not child.is_named and child.type not in ("for", "in", ";", "select", "\n"):
+                raise Denied(f"the `for` loop holds a token this check does not know ({child.type!r})")
+            elif child.type == "select":
+                raise Denied("`select` reads the terminal")
+
+    def case_statement(self, node: tree_sitter.Node) -> None:
+        for child in node.children:
+            if child.type == "case_item":
+                for part in child.children:
+                    field_name = child.field_name_for_child(_index(child, part))
+                    if field_name == "value":
+                        self.word(part)
+                    elif part.is_named:
+                        self._structure_or_statement(part, child)
+                    elif part.type not in (")", "(", "|", ";;", ";&", ";;&"):
+                        raise Denied(f"the `case` holds a token this check does not know ({part.type!r})")
+            elif child.is_named and child.type != "comment":
+                self.word(child)
+            elif not child.is_named and child.type not in ("case", "in", "esac", ";", "\n"):
+                raise Denied(f"the `case` holds a token this check does not know ({child.type!r})")
+
+    def assignment(self, node: tree_sitter.Node) -> None:
+        if node.type != "variable_assignment":
+            raise Denied(f"the assignment `{_text(node)}` could not be read")
+        target = node.child_by_field_name("name")
+        if target is None:
+            raise Denied(f"the assignment `{_text(node)}` could not be read")
+        if target.type == "subscript":
+            self._subscript(target)
+            name_node = target.child_by_field_name("name")
+            name = _text(name_node) if name_node is not None else ""
+        else:
+            name = _text(target)
+        if dangerous_variable(name):
+            raise Denied(f"setting {name} changes which programs run or what they read")
+        value = node.child_by_field_name("value")
+        if value is not None:
+            if value.type == "array":
+                for item in value.named_children:
+                    self.word(item)
+            else:
+                self.word(value)
+
+    def declaration(self, node: tree_sitter.Node) -> None:
+        keyword = node.children[0].type if node.children else "?"
+        for child in node.children[1:]:
+            if child.type == "word":
+                flag = _text(child)
+                if flag not in ("-p", "-r", "-x", "-g", "--"):
+                    raise Denied(f"`{keyword} {flag}` is refused (only plain names, -p, -r, -x and -g are)")
+            elif child.type == "variable_name":
+                if dangerous_variable(_text(child)):
+                    raise Denied(f"`{keyword} {_text(child)}` changes which programs run or what they read")
+            elif child.type == "variable_assignment":
+                self.assignment(child)
+            else:
+                raise Denied(f"`{keyword}` with `{_text(child)}` could not be read")
+
+    def test_command(self, node: tree_sitter.Node) -> None:
+        for child in node.children:
+            if child.is_named:
+                self._test_expression(child)
+            elif child.type not in ("[[", "]]", "[", "]"):
+                raise Denied(f"the test holds a token this check does not know ({child.type!r})")
+
+    def _test_expression(self, node: tree_sitter.Node) -> None:
+        kind = node.type
+        if kind in (
+            "binary_expression",
+            "unary_expression",
+            "parenthesized_expression",
+            "negated_expression",
+        ):
+            op_node = node.child_by_field_name("operator")
+            op = _text(op_node) if op_node is not None else ""
+            if op in ("-v", "-R"):
+                raise Denied(f"`{op}` in a test evaluates array subscripts, which can run commands")
+            if op in ("-eq", "-ne", "-lt", "-le", "-gt", "-ge"):
+                for side in ("left", "right"):
+                    operand = node.child_by_field_name(side)
+                    if operand is not None and not re.fullmatch(r"-?\d+", _text(operand)):
+                        raise Denied(
+                            f"`{op}` in `[[ ]]` evaluates its operands as arithmetic (runs substitutions)"
+                        )
+            for child in node.children:
+                if child.is_named and child.type not in ("test_operator",) and child != op_node:
+                    self._test_expression(child)
+            return
+        if kind in ("test_operator", "regex", "extglob_pattern"):
+            return
+        self.word(node)
+
+    # redirections
+
+    def redirect(self, node: tree_sitter.Node) -> None:
+        kind = node.type
+        if kind == "herestring_redirect":
+            for child in node.named_children:
+                self.word(child)
+            return
+        if kind == "heredoc_redirect":
+            for child in node.children:
+                if child.type == "heredoc_body":
+                    for part in child.named_children:
+                        if part.type != "heredoc_content":
+                            self.word(part)
+                elif child.type in ("heredoc_start", "heredoc_end", "<<", "<<-"):
+                    continue
+                elif child.type in _REDIRECTS:
+                    self.redirect(child)
+                elif child.is_named:
+                    self.statement(child)  # `cat <<EOF | sh`: the tree hangs the pipe here
+                elif child.type not in _STRUCTURE_TOKENS:
+                    raise Denied(f"the here-document holds a token this check does not know ({child.type!r})")
+            return
+        op = ""
+        targets: list[tree_sitter.Node] = []
+        for child in node.children:
+            if child.type == "file_descriptor":
+                continue
+            if not child.is_named:
+                op = child.type
+            else:
+                targets.append(child)
+        if op in _INPUT_OPS:
+            for t in targets:
+                self.word(t)
+            return
+        if op not in _OUTPUT_OPS:
+            raise Denied(f"the redirection `{_text(node)}` could not be read")
+        if op == "<>":
+            raise Denied(f"`{_text(node)}` opens a file for writing")
+        words = [self.word(t) for t in targets]
+        if len(words) != 1:
+            raise Denied(f"the redirection `{_text(node)}` could not be read")
+        target = words[0]
+        if op == ">&" and target.static and (target.text.isdigit() or target.text == "-"):
+            return  # 2>&1: duplicates a descriptor, writes no file
+        if not target.static or target.text not in _HARMLESS_TARGETS:
+            raise Denied(f"the output redirection `{_text(node)}` writes a file")
+
+    # commands
+
+    def command(self, node: tree_sitter.Node) -> None:
+        name_node: tree_sitter.Node | None = None
+        args: list[tree_sitter.Node] = []
+        for child in node.children:
+            field_name = node.field_name_for_child(_index(node, child))
+            if child.type == "variable_assignment":
+                self.assignment(child)
+            elif child.type in _REDIRECTS:
+                self.redirect(child)
+            elif child.type == "command_name":
+                name_node = child
+            elif field_name == "argument" and child.is_named:
+                args.append(child)
+            elif child.type == "subshell" or child.type == "comment":
+                raise Denied(f"the command `{_text(node)}` could not be read")
+            else:
+                raise Denied(
+                    f"the command `{_text(node)}` could not be read (bash reads `{_text(child)}` differently)"
+                )
+        if name_node is None:
+            return  # only assignments and redirections
+        # Where the tree sees two words touching, bash sees one: refuse rather than guess.
+        parts = [name_node, *args]
+        for left, right in itertools.pairwise(parts):
+            if left.end_byte == right.start_byte:
+                raise Denied(
+                    f"`{_text(node)}` could not be read (bash would join `{_text(left)}{_text(right)}`)"
+                )
+        head_node = name_node.named_children[0] if name_node.named_children else name_node
+        head = self.word(head_node)
+        words = [self.word(a) for a in args]
+        self.program(head, words)
+
+    def program(self, head: Word, args: list[Word], *, appended: bool = False) -> None:
+        """Decide one command by its name's row. ``appended``: more arguments nobody can see
+        will follow (``xargs``)."""
+        if not head.static or head.pattern:
+            raise Denied(f"the command name `{head.text}` is only known at run time")
+        name = head.text
+        if "/" in name:
+            if posixpath.dirname(name) not in _SYSTEM_BIN_DIRS:
+                raise Denied(f"`{name}` runs a program by path")
+            name = posixpath.basename(name)
+        if name in MUTATING:
+            raise Denied(f"`{name}` {MUTATING[name]}")
+        if is_interpreter(name):
+            raise Denied(f"`{name}` runs code that a command-line check cannot read")
+        rule = RULES.get(name)
+        if rule is None:
+            raise Denied(f"`{name}` is not a known read-only command")
+        if appended and (not rule.any_args or rule.special is not Special.NONE):
+            raise Denied(
+                f"`xargs {name}`: xargs appends arguments no check can see; only plain readers may follow "
+                f"({', '.join(sorted(ARGUMENT_SAFE)[:8])}, ...)"
+            )
+        if rule.any_args and rule.special is Special.NONE:
+            return
+        special = rule.special
+        if special is Special.GIT:
+            self.git(args)
+            return
+        if special is Special.FIND:
+            self.find(args)
+            return
+        if special is Special.SHELL:
+            self.shell(name, args)
+            return
+        if special is Special.EVAL:
+            if any(not a.static for a in args):
+                raise Denied("`eval` of a computed string")
+            self.nested(" ".join(a.text for a in args))
+            return
+        if special is Special.TEST:
+            for a in args:
+                if a.text in ("-v", "-R") or a.may_be_option:
+                    raise Denied(f"`{name} {a.text}` evaluates array subscripts, which can run commands")
+            if name == "[" and (not args or args[-1].text != "]"):
+                raise Denied("`[` without its closing `]`")
+            return
+        if special is Special.CD:
+            return
+        options, operands = self.options(name, rule, args)
+        if rule.max_operands is not None and len(operands) > rule.max_operands:
+            raise Denied(f"`{name}` with {len(operands)} operands writes the last one")
+        if rule.runs_command:
+            self.wrapper(name, options, operands)
+        elif special is Special.SED:
+            self.sed(options, operands)
+        elif special is Special.AWK:
+            self.awk(name, options, operands)
+        elif special is Special.READ:
+            for opt, value in options:
+                if opt == "-a" and value is not None and dangerous_variable(value.text):
+                    raise Denied(f"`read -a {value.text}` sets {value.text}")
+            for o in operands:
+                if not o.static or not _IDENTIFIER.fullmatch(o.text):
+                    raise Denied(f"`read {o.text}`: only plain variable names")
+                if dangerous_variable(o.text):
+                    raise Denied(f"`read {o.text}` sets {o.text}, which changes which programs run")
+        elif special is Special.DATE:
+            if len(operands) > 1 or any(not o.static or not o.text.startswith("+") for o in operands):
+                raise Denied("`date` with an operand other than +FORMAT would set the clock")
+        elif special is Special.CURL:
+            for opt, value in options:
+                if opt in ("-X", "--request") and (
+                    value is None or value.text.upper() not in ("GET", "HEAD")
+                ):
+                    raise Denied(
+                        f"`curl {opt} {value.text if value else ''}` sends a request that can change a server"
+                    )
+
+    def options(
+        self, name: str, rule: Rule, args: Sequence[Word]
+    ) -> tuple[list[tuple[str, Word | None]], list[Word]]:
+        """Read ``args`` as getopt_long would: (options with their values, operands). Refuses
+        forbidden and unknown options, and computed words that could be options."""
+        spec = rule.spec
+        options: list[tuple[str, Word | None]] = []
+        operands: list[Word] = []
+        i, ended = 0, False
+        while i < len(args):
+            a = args[i]
+            i += 1
+            if ended or not a.option_like:
+                operands.append(a)
+                if rule.runs_command or not rule.permute:
+                    ended = True
+                    operands.extend(args[i:])
+                    break
+                continue
+            if a.may_be_option and not self._glob_is_operand(a):
+                raise Denied(
+                    f"`{name}` with an argument only known at run time (`{a.text}`) that could be an option"
+                )
+            if a.may_be_option:
+                operands.append(a)
+                continue
+            text = a.text
+            if text == "--":
+                ended = True
+                if rule.runs_command or not rule.permute:
+                    operands.extend(args[i:])
+                    break
+                continue
+            if text.startswith("--"):
+                given, has_value, value = text.partition("=")
+                matches, exact = match_long(spec, given)
+                for m in matches:
+                    reason = forbidden_reason(rule, m)
+                    if reason:
+                        shown = f"`{name} {text}`" if exact else f"`{name} {text}` (read as `{m}`)"
+                        raise Denied(f"{shown} {reason}")
+                if not matches:
+                    raise Denied(f"`{name} {given}` is not an option this check knows for `{name}`")
+                if len(matches) > 1:
+                    raise Denied(f"`{name} {given}` is ambiguous ({', '.join(sorted(matches))})")
+                arity = spec.long[matches[0]]
+                if arity is Arity.REQUIRED and not has_value:
+                    if i >= len(args):
+                        raise Denied(f"`{name} {given}` without its value")
+                    options.append((matches[0], args[i]))
+                    i += 1
+                else:
+                    options.append((matches[0], Word(value) if has_value else None))
+                continue
+            # A short cluster: -abc, -ovalue, -o value.
+            if name == "nice" and re.fullmatch(r"-\d+", text):
+                continue
+            letters = text[1:]
+            k = 0
+            while k < len(letters):
+                letter = letters[k]
+                k += 1
+                reason = forbidden_reason(rule, "-" + letter)
+                if reason:
+                    raise Denied(f"`{name} -{letter}` {reason}")
+                arity = spec.short.get(letter)
+                if arity is None:
+                    raise Denied(f"`{name} -{letter}` is not an option this check knows for `{name}`")
+                if arity is Arity.FLAG:
+                    options.append(("-" + letter, None))
+                    continue
+                rest = letters[k:]
+                if rest:
+                    options.append(("-" + letter, Word(rest)))
+                elif arity is Arity.REQUIRED:
+                    if i >= len(args):
+                        raise Denied(f"`{name} -{letter}` without its value")
+                    options.append(("-" + letter, args[i]))
+                    i += 1
+                else:
+                    options.append(("-" + letter, None))
+                break
+        return options, operands
+
+    def _glob_is_operand(self, word: Word) -> bool:
+        """A glob whose first character is a pattern can expand to a file named like an
+        option (``-o``): only when nothing in the folder it runs in starts with ``-``."""
+        if not word.pattern or not word.static or self.ctx.cwd is None or self.ctx.moves:
+            return False
+        try:
+            return not any(entry.startswith("-") for entry in os.listdir(self.ctx.cwd))
+        except OSError:
+            return False
+
+    def nested(self, command: str) -> None:
+        inner = _Context(self.ctx.cwd, self.ctx.moves, self.ctx.depth + 1)
+        check_line(command, inner)
+
+    def wrapper(self, name: str, options: list[tuple[str, Word | None]], rest: list[Word]) -> None:
+        if name == "command" and any(opt in ("-v", "-V") for opt, _ in options):
+            return  # like `which`
+        if name == "env":
+            while rest and rest[0].static and (m := _ASSIGNMENT.match(rest[0].text)):
+                if dangerous_variable(m.group(1)):
+                    raise Denied(f"setting {m.group(1)} changes which programs run or what they read")
+                rest = rest[1:]
+            if rest and rest[0].may_be_option:
+                raise Denied(f"`env` with an argument only known at run time (`{rest[0].text}`)")
+        if name == "timeout":
+            if not rest:
+                raise Denied("`timeout` without a command")
+            rest = rest[1:]
+        if not rest:
+            if name in ("env", "nice", "time", "xargs", "exec", "command", "builtin"):
+                return  # prints the environment or priority, or echoes its input
+            raise Denied(f"`{name}` without a command")
+        self.program(rest[0], rest[1:], appended=name == "xargs")
+
+    def shell(self, name: str, args: list[Word]) -> None:
+        for i, a in enumerate(args):
+            if not a.static:
+                raise Denied(f"`{name}` with an argument only known at run time")
+            if a.text.startswith("--") or (
+                a.text.startswith(("-", "+")) and set(a.text[1:]) - set("euxvfnc")
+            ):
+                raise Denied(f"`{name} {a.text}` is refused (start-up files, input or unknown options)")
+            if a.text.startswith("-") and "c" in a.text[1:]:
+                rest = [w for w in args[i + 1 :] if not w.text.startswith("-")]
+                if not rest:
+                    raise Denied(f"`{name} -c` without a command")
+                self.nested(rest[0].text)
+                return
+            if not a.text.startswith(("-", "+")):
+                break
+        raise Denied(f"`{name}` runs a script or commands from its input")
+
+    # words
+
+    def word(self, node: tree_sitter.Node) -> Word:
+        """The word bash will see, checking every substitution inside it."""
+        return _WordReader(self).read(node, quoted=False)
+
+    def _subscript(self, node: tree_sitter.Node) -> None:
+        index = node.child_by_field_name("index")
+        if index is None:
+            raise Denied(f"`{_text(node)}` could not be read")
+        if not re.fullmatch(r"\d+|@|\*", _text(index)):
+            raise Denied(
+                f"the subscript in `{_text(node)}` is arithmetic, which runs substitutions inside values"
+            )
+
+    # programs with code in their operands
+
+    def git(self, args: list[Word]) -> None:
+        if self.ctx.moves:
+            raise Denied(
+                "`git` after a change of directory could open a repository committed in the "
+                "change (its configuration can run programs); run git from the worktree's top"
+            )
+        for a in args:
+            if not a.static and not (a.text and not a.may_be_option):
+                raise Denied(f"`git` with an argument only known at run time (`{a.text}`)")
+        check_git([a.text for a in args])
+
+    def find(self, args: list[Word]) -> None:
+        i = 0
+        while (i < len(args) and args[i].text in ("-H", "-L", "-P", "-D")) or (
+            i < len(args) and re.fullmatch(r"-O\d", args[i].text)
+        ):
+            i += 2 if args[i].text == "-D" else 1
+        # Starting points, up to the first expression word.
+        while i < len(args) and not args[i].text.startswith(("-", "(", "!", ")", ",")):
+            if args[i].may_be_option and not self._glob_is_operand(args[i]):
+                raise Denied(f"`find` with a starting point only known at run time (`{args[i].text}`)")
+            i += 1
+        while i < len(args):
+            a = args[i]
+            i += 1
+            t = a.text
+            if a.may_be_option or not a.static:
+                raise Denied(f"`find` with an expression word only known at run time (`{t}`)")
+            if t in _FIND_FORBIDDEN:
+                raise Denied(f"`find {t}` deletes or writes files")
+            if t in _FIND_EXEC:
+                j = i
+                while j < len(args) and args[j].text not in (";", "+"):
+                    j += 1
+                inner = args[i:j]
+                if not inner or j >= len(args):
+                    raise Denied(f"`find {t}` without a command ending in `;` or `+`")
+                try:
+                    self.program(inner[0], list(inner[1:]))
+                except Denied as exc:
+                    raise Denied(f"`find {t}`: {exc}") from None
+                i = j + 1
+                continue
+            if t in _FIND_FLAGS:
+                continue
+            if t in _FIND_VALUED or _FIND_NEWER.fullmatch(t):
+                if i >= len(args):
+                    raise Denied(f"`find {t}` without its value")
+                value = args[i]
+                if value.may_be_option and not self._glob_is_operand(value):
+                    raise Denied(f"`find {t}` with a value only known at run time (`{value.text}`)")
+                i += 1
+                continue
+            raise Denied(f"`find {t}` is not a find expression this check knows")
+
+    def sed(self, options: list[tuple[str, Word | None]], operands: list[Word]) -> None:
+        scripts = [v for opt, v in options if opt in ("-e", "--expression") and v is not None]
+        if not scripts:
+            if not operands:
+                raise Denied("`sed` without a script")
+            scripts = [operands[0]]
+        for s in scripts:
+            if not s.static:
+                raise Denied("`sed` with a computed script")
+            problem = sed_script_problem(s.text)
+            if problem:
+                raise Denied(f"`sed` script {problem}")
+
+    def awk(self, name: str, options: list[tuple[str, Word | None]], operands: list[Word]) -> None:
+        programs = [v for opt, v in options if opt in ("-e", "--source") and v is not None]
+        if not programs:
+            if not operands:
+                raise Denied(f"`{name}` without a program")
+            programs = [operands[0]]
+        for p in programs:
+            if not p.static:
+                raise Denied(f"`{name}` with a computed program")
+            if re.search(r"system|getline|[>|]|@", p.text):
+                raise Denied(
+                    f"`{name}` program may write files or run commands (system, getline, >, |, @load)"
+                )
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_FIND_FORBIDDEN = frozenset({"-delete", "-fprint", "-fprint0", "-fprintf", "-fls"})
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_FIND_FLAGS = _words(
+    """
+    -print -print0 -ls -prune -quit -true -false -empty -executable -readable -writable -nouser
+    -nogroup -depth -d -follow -mount -xdev -noleaf -ignore_readdir_race -noignore_readdir_race
+    -daystart -not -a -and -o -or -nowarn -warn ( ) ! ,
+    """
+)
+_FIND_VALUED = _words(
+    """
+    -name -iname -path -ipath -wholename -iwholename -regex -iregex -type -xtype -size -perm -user
+    -group -uid -gid -newer -anewer -cnewer -mtime -atime -ctime -mmin -amin -cmin -used -links
+    -inum -samefile -lname -ilname -maxdepth -mindepth -fstype -context -regextype -printf
+    -files0-from
+    """
+)
+_FIND_NEWER = re.compile(r"-newer[aBcmt][aBcmt]")
+
+
+def _index(parent: tree_sitter.Node, child: tree_sitter.Node) -> int:
+    for i, c in enumerate(parent.children):
+        if c == child:
+            return i
+    raise ValueError("not a child")
+
+
+# -- words ------------------------------------------------------------------------------------------
+
+_ANSI_ESCAPES = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
+
+
+@dataclass
+class _Parts:
+    text: list[str] = field(default_factory=list)
+    static: bool = True
+    may_be_option: bool = False
+    pattern: bool = False
+    started: bool = False  # the first character is decided
+
+    def literal(self, s: str) -> None:
+        if s and not self.started:
+            self.started = True
+        self.text.append(s)
+
+    def unknown(self, shown: str, *, splits: bool, pattern: bool = False) -> None:
+        if not self.started or splits:
+            self.may_be_option = True
+        self.started = True
+        self.static = False
+        self.pattern = self.pattern or pattern
+        self.text.append(shown)
+
+
+class _WordReader:
+    def __init__(self, walker: _Walker) -> None:
+        self.walker = walker
+
+    def read(self, node: tree_sitter.Node, *, quoted: bool) -> Word:
+        parts = _Parts()
+        self._part(node, parts, quoted)
+        return Word("".join(parts.text), parts.static, parts.may_be_option, parts.pattern)
+
+    def _part(self, node: tree_sitter.Node, parts: _Parts, quoted: bool) -> None:
+        kind = node.type
+        raw = _text(node)
+        if kind in ("word", "number", "variable_name", "regex", "extglob_pattern") or kind == "test_operator":
+            self._unquoted_literal(raw, parts)
+        elif kind == "raw_string":
+            parts.literal(raw[1:-1])
+        elif kind == "ansi_c_string":
+            decoded = _ansi_c(raw[2:-1])
+            if decoded is None:
+                parts.unknown(raw, splits=False)
+            else:
+                parts.literal(decoded)
+        elif kind in ("string", "translated_string"):
+            for child in node.children:
+                if child.type == "string_content":
+                    parts.literal(
+                        re.sub(
+                            r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), _text(child)
+                        )
+                    )
+                elif child.is_named:
+                    self._part(child, parts, quoted=True)
+                elif child.type == "$" and kind == "string":
+                    parts.literal("$")
+                elif child.type not in ('"', '$"'):
+                    raise Denied(f"the word `{raw}` could not be read")
+            if not node.children or all(not c.is_named and c.type == '"' for c in node.children):
+                parts.literal("")
+            parts.started = True  # "" is an empty argument, never an option
+        elif kind == "concatenation":
+            brace = _is_brace_pattern(node)
+            for child in node.children:
+                if brace and child.type == "word" and _text(child) in ("{", "}"):
+                    parts.unknown(_text(child), splits=False, pattern=True)
+                else:
+                    self._part(child, parts, quoted)
+        elif kind == "brace_expression":
+            parts.unknown(raw, splits=True, pattern=True)
+        elif kind == "simple_expansion":
+            splits = not quoted or _text(node) in ("$@", "$*")
+            parts.unknown(raw, splits=splits)
+        elif kind == "expansion":
+            self._expansion(node)
+            splits = not quoted or "[@]" in raw or raw.startswith("${@")
+            parts.unknown(raw, splits=splits)
+        elif kind in ("command_substitution", "process_substitution"):
+            self._substitution(node)
+            if kind == "process_substitution":
+                parts.literal("/dev/fd/")  # bash passes a path, never an option
+                parts.unknown(raw, splits=False)
+            else:
+                parts.unknown(raw, splits=not quoted)
+        elif kind == "arithmetic_expansion":
+            self._arithmetic(node)
+            parts.unknown(raw, splits=not quoted)
+        elif kind == "array":
+            raise Denied(f"the array `{raw}` could not be read")
+        else:
+            raise Denied(f"the word `{raw}` holds a construct this check does not know ({kind})")
+
+    def _unquoted_literal(self, raw: str, parts: _Parts) -> None:
+        out: list[str] = []
+        i = 0
+        first = not parts.started
+        pattern_at_start = False
+        has_pattern = False
+        while i < len(raw):
+            c = raw[i]
+            if c == "\\" and i + 1 < len(raw):
+                if raw[i + 1] != "\n":
+                    out.append(raw[i + 1])
+                i += 2
+                continue
+            if c in _GLOB_CHARS:
+                has_pattern = True
+                if not out:
+                    pattern_at_start = True
+            out.append(c)
+            i += 1
+        text = "".join(out)
+        if has_pattern:
+            if first and pattern_at_start:
+                parts.unknown(text, splits=False, pattern=True)
+                parts.static = True  # its letters are known; only the expansion is not
+                parts.pattern = True
+            else:
+                parts.literal(text)
+                parts.pattern = True
+        else:
+            parts.literal(text)
+
+    def _expansion(self, node: tree_sitter.Node) -> None:
+        name = ""
+        previous_op = ""
+        for child in node.children:
+            kind = child.type
+            if kind in ("${", "}"):
+                continue
+            if previous_op == ":" and child.is_named and kind != "number":
+                raise Denied(
+                    f"the offset in `{_text(node)}` is arithmetic, which runs substitutions inside values"
+                )
+            if kind in ("variable_name", "special_variable_name"):
+                name = _text(child)
+                continue
+            if kind == "subscript":
+                self.walker._subscript(child)
+                name_node = child.child_by_field_name("name")
+                name = _text(name_node) if name_node is not None else name
+                continue
+            if not child.is_named:
+                op = kind
+                if op == "@" or previous_op == "@":
+                    raise Denied(f"`{_text(node)}`: the @ transformations can run commands inside a value")
+                if op in (":=", "=") and dangerous_variable(name):
+                    raise Denied(f"`{_text(node)}` sets {name}, which changes which programs run")
+                previous_op = op
+                continue
+            if previous_op == ":" and kind != "number":
+                raise Denied(
+                    f"the offset in `{_text(node)}` is arithmetic, which runs substitutions inside values"
+                )
+            if kind == "number" and previous_op == ":":
+                continue
+            self.read(child, quoted=True)
+
+    def _substitution(self, node: tree_sitter.Node) -> None:
+        inner = _Walker(_Context(self.walker.ctx.cwd, self.walker.ctx.moves, self.walker.ctx.depth + 1))
+        if inner.ctx.depth > _MAX_DEPTH:
+            raise Denied("the command nests too deeply to check")
+        for child in node.children:
+            if child.is_named:
+                if child.type in _REDIRECTS:
+                    inner.redirect(child)
+                else:
+                    inner.statement(child)
+            elif child.type not in ("$(", ")", "`", "<(", ">(", "\n", ";", "&&", "||", "|", "&"):
+                raise Denied(
+                    f"the substitution `{_text(node)}` holds a token this check does not know: {child.type!r}"
+                )
+
+    def _arithmetic(self, node: tree_sitter.Node) -> None:
+        for n in _descendants(node):
+            if n is node:
+                continue
+            if n.is_named and n.type not in (
+                "number",
+                "binary_expression",
+                "unary_expression",
+                "parenthesized_expression",
+                "ternary_expression",
+            ):
+                raise Denied(
+                    f"`{_text(node)}`: arithmetic on variables runs substitutions inside their values"
+                )
+            if not n.is_named and n.type in (
+                "=",
+                "+=",
+                "-=",
+                "*=",
+                "/=",
+                "%=",
+                "++",
+                "--",
+                "<<=",
+                ">>=",
+                "&=",
+                "|=",
+                "^=",
+            ):
+                raise Denied(f"`{_text(node)}` assigns a variable")
+
+
+def _is_brace_pattern(node: tree_sitter.Node) -> bool:
+    raw = _text(node)
+    return "{" in raw and ("," in raw or ".." in raw)
+
+
+def _ansi_c(body: str) -> str | None:
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c != "\\":
+            out.append(c)
+            i += 1
+            continue
+        if i + 1 >= len(body):
+            return None
+        e = body[i + 1]
+        if e in _ANSI_ESCAPES:
+            out.append(_ANSI_ESCAPES[e])
+            i += 2
+        elif e == "x":
+            m = re.match(r"[0-9A-Fa-f]{1,2}", body[i + 2 :])
+            if not m:
+                return None
+            out.append(chr(int(m.group(0), 16)))
+            i += 2 + len(m.group(0))
+        elif e in "01234567":
+            m = re.match(r"[0-7]{1,3}", body[i + 1 :])
+            assert m is not None
+            out.append(chr(int(m.group(0), 8) & 0xFF))
+            i += 1 + len(m.group(0))
+        else:
+            return None
+    return "".join(out)
+
+
+__all__ = ["Denied", "Word", "classify_bash"]
