@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from control_center import __version__
 from control_center.core.approvals import ApprovalStatus
 from control_center.core.errors import OperatorError
+from control_center.core.guarantees import guarantee_for
 from control_center.core.modes import Autonomy, Mode, Transport, parse_enum
 from control_center.core.profiles import DISPATCH_DEFAULT_MODE, profile_for
 from control_center.core.records import Gate
@@ -159,6 +160,8 @@ def cmd_space_list(args: argparse.Namespace) -> int:
 def cmd_surface(args: argparse.Namespace) -> int:
     store = _read(args)
     try:
+        from control_center.harness.sandbox import sandbox_available
+
         # The same resolution as a turn's (Workspace.resolve_dispatch, resolved_mode).
         space = store.find_space(args.space) if args.space is not None else None
         mode = space.mode if space is not None else DISPATCH_DEFAULT_MODE
@@ -181,6 +184,7 @@ def cmd_surface(args: argparse.Namespace) -> int:
                         for t in tools
                     ],
                     "system_prompt": prompt,
+                    "guarantee": guarantee_for(profile, transport, sandbox_available()).to_json(),
                 }
             )
         else:
@@ -189,6 +193,7 @@ def cmd_surface(args: argparse.Namespace) -> int:
             )
             for t in tools:
                 print(f"  {t.name:<22} {t.tier.label:<8} {','.join(sorted(e.value for e in t.effects))}")
+            print(guarantee_for(profile, transport, sandbox_available()).summary)
     finally:
         store.close()
     return 0

@@ -27,9 +27,11 @@ class TurnStarted:
     resumed: bool = False
     provider: str | None = None
     model: str | None = None
+    #: Which enforcement layers hold for this turn (core.guarantees.Guarantee.to_json()).
+    guarantee: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "event": "turn_started",
             "turn": self.turn,
             "space": self.space,
@@ -40,6 +42,9 @@ class TurnStarted:
             "tools": list(self.tools),
             "resumed": self.resumed,
         }
+        if self.guarantee is not None:
+            out["guarantee"] = self.guarantee
+        return out
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from control_center.core.events import (
     TurnStatus,
     UsageEvent,
 )
+from control_center.core.guarantees import guarantee_for
 from control_center.core.modes import Autonomy, Transport
 from control_center.core.profiles import CapabilityProfile, profile_for
 from control_center.core.records import Space, Turn
@@ -42,7 +43,7 @@ from control_center.core.surface import (
     needs_approval,
 )
 from control_center.core.tools import ToolSpec
-from control_center.harness import extra_tools
+from control_center.harness import extra_tools, sandbox
 from control_center.harness.context import (
     CompactionDone,
     ConversationHistory,
@@ -249,6 +250,7 @@ class Harness:
                 tuple(ctx.surface),
                 provider=settings.provider,
                 model=settings.model,
+                guarantee=guarantee_for(profile, transport, sandbox.sandbox_available()).to_json(),
             )
         )
         self._price_note(ctx)
@@ -299,6 +301,7 @@ class Harness:
                 resumed=True,
                 provider=settings.provider,
                 model=settings.model,
+                guarantee=guarantee_for(profile, turn.transport, sandbox.sandbox_available()).to_json(),
             )
         )
         return await self._drive(ctx, emit)

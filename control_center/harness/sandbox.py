@@ -10,6 +10,7 @@ import functools
 import shutil
 import subprocess
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 _PROBE_TIMEOUT_S = 10.0
@@ -92,3 +93,57 @@ def wrap_argv(argv: Sequence[str], worktree: Path, read_only: bool) -> list[str]
     if bwrap is None:  # PATH changed since the probe
         return argv
     return [bwrap, *_base_args(Path(worktree).resolve()), "--", *argv]
+
+
+#: Where the host's sockets live (Docker, D-Bus, the user's runtime dir, X11): hidden inside.
+_HOST_SOCKET_DIRS = ("/run", "/var/run")
+
+
+@dataclass(frozen=True)
+class ClaudeSandbox:
+    """The OS layer around one ``claude`` process in a read-only mode (SPEC §9)."""
+
+    worktree: Path
+    #: Claude's private, writable state (sessions for ``--resume``, its own settings).
+    home: Path
+    #: Folders that must not be visible at all (the workspace: its database and other spaces).
+    hidden: tuple[Path, ...] = ()
+    #: What must stay readable even inside a hidden folder: the CLI, the hook's interpreter.
+    readable: tuple[Path, ...] = ()
+
+    def argv(self, argv: Sequence[str], bwrap: str) -> list[str]:
+        worktree = self.worktree.resolve()
+        home = self.home.resolve()
+        args: list[str] = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        for folder in _HOST_SOCKET_DIRS:
+            if Path(folder).is_dir() and not Path(folder).is_symlink():
+                args += ["--tmpfs", folder]
+        for folder in self.hidden:
+            if folder.resolve().is_dir():
+                args += ["--tmpfs", str(folder.resolve())]
+        # Binds after the tmpfs mounts that would otherwise hide them (bwrap applies in order).
+        common = _git_common_dir(worktree)
+        if common is not None and common.is_dir():
+            args += ["--ro-bind", str(common), str(common)]
+        for path in self.readable:
+            if path.exists():
+                args += ["--ro-bind", str(path.resolve()), str(path.resolve())]
+        args += ["--ro-bind", str(worktree), str(worktree), "--bind", str(home), str(home)]
+        args += [
+            "--chdir", str(worktree),
+            "--setenv", "HOME", str(home),
+            "--setenv", "TMPDIR", "/tmp",
+            # Its own PID namespace: when bwrap dies, every process inside dies with it.
+            "--unshare-pid", "--die-with-parent", "--new-session",
+        ]  # fmt: skip
+        return [bwrap, *args, "--", *argv]
+
+
+def claude_sandbox_argv(argv: Sequence[str], box: ClaudeSandbox) -> list[str] | None:
+    """``argv`` under the sandbox, or None when bubblewrap is missing or does not work here."""
+    if not sandbox_available():
+        return None
+    bwrap = bwrap_path()
+    if bwrap is None:
+        return None
+    return box.argv(argv, bwrap)

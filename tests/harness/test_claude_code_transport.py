@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,6 +27,7 @@ from control_center.core.events import (
 from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.profiles import profile_for
 from control_center.core.surface import materialize_surface
+from control_center.harness import sandbox
 from control_center.harness.loop import Harness, RunRequest
 from control_center.harness.loopback import LoopbackMessagesServer
 from control_center.harness.settings import AppSettings
@@ -134,7 +136,10 @@ class Fake:
 
 @pytest.fixture
 def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fake:
+    """The fake CLI on a host without the OS layer (its record lives in the test's /tmp, which
+    the sandbox would hide); the OS-layer tests below run a probe under the real bubblewrap."""
     monkeypatch.setattr(claude_code, "resolve_api_key", lambda: (API_KEY, "env"))
+    monkeypatch.setattr(sandbox, "sandbox_available", lambda: False)
     return Fake(tmp_path, monkeypatch)
 
 
@@ -218,6 +223,7 @@ def test_endpoint_and_key_come_from_the_environment_when_settings_have_none(
     ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = Fake(tmp_path, monkeypatch)
+    monkeypatch.setattr(sandbox, "sandbox_available", lambda: False)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-from-env")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:7/env")
     monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "another-credential")
@@ -487,7 +493,14 @@ def test_real_cli_in_plan_mode_cannot_touch_the_worktree(ws: Workspace) -> None:
     assert not results[ls.id].is_error
     assert "README.md" in results[ls.id].content
     notes = [m.text for m in ws.store.messages(space.conversation_id) if m.kind == "note"]
-    assert GUIDANCE_NOTE in notes
+    started = next(e for e in events if isinstance(e, TurnStarted))
+    assert started.guarantee is not None
+    if sandbox.sandbox_available():
+        assert "os_layer" in started.guarantee["layers"]
+        assert GUIDANCE_NOTE not in notes
+    else:
+        assert started.guarantee["hook_alone"] is True
+        assert GUIDANCE_NOTE in notes
     assert any("touch pwned" in n for n in notes)
 
 
@@ -502,3 +515,165 @@ def test_real_cli_in_chat_mode_completes_a_plain_reply(ws: Workspace) -> None:
     assert "Hello from the loopback." in "".join(e.text for e in events if isinstance(e, TextDelta))
     texts = [m.text for m in ws.store.messages(space.conversation_id) if m.kind == "assistant"]
     assert "Hello from the loopback." in texts
+
+
+# -- the OS layer ---------------------------------------------------------------------------------
+
+needs_bwrap = pytest.mark.skipif(
+    not sandbox.sandbox_available(), reason="bubblewrap is missing or does not work on this host"
+)
+
+PROBE_CLAUDE = """#!{python}
+# A stand-in for claude that looks around from inside the sandbox and reports into $HOME.
+import json, os, socket, sys
+home = os.environ["HOME"]
+probe = json.loads(os.environ["PROBE_PATHS"])
+def writable(folder):
+    try:
+        with open(os.path.join(folder, "probe-write"), "w") as f:
+            f.write("x")
+        return True
+    except OSError:
+        return False
+seen = {{
+    "home": home,
+    "worktree_writable": writable(os.getcwd()),
+    "git_dir_writable": writable(probe["git_dir"]),
+    "home_writable": writable(home),
+    "tmp_writable": writable("/tmp"),
+    "tmp_entries": os.listdir("/tmp"),
+    "database_visible": os.path.exists(probe["database"]),
+    "workspace_entries": os.listdir(probe["workspace"]) if os.path.isdir(probe["workspace"]) else [],
+    "run_entries": os.listdir("/run") if os.path.isdir("/run") else [],
+    "pid1": open("/proc/1/cmdline").read().split("\\0")[0],
+}}
+with open(os.path.join(home, "probe.json"), "w") as f:
+    json.dump(seen, f)
+print(json.dumps({{"type": "result", "subtype": "success", "is_error": False, "result": "ok",
+                  "num_turns": 1, "usage": {{}}, "permission_denials": []}}), flush=True)
+"""
+
+
+@needs_bwrap
+def test_read_only_turns_run_claude_under_the_os_layer(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(claude_code, "resolve_api_key", lambda: (API_KEY, "env"))
+    cli = tmp_path / "probe-bin" / "claude"
+    cli.parent.mkdir()
+    cli.write_text(PROBE_CLAUDE.format(python=sys.executable))
+    cli.chmod(0o755)
+    space = ws.create_space("boxed", mode=Mode.PLAN, autonomy=Autonomy.YOLO)
+    common = Path(
+        subprocess.run(
+            ["git", "-C", str(space.worktree), "rev-parse", "--git-common-dir"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    if not common.is_absolute():
+        common = (space.worktree / common).resolve()
+    database = next(p for p in ws.root.iterdir() if p.suffix in (".db", ".sqlite", ".sqlite3"))
+    monkeypatch.setenv(
+        "PROBE_PATHS",
+        json.dumps({"git_dir": str(common), "database": str(database), "workspace": str(ws.root)}),
+    )
+    (Path("/tmp") / "host-tmp-marker").write_text("x")
+    try:
+        ended, events = run(ws, AppSettings(claude_cli=str(cli)), space.id, "look around")
+    finally:
+        (Path("/tmp") / "host-tmp-marker").unlink()
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    started = events[0]
+    assert isinstance(started, TurnStarted)
+    assert started.guarantee is not None
+    assert "os_layer" in started.guarantee["layers"]
+    assert started.guarantee["hook_alone"] is False
+    seen = json.loads((ws.root / "claude-home" / "probe.json").read_text())
+    assert seen["home"] == str(ws.root / "claude-home")
+    assert seen["home_writable"] is True
+    assert seen["worktree_writable"] is False
+    assert seen["git_dir_writable"] is False
+    assert seen["tmp_writable"] is True
+    assert "host-tmp-marker" not in seen["tmp_entries"]  # a private /tmp
+    assert seen["database_visible"] is False
+    assert set(seen["workspace_entries"]) <= {"claude-home", "worktrees"}
+    assert not any("sock" in e or e in ("docker", "dbus", "user") for e in seen["run_entries"])
+    assert not (space.worktree / "probe-write").exists()
+    assert not (tmp_path / "probe-write").exists()
+
+
+def test_without_the_os_layer_the_turn_runs_and_says_the_hook_is_alone(ws: Workspace, fake: Fake) -> None:
+    space = ws.create_space("unboxed", mode=Mode.PLAN)
+    ended, events = run(ws, AppSettings(claude_cli=str(fake.path)), space.id)
+    assert ended.status is TurnStatus.COMPLETED
+    started = events[0]
+    assert isinstance(started, TurnStarted)
+    assert started.guarantee is not None
+    assert started.guarantee["hook_alone"] is True
+    assert "os_layer" not in started.guarantee["layers"]
+    assert "hook alone" in started.guarantee["summary"]
+    assert started.to_json()["guarantee"]["hook_alone"] is True
+    assert fake.seen["argv"][0] == "-p"  # not wrapped
+    notes = [m.text for m in ws.store.messages(space.conversation_id) if m.kind == "note"]
+    assert GUIDANCE_NOTE in notes
+
+
+def _fsmonitor_scenario(ws: Workspace, repo: Path) -> tuple[Path, TurnEnded, list[TurnEvent]]:
+    space = ws.create_space("fsmonitor", mode=Mode.PLAN, autonomy=Autonomy.YOLO)
+    marker = space.worktree / "fsmonitor-wrote-this"
+    # A configuration that names a program which writes: git runs it on `git status`.
+    subprocess.run(["git", "-C", str(repo), "config", "core.fsmonitor", f"touch {marker}; false"], check=True)
+    replies = [
+        [{"type": "tool_use", "name": "Bash", "input": {"command": "git status", "description": "look"}}],
+        [{"type": "text", "text": "Looked."}],
+    ]
+    with LoopbackMessagesServer(replies) as server:
+        settings = AppSettings(claude_cli=str(REAL_CLI), base_url=server.base_url)
+        ended, events = run(ws, settings, space.id, "what is the status?")
+    return marker, ended, events
+
+
+@needs_real_cli
+@needs_bwrap
+@pytest.mark.usefixtures("loopback_key")
+def test_real_cli_plan_space_at_yolo_git_status_with_a_writing_fsmonitor_leaves_the_worktree(
+    ws: Workspace, repo: Path
+) -> None:
+    before = subprocess.run(
+        ["git", "-C", str(repo), "status", "--porcelain", "--no-optional-locks"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={
+            **os.environ,
+            "GIT_CONFIG_COUNT": "1",
+            "GIT_CONFIG_KEY_0": "core.fsmonitor",
+            "GIT_CONFIG_VALUE_0": "",
+        },
+    ).stdout
+    marker, ended, events = _fsmonitor_scenario(ws, repo)
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    calls = [e for e in events if isinstance(e, ToolCallEvent)]
+    results = {e.id: e for e in events if isinstance(e, ToolResultEvent)}
+    status_call = next(c for c in calls if c.input.get("command") == "git status")
+    assert status_call.id in results  # the hook let the read through; the OS layer held
+    assert not marker.exists()
+    assert sorted(p.name for p in marker.parent.iterdir()) == sorted(
+        p.name for p in marker.parent.iterdir() if p.name != "fsmonitor-wrote-this"
+    )
+    assert before is not None
+
+
+@needs_real_cli
+@pytest.mark.usefixtures("loopback_key")
+def test_real_cli_without_the_os_layer_the_fsmonitor_does_write(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other side of the test above: the hook alone cannot stop what git's configuration
+    runs, so this scenario is a real threat that only the OS layer answers."""
+    monkeypatch.setattr(sandbox, "sandbox_available", lambda: False)
+    marker, ended, _events = _fsmonitor_scenario(ws, repo)
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert marker.exists()

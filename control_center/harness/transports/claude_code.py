@@ -33,10 +33,12 @@ from control_center.core.events import (
     TurnStatus,
     UsageEvent,
 )
+from control_center.core.guarantees import guarantee_for
 from control_center.core.modes import Autonomy, Transport
 from control_center.core.profiles import CapabilityProfile
 from control_center.core.records import Space, Turn
 from control_center.core.surface import materialize_surface
+from control_center.harness import sandbox
 from control_center.harness.credentials import ENV_VAR as API_KEY_ENV
 from control_center.harness.credentials import resolve_api_key
 from control_center.harness.transports.claude_hook import (
@@ -54,7 +56,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CLI_NOT_FOUND = "Claude Code CLI not found: set its path in Settings or put `claude` on PATH"
-GUIDANCE_NOTE = "On the Claude Code transport the mode is guidance, not a boundary."
+#: Said on every read-only turn that runs without the OS layer (bubblewrap missing or broken).
+GUIDANCE_NOTE = (
+    "No OS layer on this host (bubblewrap is missing or does not work): on the Claude Code "
+    "transport the read-only mode rests on the command-line hook alone."
+)
 NO_API_KEY = (
     f"Claude Code needs an Anthropic API key: add one in Settings or set {API_KEY_ENV} "
     "(the Claude Code transport uses the same key and endpoint as the Anthropic provider)"
@@ -70,6 +76,8 @@ QUIET_ENV: dict[str, str] = {
 _LINE_LIMIT = 64 * 1024 * 1024
 _STDERR_TAIL_CHARS = 4000
 _KILL_WAIT_S = 5.0
+#: The folder that holds the ``control_center`` package (the hook runs it with ``-m``).
+_PACKAGE_ROOT = Path(__file__).resolve().parents[3]
 
 
 def find_claude_cli(setting: str | None) -> tuple[str | None, str | None]:
@@ -172,7 +180,7 @@ def build_env(harness: Harness, profile: CapabilityProfile, api_key: str, home: 
     # The hook runs `python -m control_center` from the worktree: make the package importable
     # there when it is not installed (a source checkout). A hook that fails to start exits
     # with a non-blocking code, which would let every call through.
-    package_root = Path(__file__).resolve().parents[3]
+    package_root = _PACKAGE_ROOT
     if package_root.name not in ("site-packages", "dist-packages"):
         parts = [str(package_root), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
         env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(parts))
@@ -311,6 +319,8 @@ async def run_claude_code_turn(
     autonomy = space.autonomy if space else Autonomy.ASK
     surface = materialize_surface(profile, autonomy, Transport.CLAUDE_CODE)
     names = frozenset(t.name for t in surface)
+    os_layer = profile.read_only and sandbox.sandbox_available()
+    guarantee = guarantee_for(profile, Transport.CLAUDE_CODE, os_layer)
     emit(
         TurnStarted(
             turn.id,
@@ -320,9 +330,10 @@ async def run_claude_code_turn(
             tuple(t.name for t in surface),
             provider=turn.settings.get("provider"),
             model=turn.settings.get("model"),
+            guarantee=guarantee.to_json(),
         )
     )
-    if profile.read_only:
+    if profile.read_only and not os_layer:
         _note(harness, turn, "note", GUIDANCE_NOTE)
 
     def finish(
@@ -348,6 +359,18 @@ async def run_claude_code_turn(
     model = turn.settings.get("model")
     argv = build_argv(cli, message, profile, names, model if isinstance(model, str) else None)
     env = build_env(harness, profile, api_key, home)
+    if os_layer:
+        box = sandbox.ClaudeSandbox(
+            Path(turn.worktree),
+            home,
+            hidden=(harness.ws.root,),
+            readable=(Path(cli), Path(sys.prefix), Path(sys.executable), _PACKAGE_ROOT),
+        )
+        wrapped = sandbox.claude_sandbox_argv(argv, box)
+        if wrapped is None:  # bubblewrap went away since the probe: say so, run on the hook
+            _note(harness, turn, "note", GUIDANCE_NOTE)
+        else:
+            argv = wrapped
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,

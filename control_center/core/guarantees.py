@@ -1,0 +1,90 @@
+"""Which enforcement layers hold for a mode on a transport (SPEC §9), as one pure function.
+
+The turn's start event, ``surface --json``, the UI and the README all say the same thing because
+they all ask this function. ``os_layer`` is whether bubblewrap works on this host (probed by the
+harness); the core only says what follows from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from control_center.core.modes import Transport
+from control_center.core.profiles import CapabilityProfile
+
+
+class Layer(StrEnum):
+    SURFACE = "surface"  # tools the model cannot see
+    GATE = "gate"  # calls that wait for the operator
+    GUARDRAIL = "guardrail"  # effect classes refused before a call runs
+    OS_LAYER = "os_layer"  # bubblewrap: the file system read-only for every process
+    HOOK = "hook"  # the PreToolUse command-line check
+    PROMPT = "prompt"  # the mode's guidance in the system prompt
+
+
+LAYER_LABELS: dict[Layer, str] = {
+    Layer.SURFACE: "surface",
+    Layer.GATE: "gate",
+    Layer.GUARDRAIL: "guardrail",
+    Layer.OS_LAYER: "OS layer",
+    Layer.HOOK: "hook",
+    Layer.PROMPT: "prompt",
+}
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    layers: tuple[Layer, ...]
+    #: One sentence for the operator: what holds, and where it is only the hook.
+    summary: str
+    #: The read-only posture rests on the command-line hook alone (no OS layer on this host).
+    hook_alone: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "layers": [layer.value for layer in self.layers],
+            "summary": self.summary,
+            "hook_alone": self.hook_alone,
+        }
+
+
+def guarantee_for(profile: CapabilityProfile, transport: Transport, os_layer: bool) -> Guarantee:
+    """What holds for a turn in ``profile``'s mode on ``transport``, given whether the host can
+    run the OS layer."""
+    read_only = profile.read_only
+    if transport is Transport.BUILTIN:
+        layers = [Layer.SURFACE, Layer.GATE, Layer.GUARDRAIL]
+        if read_only and os_layer:
+            layers.append(Layer.OS_LAYER)
+        layers.append(Layer.PROMPT)
+        if not read_only:
+            summary = "Built-in harness: surface, gate and guardrail hold."
+        elif os_layer:
+            summary = (
+                "Built-in harness: surface, gate and guardrail hold; commands run on a read-only file system."
+            )
+        else:
+            summary = (
+                "Built-in harness: surface, gate and guardrail hold; bubblewrap is not available, "
+                "so commands are not run on a read-only file system."
+            )
+        return Guarantee(tuple(layers), summary)
+    if not read_only:
+        return Guarantee(
+            (Layer.PROMPT,),
+            "Claude Code in Agent mode: Claude's own permission mode and the prompt; nothing is refused.",
+        )
+    if os_layer:
+        return Guarantee(
+            (Layer.SURFACE, Layer.GATE, Layer.GUARDRAIL, Layer.OS_LAYER, Layer.HOOK, Layer.PROMPT),
+            "Claude Code under the OS layer: the file system is read-only for Claude and every command "
+            "it runs; the mode's verbs go through our gate and guardrail; the hook checks commands too.",
+        )
+    return Guarantee(
+        (Layer.SURFACE, Layer.GATE, Layer.GUARDRAIL, Layer.HOOK, Layer.PROMPT),
+        "Claude Code without the OS layer (bubblewrap missing or not working here): the guarantee "
+        "is the hook alone — a command-line check, not a boundary.",
+        hook_alone=True,
+    )
