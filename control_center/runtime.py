@@ -232,6 +232,12 @@ class WorkspaceRuntime:
 
     # -- reads (off the GUI thread) -------------------------------------------------------------
 
+    def probe_os_layer(self) -> concurrent.futures.Future[Any]:
+        """Whether bubblewrap works on this host (a trial run, once per process)."""
+        from control_center.harness.sandbox import sandbox_available
+
+        return self._call(sandbox_available)
+
     def load_transcript(
         self, space_id: str, limit: int | None = TRANSCRIPT_PAGE, *, before_seq: int | None = None
     ) -> concurrent.futures.Future[Any]:

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from control_center.core.modes import Transport
-from control_center.core.profiles import CapabilityProfile
+from control_center.core.modes import Mode, Transport
+from control_center.core.profiles import CapabilityProfile, profile_for
 
 
 class Layer(StrEnum):
@@ -76,15 +76,45 @@ def guarantee_for(profile: CapabilityProfile, transport: Transport, os_layer: bo
             (Layer.PROMPT,),
             "Claude Code in Agent mode: Claude's own permission mode and the prompt; nothing is refused.",
         )
+    # Claude's own tools cannot be made invisible or gated by us: no surface, gate or guardrail.
     if os_layer:
         return Guarantee(
-            (Layer.SURFACE, Layer.GATE, Layer.GUARDRAIL, Layer.OS_LAYER, Layer.HOOK, Layer.PROMPT),
+            (Layer.OS_LAYER, Layer.HOOK, Layer.PROMPT),
             "Claude Code under the OS layer: the file system is read-only for Claude and every command "
-            "it runs; the mode's verbs go through our gate and guardrail; the hook checks commands too.",
+            "it runs; the hook checks command lines too.",
         )
     return Guarantee(
-        (Layer.SURFACE, Layer.GATE, Layer.GUARDRAIL, Layer.HOOK, Layer.PROMPT),
+        (Layer.HOOK, Layer.PROMPT),
         "Claude Code without the OS layer (bubblewrap missing or not working here): the guarantee "
         "is the hook alone — a command-line check, not a boundary.",
         hook_alone=True,
     )
+
+
+def layers_line(guarantee: Guarantee) -> str:
+    """``surface · gate · guardrail · OS layer · hook · prompt`` for what holds."""
+    return " · ".join(LAYER_LABELS[layer] for layer in guarantee.layers)
+
+
+def operator_note(profile: CapabilityProfile, transport: Transport, os_layer: bool) -> str | None:
+    """The composer's line under the input: always on Claude Code, and on the built-in harness
+    only when a read-only mode runs without its OS layer."""
+    g = guarantee_for(profile, transport, os_layer)
+    if transport is Transport.BUILTIN and (not profile.read_only or os_layer):
+        return None
+    if g.hook_alone:
+        return f"No OS layer here: the hook alone holds ({layers_line(g)})."
+    if transport is Transport.CLAUDE_CODE and not profile.read_only:
+        return "Claude Code in Agent mode: nothing is refused (prompt only)."
+    return f"Holding: {layers_line(g)}."
+
+
+def readme_table(os_layer: bool) -> str:
+    """The per mode × transport table (README, SPEC §9), from the same function as the UI."""
+    rows = ["| mode | transport | layers that hold |", "| --- | --- | --- |"]
+    for mode in Mode:
+        profile = profile_for(mode)
+        for transport in Transport:
+            g = guarantee_for(profile, transport, os_layer)
+            rows.append(f"| {profile.label} | {transport.value} | {layers_line(g)} |")
+    return "\n".join(rows)

@@ -40,6 +40,7 @@ from control_center.core.events import (
     TurnStarted,
     UsageEvent,
 )
+from control_center.core.guarantees import guarantee_for, layers_line, operator_note
 from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.profiles import profile_for
 from control_center.core.records import Space
@@ -64,12 +65,6 @@ from control_center.ui.widgets import ElidedLabel, EmptyState
 MINIMUM_WINDOW = (900, 560)
 #: Below this width of the conversation area the Autonomy/Transport captions are hidden.
 HEADER_CAPTIONS_MIN_WIDTH = 560
-
-CLAUDE_CODE_NOTE = (
-    "Claude Code transport: the mode is guidance here, not a boundary — Claude's own tools run "
-    "unseen; only shell commands are checked by a hook."
-)
-
 
 def is_model_error(error: str) -> bool:
     """Whether a turn failed talking to the model (not in a tool or a gate)."""
@@ -119,6 +114,8 @@ class MainWindow(QMainWindow):
         #: Every request's result comes back through here; failures reach the status area.
         self.operations = Operations(self._on_error, self)
         self._current: Space | None = None
+        self._os_layer: bool | None = None  # unknown until the probe answers (off this thread)
+        self.operations.run(runtime.probe_os_layer(), self._on_os_layer_probed, what="bubblewrap probe")
         self._spaces: dict[str, Space] = {}
         self._live_text: dict[str, str] = {}  # space id -> streaming item id
         self._live_counter = itertools.count()
@@ -552,8 +549,7 @@ class MainWindow(QMainWindow):
         self.composer.set_mode(space.mode)
         self.autonomy_combo.setCurrentIndex(self.autonomy_combo.findData(space.autonomy.value))
         self.transport_combo.setCurrentIndex(self.transport_combo.findData(space.transport.value))
-        note = CLAUDE_CODE_NOTE if space.transport is Transport.CLAUDE_CODE else None
-        self.composer.set_transport_note(note)
+        self._show_guarantee(space.mode, space.transport)
         self.message_queue.show_space(space.id)
         self._update_activity()
 
@@ -695,7 +691,21 @@ class MainWindow(QMainWindow):
         if self._current is not None:
             transport = Transport(self.transport_combo.currentData())
             self.runtime.update_space(self._current.id, transport=transport)
-            self.composer.set_transport_note(CLAUDE_CODE_NOTE if transport is Transport.CLAUDE_CODE else None)
+            self._show_guarantee(self._current.mode, transport)
+
+    def _show_guarantee(self, mode: Mode, transport: Transport) -> None:
+        """Which layers hold for this mode on this transport (core.guarantees, as the CLI says);
+        until the OS-layer probe has answered, the conservative reading."""
+        os_layer = bool(self._os_layer)
+        guarantee = guarantee_for(profile_for(mode), transport, os_layer)
+        self.composer.set_transport_note(operator_note(profile_for(mode), transport, os_layer))
+        self.composer.note_label.setToolTip(guarantee.summary)
+        self.transport_combo.setToolTip(f"{guarantee.summary}\nHolding: {layers_line(guarantee)}")
+
+    def _on_os_layer_probed(self, available: bool) -> None:
+        self._os_layer = available
+        if self._current is not None:
+            self._show_guarantee(self._current.mode, self._current.transport)
 
     def _on_mode_requested(self, mode_value: str) -> None:
         if self._current is None:

@@ -115,7 +115,9 @@ class SettingsDialog(QDialog):
         self.provider.setObjectName("providerCombo")
         self.transport = QComboBox()
         self.transport.addItem("Built-in harness (full enforcement)", Transport.BUILTIN.value)
-        self.transport.addItem("Claude Code (mode is guidance)", Transport.CLAUDE_CODE.value)
+        self.transport.addItem(
+            "Claude Code (OS layer + hook in read-only modes)", Transport.CLAUDE_CODE.value
+        )
         self.transport.setCurrentIndex(self.transport.findData(settings.default_transport.value))
         self.autonomy = QComboBox()
         for level in Autonomy:

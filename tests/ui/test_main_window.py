@@ -12,7 +12,8 @@ from PySide6.QtWidgets import QComboBox, QListView, QWidget
 
 from control_center.app import create_main_window
 from control_center.core.approvals import ApprovalKind, ApprovalStatus
-from control_center.core.modes import Autonomy, Mode
+from control_center.core.modes import Autonomy, Mode, Transport
+from control_center.core.profiles import profile_for
 from control_center.core.transcript import ItemKind
 from control_center.harness.loop import SCRIPT_META_PREFIX
 from control_center.harness.settings import operator_identity
@@ -346,3 +347,30 @@ def test_a_compacted_marker_expands_into_the_messages_it_replaced(qtbot, workspa
     texts = [view.model().item(r).text for r in range(view.model().rowCount())]
     assert texts == [f"old {i}" for i in range(30)]
     dialog.close()
+
+
+def test_the_composer_says_which_layers_hold_for_the_mode_and_transport(qtbot, workspace: Path) -> None:
+    from control_center.core.guarantees import operator_note
+    from control_center.harness import sandbox
+
+    window = _window(qtbot, workspace)
+    qtbot.waitUntil(lambda: window._os_layer is not None)
+    os_layer = window._os_layer
+    assert os_layer == sandbox.sandbox_available()
+    space = window.current_space()
+    assert space is not None
+    window.runtime.set_mode(space.id, Mode.PLAN).result(timeout=10)
+    window.refresh_spaces()
+    qtbot.waitUntil(lambda: window.current_space().mode is Mode.PLAN)
+    window.transport_combo.setCurrentIndex(window.transport_combo.findData(Transport.CLAUDE_CODE.value))
+    window.transport_combo.activated.emit(window.transport_combo.currentIndex())  # as a user's pick
+    note = window.composer.note_label
+    expected = operator_note(profile_for(Mode.PLAN), Transport.CLAUDE_CODE, bool(os_layer))
+    assert expected is not None
+    qtbot.waitUntil(lambda: note.isVisibleTo(window) and expected in note.text())
+    assert ("OS layer" in note.text()) is bool(os_layer)
+    assert "hook" in window.transport_combo.toolTip()
+    window.transport_combo.setCurrentIndex(window.transport_combo.findData(Transport.BUILTIN.value))
+    window.transport_combo.activated.emit(window.transport_combo.currentIndex())
+    if os_layer:
+        qtbot.waitUntil(lambda: not note.isVisibleTo(window))

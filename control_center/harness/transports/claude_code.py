@@ -1,9 +1,10 @@
 """The Claude Code transport (SPEC §9): one turn is one ``claude -p`` run in the space's worktree.
 
-The built-in harness enforces a mode; this transport can only ask for it. A non-chat mode runs
-under ``--permission-mode plan``, Claude's own tools are allowed or refused from the mode's
-surface where a Claude tool has a catalogue equivalent, and our PreToolUse hook
-(``control-center hook claude-code``) checks every shell command line and file write. Claude's
+A non-chat mode runs under ``--permission-mode plan`` and, where bubblewrap works, inside the OS
+layer (``sandbox.ClaudeSandbox``: a read-only file system for Claude and everything it runs);
+Claude's own tools are allowed or refused from the mode's surface where a Claude tool has a
+catalogue equivalent, and our PreToolUse hook (``control-center hook claude-code``) checks every
+shell command line and file write. ``core.guarantees`` says which of these hold for a turn. Claude's
 stream-json output is mapped onto our event stream and stored like a built-in turn's messages.
 """
 

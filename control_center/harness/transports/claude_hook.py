@@ -5,10 +5,10 @@ decision is computed from the mode's capability profile, never from the mode's n
 with no denied effect classes allows everything; any other profile refuses tools whose Claude
 equivalent is off its surface and every shell command line that is not provably read-only.
 
-A command-line check can only be as strict as its reading of the line, so this one fails closed:
-anything it cannot parse, any command it does not know and any command computed at run time is
-refused. On this transport the mode is guidance, not a boundary (SPEC §9); this is the one place
-where it gets as close to one as a command-line check can.
+A command-line check can only be as strict as its reading of the line, so this one fails closed
+(``command_check``: bash's grammar, a rule per program): anything it cannot parse, any command it
+does not know and any command computed at run time is refused. It is not a boundary on its own:
+in read-only modes the OS layer (bubblewrap around ``claude``) is, where the host has it (SPEC §9).
 
 Denial (verified with Claude Code 2.1.328): exit code 2 with the reason on stderr, plus the
 documented ``permissionDecision: "deny"`` JSON on stdout, whose reason Claude Code then shows to
