@@ -76,16 +76,20 @@ def guarantee_for(profile: CapabilityProfile, transport: Transport, os_layer: bo
             (Layer.PROMPT,),
             "Claude Code in Agent mode: Claude's own permission mode and the prompt; nothing is refused.",
         )
-    # Claude's own tools cannot be made invisible or gated by us: no surface, gate or guardrail.
+    # Surface, gate and guardrail hold for the mode's verbs, served over MCP by the product; Claude's
+    # own tools cannot be made invisible or gated by us, so for them the OS layer or the hook holds.
+    verbs = (Layer.SURFACE, Layer.GATE, Layer.GUARDRAIL)
     if os_layer:
         return Guarantee(
-            (Layer.OS_LAYER, Layer.HOOK, Layer.PROMPT),
+            (*verbs, Layer.OS_LAYER, Layer.HOOK, Layer.PROMPT),
             "Claude Code under the OS layer: the file system is read-only for Claude and every command "
-            "it runs; the hook checks command lines too.",
+            "it runs; the mode's verbs (over MCP) pass our surface, gate and guardrail; the hook checks "
+            "command lines too.",
         )
     return Guarantee(
-        (Layer.HOOK, Layer.PROMPT),
-        "Claude Code without the OS layer (bubblewrap missing or not working here): the guarantee "
+        (*verbs, Layer.HOOK, Layer.PROMPT),
+        "Claude Code without the OS layer (bubblewrap missing or not working here): the mode's verbs "
+        "pass our surface, gate and guardrail, but for Claude's own tools and commands the guarantee "
         "is the hook alone — a command-line check, not a boundary.",
         hook_alone=True,
     )
@@ -103,7 +107,7 @@ def operator_note(profile: CapabilityProfile, transport: Transport, os_layer: bo
     if transport is Transport.BUILTIN and (not profile.read_only or os_layer):
         return None
     if g.hook_alone:
-        return f"No OS layer here: the hook alone holds ({layers_line(g)})."
+        return f"No OS layer here: for Claude's own tools the hook alone holds ({layers_line(g)})."
     if transport is Transport.CLAUDE_CODE and not profile.read_only:
         return "Claude Code in Agent mode: nothing is refused (prompt only)."
     return f"Holding: {layers_line(g)}."

@@ -63,6 +63,7 @@ from control_center.harness.providers.base import (
     ThinkingChunk,
 )
 from control_center.harness.providers.factory import make_provider
+from control_center.harness.providers.scripted import ScriptedProvider
 from control_center.harness.settings import AppSettings
 from control_center.harness.suspensions import WaitingCall, missing_outcome, suspension_for
 from control_center.harness.tools.base import ToolContext, ToolError, ToolOutput
@@ -746,12 +747,69 @@ class Harness:
             self.ws.remove_scratch(ctx.turn.worktree)
         return ended
 
+    def external_calls(
+        self, turn: Turn, space: Space | None, profile: CapabilityProfile, emit: EventSink
+    ) -> ExternalCalls:
+        """The built-in per-call path for calls that arrive from another transport (Claude
+        Code's MCP verbs): the same surface, schema check, gate, guardrail, verbs and delivery."""
+        autonomy = space.autonomy if space else Autonomy.ASK
+        tools = materialize_surface(profile, autonomy, turn.transport)
+        ctx = _TurnCtx(
+            turn=turn,
+            space=space,
+            profile=profile,
+            autonomy=autonomy,
+            transport=turn.transport,
+            surface={t.name: t for t in tools},
+            system="",
+            settings=ModelSettings.from_json(turn.settings),
+            provider=ScriptedProvider([]),  # never called: the other transport owns the model
+            conversation_id=turn.conversation_id or "",
+            author="agent",
+            state=dict(turn.state),
+            delivered=turn.delivered,
+            emit=emit,
+        )
+        return ExternalCalls(self, ctx)
+
     async def _run_external(
         self, turn: Turn, space: Space | None, profile: CapabilityProfile, message: str, emit: EventSink
     ) -> TurnEnded:
         from control_center.harness.transports.claude_code import run_claude_code_turn
 
         return await run_claude_code_turn(self, turn, space, profile, message, emit)
+
+
+@dataclass
+class ExternalCalls:
+    """One turn's calls from another transport, run as the built-in harness runs them."""
+
+    harness: Harness
+    ctx: _TurnCtx
+
+    @property
+    def verbs(self) -> list[ToolSpec]:
+        """The verbs on this turn's surface (what the turn's MCP server lists)."""
+        return [spec for name, spec in self.ctx.surface.items() if name in VERBS]
+
+    @property
+    def delivered(self) -> bool:
+        return self.ctx.delivered
+
+    async def call(self, name: str, args: dict[str, Any]) -> ToolOutput:
+        result = await self.harness._dispatch(self.ctx, name, args, approved=False)
+        if isinstance(result, _Needs):
+            return ToolOutput(
+                f"{name} needs the operator's approval at this autonomy level, and a call over this "
+                "transport cannot wait for it: ask the operator to raise the autonomy or use the "
+                "built-in harness.",
+                is_error=True,
+            )
+        out, _end = result
+        self.ctx.state["last_tool"] = name
+        if self.ctx.delivered:
+            self.harness.ws.store.write_turn(self.ctx.turn.id, delivered=True)
+        return out
 
 
 def _clean_block(block: dict[str, Any]) -> dict[str, Any]:

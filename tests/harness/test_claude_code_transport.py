@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from control_center.core.approvals import ApprovalKind, ApprovalStatus, Decision
 from control_center.core.events import (
     TextDelta,
     ToolCallEvent,
@@ -33,6 +34,8 @@ from control_center.harness.loopback import LoopbackMessagesServer
 from control_center.harness.settings import AppSettings
 from control_center.harness.transports import claude_code
 from control_center.harness.transports.claude_code import CLI_NOT_FOUND, GUIDANCE_NOTE, hook_command
+from control_center.harness.verbs import VERBS
+from control_center.pipeline.decisions import decide
 from control_center.workspace import Workspace
 
 API_KEY = "sk-ant-test-key"
@@ -677,3 +680,174 @@ def test_real_cli_without_the_os_layer_the_fsmonitor_does_write(
     marker, ended, _events = _fsmonitor_scenario(ws, repo)
     assert ended.status is TurnStatus.COMPLETED, ended.error
     assert marker.exists()
+
+
+# -- the mode's verbs over MCP and the host-owned ExitPlanMode (the real CLI) ---------------------
+
+PLAN_INPUT = {
+    "goal": "Add logging",
+    "nodes": [
+        {"key": "a", "title": "Add a logger", "description": "Create the logger.", "depends_on": []},
+        {"key": "b", "title": "Use it", "description": "Log each call.", "depends_on": ["a"]},
+    ],
+}
+
+
+def _loopback_turn(
+    ws: Workspace, space_id: str, replies: list[list[dict[str, Any]]], message: str = "go"
+) -> tuple[TurnEnded, list[TurnEvent], list[Any]]:
+    with LoopbackMessagesServer(replies) as server:
+        settings = AppSettings(claude_cli=str(REAL_CLI), base_url=server.base_url)
+        ended, events = run(ws, settings, space_id, message)
+        return ended, events, list(server.requests)
+
+
+def claude_code_verbs() -> frozenset[str]:
+    return frozenset(VERBS)
+
+
+def _result_of(events: list[TurnEvent], name: str) -> ToolResultEvent:
+    call = next(e for e in events if isinstance(e, ToolCallEvent) and e.name == name)
+    return next(e for e in events if isinstance(e, ToolResultEvent) and e.id == call.id)
+
+
+@needs_real_cli
+@pytest.mark.usefixtures("loopback_key")
+def test_real_cli_submit_plan_over_mcp_waits_in_the_inbox_as_a_plan_approval(ws: Workspace) -> None:
+    space = ws.create_space("mcp-plan", mode=Mode.PLAN)
+    replies = [
+        [{"type": "tool_use", "name": "mcp__control_center__submit_plan", "input": PLAN_INPUT}],
+        [{"type": "text", "text": "Submitted."}],
+    ]
+    ended, events, requests = _loopback_turn(ws, space.id, replies, "plan logging")
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    # Claude was offered exactly the mode's verbs from our server, named as MCP tools.
+    # Claude Code defers MCP tools behind its tool search: their names reach the model in the
+    # request, exactly the plan surface's verbs and nothing else from our server.
+    seen = json.dumps([r.body for r in requests])
+    verbs = {n for n in surface_names(Mode.PLAN) if n in claude_code_verbs()}
+    assert verbs
+    for verb in verbs:
+        assert f"mcp__control_center__{verb}" in seen
+    for other in ("write_file", "run_command", "propose_orchestration", "add_review_node"):
+        assert f"mcp__control_center__{other}" not in seen
+    result = _result_of(events, "mcp__control_center__submit_plan")
+    assert not result.is_error, result.content
+    plans = ws.store.approvals(kind=ApprovalKind.PLAN, space_id=space.id)
+    assert len(plans) == 1
+    assert plans[0].status is ApprovalStatus.PENDING
+    assert ended.delivered is True
+    turn = ws.store.turn(ended.turn)
+    assert turn is not None
+    assert turn.delivered is True
+
+
+@needs_real_cli
+@pytest.mark.usefixtures("loopback_key")
+def test_real_cli_invalid_verb_input_comes_back_as_an_error_and_stores_nothing(ws: Workspace) -> None:
+    space = ws.create_space("mcp-bad", mode=Mode.PLAN)
+    replies = [
+        [{"type": "tool_use", "name": "mcp__control_center__submit_plan", "input": {"goal": 3}}],
+        [{"type": "text", "text": "Oops."}],
+    ]
+    ended, events, _requests = _loopback_turn(ws, space.id, replies)
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    result = _result_of(events, "mcp__control_center__submit_plan")
+    assert result.is_error
+    assert "invalid input for submit_plan" in result.content
+    assert ws.store.approvals(kind=ApprovalKind.PLAN, space_id=space.id) == []
+    assert ended.delivered is False
+
+
+def _exit_plan(ws: Workspace, space_id: str) -> tuple[TurnEnded, list[TurnEvent]]:
+    replies = [
+        [{"type": "tool_use", "name": "ExitPlanMode", "input": {"plan": "Add logging to every call."}}],
+        [{"type": "text", "text": "Asked to leave plan mode."}],
+    ]
+    ended, events, _requests = _loopback_turn(ws, space_id, replies, "we are done planning")
+    return ended, events
+
+
+@needs_real_cli
+@pytest.mark.usefixtures("loopback_key")
+def test_real_cli_exit_plan_mode_opens_one_plan_exit_gate_and_switches_only_after_a_grant(
+    ws: Workspace,
+) -> None:
+    space = ws.create_space("mcp-exit", mode=Mode.PLAN)
+    ended, events = _exit_plan(ws, space.id)
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    first = _result_of(events, "ExitPlanMode")
+    assert first.is_error
+    assert "waits for the operator" in first.content
+    gates = ws.store.approvals(kind=ApprovalKind.PLAN_EXIT, space_id=space.id)
+    assert [g.status for g in gates] == [ApprovalStatus.PENDING]
+    assert ws.store.space(space.id).mode is Mode.PLAN  # type: ignore[union-attr]
+
+    ended, events = _exit_plan(ws, space.id)  # a repeat keeps the one gate
+    assert "waits for the operator" in _result_of(events, "ExitPlanMode").content
+    assert len(ws.store.approvals(kind=ApprovalKind.PLAN_EXIT, space_id=space.id)) == 1
+    assert ws.store.space(space.id).mode is Mode.PLAN  # type: ignore[union-attr]
+
+    decide(ws, gates[0].id, Decision.GRANT, by="operator")
+    assert ws.store.space(space.id).mode is Mode.PLAN  # type: ignore[union-attr]  # not until a call
+    ended, events = _exit_plan(ws, space.id)
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    last = _result_of(events, "ExitPlanMode")
+    assert not last.is_error, last.content
+    assert ws.store.space(space.id).mode is Mode.CHAT  # type: ignore[union-attr]
+    assert len(ws.store.approvals(kind=ApprovalKind.PLAN_EXIT, space_id=space.id)) == 1
+
+
+@needs_real_cli
+@pytest.mark.usefixtures("loopback_key")
+def test_real_cli_review_space_records_a_finding_and_a_verdict(ws: Workspace) -> None:
+    space = ws.open_review(base="main", head="feature", autonomy=Autonomy.AUTO)
+    ws.store.update_space(space.id, transport=Transport.CLAUDE_CODE)
+    finding = {
+        "kind": "bug",
+        "priority": "P1",
+        "confidence": 0.9,
+        "title": "add subtracts",
+        "body": "add returns a - b",
+        "anchor": {"file": "src/app.py", "start_line": 2, "end_line": 2},
+    }
+    replies = [
+        [{"type": "tool_use", "name": "mcp__control_center__add_review_node", "input": finding}],
+        [{"type": "tool_use", "name": "mcp__control_center__finalize_review", "input": {"verdict": "block"}}],
+        [{"type": "text", "text": "Reviewed."}],
+    ]
+    ended, events, _requests = _loopback_turn(ws, space.id, replies, "review this change")
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert not _result_of(events, "mcp__control_center__add_review_node").is_error
+    assert not _result_of(events, "mcp__control_center__finalize_review").is_error
+    nodes = ws.store.review_nodes(space.id)
+    assert [n.raw.get("title") for n in nodes] == ["add subtracts"]
+    review = ws.store.review(space.id)
+    assert review is not None
+    assert review.agent_verdict == "block"
+
+
+@needs_real_cli
+@pytest.mark.usefixtures("loopback_key")
+def test_real_cli_chat_still_edits_files(ws: Workspace) -> None:
+    space = ws.create_space("e2e-chat-edit", mode=Mode.CHAT)
+    target = space.worktree / "notes.txt"
+    replies = [
+        [{"type": "tool_use", "name": "Write", "input": {"file_path": str(target), "content": "written\n"}}],
+        [
+            {
+                "type": "tool_use",
+                "name": "Bash",
+                "input": {"command": "touch made-by-bash", "description": "t"},
+            }
+        ],
+        [{"type": "text", "text": "Done."}],
+    ]
+    ended, events, _requests = _loopback_turn(ws, space.id, replies, "write a note")
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert target.read_text() == "written\n"
+    assert (space.worktree / "made-by-bash").exists()
+    started = events[0]
+    assert isinstance(started, TurnStarted)
+    assert started.guarantee is not None
+    assert "os_layer" not in started.guarantee["layers"]

@@ -47,12 +47,18 @@ from control_center.harness.transports.claude_hook import (
     HOOKED_TOOLS,
     claude_tool_on_surface,
 )
+from control_center.harness.transports.turn_mcp import (
+    PERMISSION_TOOL,
+    DecidePermission,
+    TurnMcpServer,
+    claude_tool_name,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from control_center.core.events import TurnEvent
-    from control_center.harness.loop import Harness
+    from control_center.harness.loop import ExternalCalls, Harness
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +73,7 @@ NO_API_KEY = (
     "(the Claude Code transport uses the same key and endpoint as the Anthropic provider)"
 )
 HOME_DIR = "claude-home"
+EXIT_PLAN_VERB = "exit_plan_mode"
 #: Environment that keeps the CLI offline apart from the model endpoint (ENVIRONMENT.md).
 QUIET_ENV: dict[str, str] = {
     "DISABLE_TELEMETRY": "1",
@@ -136,7 +143,12 @@ def tool_lists(profile: CapabilityProfile, surface: frozenset[str]) -> tuple[lis
 
 
 def build_argv(
-    cli: str, message: str, profile: CapabilityProfile, surface: frozenset[str], model: str | None
+    cli: str,
+    message: str,
+    profile: CapabilityProfile,
+    surface: frozenset[str],
+    model: str | None,
+    mcp: TurnMcpServer | None = None,
 ) -> list[str]:
     # The prompt is the positional argument right after -p; a leading "-" would read as an option.
     prompt = " " + message if message.startswith("-") else message
@@ -156,6 +168,12 @@ def build_argv(
     if profile.read_only:
         argv += ["--permission-mode", "plan"]
     allowed, disallowed = tool_lists(profile, surface)
+    if mcp is not None:
+        argv += ["--mcp-config", json.dumps(mcp.config())]
+        allowed += [claude_tool_name(verb) for verb in mcp.verbs]
+        if mcp.permission is not None:
+            # Claude asks us, not a person: ExitPlanMode is answered from the plan_exit gate.
+            argv += ["--permission-prompt-tool", claude_tool_name(PERMISSION_TOOL)]
     if allowed:
         argv += ["--allowedTools", ",".join(allowed)]
     if disallowed:
@@ -337,13 +355,16 @@ async def run_claude_code_turn(
     if profile.read_only and not os_layer:
         _note(harness, turn, "note", GUIDANCE_NOTE)
 
+    calls = harness.external_calls(turn, space, profile, emit)
+
     def finish(
         status: TurnStatus, error: str | None = None, usage: dict[str, Any] | None = None
     ) -> TurnEnded:
-        store.update_turn(turn.id, status=status, error=error, delivered=False)
+        delivered = calls.delivered
+        store.update_turn(turn.id, status=status, error=error, delivered=delivered)
         if error:
             _note(harness, turn, "error" if status is TurnStatus.FAILED else "note", error)
-        ended = TurnEnded(turn.id, status, False, error, usage or {})
+        ended = TurnEnded(turn.id, status, delivered, error, usage or {})
         emit(ended)
         if space is None and status is TurnStatus.COMPLETED:
             harness.ws.remove_scratch(turn.worktree)
@@ -357,8 +378,63 @@ async def run_claude_code_turn(
         return finish(TurnStatus.FAILED, NO_API_KEY)
     home = harness.ws.root / HOME_DIR
     home.mkdir(parents=True, exist_ok=True)
+    permission = _permission_decider(calls, profile) if profile.read_only else None
+    try:
+        mcp = TurnMcpServer(calls.verbs, calls.call, permission)
+        await mcp.__aenter__()
+    except OSError as exc:
+        return finish(TurnStatus.FAILED, f"could not serve the mode's verbs to Claude Code: {exc}")
+    try:
+        return await _run_cli(
+            harness, turn, profile, message, emit, finish, cli, api_key, home, names, os_layer, mcp
+        )
+    finally:
+        await mcp.__aexit__(None, None, None)
+
+
+def _permission_decider(calls: ExternalCalls, profile: CapabilityProfile) -> DecidePermission:
+    """Claude's own ExitPlanMode is answered from our durable plan_exit gate (SPEC §5): the
+    first call opens it and is refused, repeats keep the one gate, a call after the operator's
+    grant switches the space to Agent mode. Anything else Claude would ask a person is refused."""
+
+    ours = {claude_tool_name(v.name) for v in calls.verbs}
+
+    async def decide(tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+        if tool in ours:
+            # Our own verbs: the call itself runs through the surface, gate and guardrail.
+            return {"behavior": "allow", "updatedInput": tool_input}
+        if tool == "ExitPlanMode" and any(v.name == EXIT_PLAN_VERB for v in calls.verbs):
+            plan = str(tool_input.get("plan") or "").strip()
+            summary = plan.splitlines()[0][:200] if plan else "Leave plan mode"
+            out = await calls.call(EXIT_PLAN_VERB, {"summary": summary})
+            if not out.is_error and out.content.startswith("granted"):
+                return {"behavior": "allow", "updatedInput": tool_input}
+            return {"behavior": "deny", "message": out.content}
+        return {
+            "behavior": "deny",
+            "message": f"{tool} is not allowed in {profile.label} mode (the operator decides).",
+        }
+
+    return decide
+
+
+async def _run_cli(
+    harness: Harness,
+    turn: Turn,
+    profile: CapabilityProfile,
+    message: str,
+    emit: Callable[[TurnEvent], None],
+    finish: Callable[..., TurnEnded],
+    cli: str,
+    api_key: str,
+    home: Path,
+    names: frozenset[str],
+    os_layer: bool,
+    mcp: TurnMcpServer,
+) -> TurnEnded:
+    store = harness.ws.store
     model = turn.settings.get("model")
-    argv = build_argv(cli, message, profile, names, model if isinstance(model, str) else None)
+    argv = build_argv(cli, message, profile, names, model if isinstance(model, str) else None, mcp)
     env = build_env(harness, profile, api_key, home)
     if os_layer:
         box = sandbox.ClaudeSandbox(
