@@ -533,3 +533,18 @@ def test_bad_input_in_process(tmp_path: Path, repo: Path, cli: Cli, case: str) -
     assert cli("init", "--workspace", tmp_path / "ws", "--repo", repo).code == 0
     make_args, fragments = BAD_INPUTS[case]
     cli(*make_args(tmp_path)).assert_clean_error(*fragments)
+
+
+@pytest.mark.parametrize("transport", ["builtin", "claude-code"])
+def test_surface_json_says_which_layers_hold(ws: Path, cli: Cli, transport: str) -> None:
+    from control_center.core.guarantees import guarantee_for
+    from control_center.core.modes import Transport
+    from control_center.core.profiles import profile_for
+    from control_center.harness.sandbox import sandbox_available
+
+    sid = create_space(cli, ws, "planner", "--mode", "plan")
+    data = surface(cli, ws, "--space", sid, "--transport", transport)
+    expected = guarantee_for(profile_for(Mode.PLAN), Transport(transport), sandbox_available()).to_json()
+    assert data["guarantee"] == expected
+    if transport == "claude-code":
+        assert data["guarantee"]["hook_alone"] is (not sandbox_available())
