@@ -265,11 +265,10 @@ class Harness:
         turn = store.turn(turn_id)
         if turn is None:
             raise HarnessError(f"no turn {turn_id!r} in this workspace")
-        if turn.transport is not Transport.BUILTIN:
-            raise HarnessError(
-                f"turn {turn_id} ran on the {turn.transport.value} transport, which cannot be resumed; "
-                "start a new turn instead"
-            )
+        if turn.transport is Transport.CLAUDE_CODE:
+            session = _claude_session(turn)  # refusals write nothing
+            turn = claim_for_resume(store, turn)
+            return await self._resume_external(turn, session, emit)
         turn = claim_for_resume(store, turn)  # nothing is written before the claim succeeds
         # The mode is re-read at the start of the resumed run, like any turn.
         space = store.space(turn.space_id) if turn.space_id else None
@@ -773,11 +772,29 @@ class Harness:
         return ExternalCalls(self, ctx)
 
     async def _run_external(
-        self, turn: Turn, space: Space | None, profile: CapabilityProfile, message: str, emit: EventSink
+        self,
+        turn: Turn,
+        space: Space | None,
+        profile: CapabilityProfile,
+        message: str,
+        emit: EventSink,
+        resume_session: str | None = None,
     ) -> TurnEnded:
         from control_center.harness.transports.claude_code import run_claude_code_turn
 
-        return await run_claude_code_turn(self, turn, space, profile, message, emit)
+        return await run_claude_code_turn(
+            self, turn, space, profile, message, emit, resume_session=resume_session
+        )
+
+    async def _resume_external(self, turn: Turn, session: str, emit: EventSink) -> TurnEnded:
+        """An interrupted Claude Code turn continues Claude's own session (``--resume``)."""
+        space = self.ws.store.space(turn.space_id) if turn.space_id else None
+        mode = resolved_mode(space) if turn.space_id else turn.mode
+        if space is not None and space.mode != turn.mode:
+            self.ws.store.write_turn(turn.id, mode=space.mode)
+        return await self._run_external(
+            turn, space, profile_for(mode), RESUME_MESSAGE, emit, resume_session=session
+        )
 
 
 @dataclass
@@ -810,6 +827,21 @@ class ExternalCalls:
         if self.ctx.delivered:
             self.harness.ws.store.write_turn(self.ctx.turn.id, delivered=True)
         return out
+
+
+def _claude_session(turn: Turn) -> str:
+    session = turn.state.get("session_id")
+    if turn.status in (TurnStatus.COMPLETED, TurnStatus.FAILED):
+        raise HarnessError(f"turn {turn.id} has ended ({turn.status.value}); start a new turn instead")
+    if not isinstance(session, str) or not session:
+        raise HarnessError(
+            f"turn {turn.id} stopped before Claude Code started a session; start a new turn instead"
+        )
+    return session
+
+
+#: What a resumed Claude Code session is told (its own transcript holds the rest).
+RESUME_MESSAGE = "The previous turn was interrupted. Continue where you left off."
 
 
 def _clean_block(block: dict[str, Any]) -> dict[str, Any]:

@@ -851,3 +851,107 @@ def test_real_cli_chat_still_edits_files(ws: Workspace) -> None:
     assert isinstance(started, TurnStarted)
     assert started.guarantee is not None
     assert "os_layer" not in started.guarantee["layers"]
+
+
+# -- resume ---------------------------------------------------------------------------------------
+
+
+def test_an_interrupted_turn_resumes_claudes_session_with_the_modes_flags_and_mcp_again(
+    ws: Workspace, fake: Fake
+) -> None:
+    space = ws.create_space("resumable", mode=Mode.PLAN)
+    settings = AppSettings(claude_cli=str(fake.path))
+    ended, _events = run(ws, settings, space.id)
+    assert ws.store.turn(ended.turn).state["session_id"] == "sess-1"  # type: ignore[union-attr]
+    ws.store.update_turn(ended.turn, status=TurnStatus.INTERRUPTED, error="cancelled by the operator")
+    events: list[TurnEvent] = []
+    resumed = asyncio.run(Harness(ws, settings).resume(ended.turn, emit=events.append))
+    assert resumed.status is TurnStatus.COMPLETED, resumed.error
+    assert resumed.turn == ended.turn
+    argv = fake.seen["argv"]
+    assert option(argv, "--resume") == "sess-1"
+    assert option(argv, "--permission-mode") == "plan"
+    assert json.loads(option(argv, "--mcp-config") or "{}")["mcpServers"]["control_center"]["type"] == "http"
+    assert option(argv, "--permission-prompt-tool") == "mcp__control_center__permission_prompt"
+    started = events[0]
+    assert isinstance(started, TurnStarted)
+    assert started.resumed is True
+
+
+def test_a_turn_without_a_claude_session_is_not_resumed(ws: Workspace, fake: Fake) -> None:
+    from control_center.harness.loop import HarnessError
+
+    space = ws.create_space("no-session", mode=Mode.PLAN)
+    fake.lines([result()])  # no init line: Claude never reported a session
+    settings = AppSettings(claude_cli=str(fake.path))
+    ended, _events = run(ws, settings, space.id)
+    ws.store.update_turn(ended.turn, status=TurnStatus.INTERRUPTED)
+    with pytest.raises(HarnessError, match="before Claude Code started a session"):
+        asyncio.run(Harness(ws, settings).resume(ended.turn))
+    ws.store.update_turn(ended.turn, status=TurnStatus.COMPLETED)
+    with pytest.raises(HarnessError, match="has ended"):
+        asyncio.run(Harness(ws, settings).resume(ended.turn))
+
+
+HANGING_CLAUDE = """#!{python}
+# A stand-in for claude that starts a grandchild inside the sandbox and hangs.
+import json, subprocess, sys, time
+subprocess.Popen(["sh", "-c", "sleep 300; : {marker}"])
+print(json.dumps({{"type": "system", "subtype": "init", "session_id": "sess-hang"}}), flush=True)
+print(json.dumps({{"type": "assistant", "parent_tool_use_id": None,
+                  "message": {{"content": [{{"type": "text", "text": "working"}}]}}}}), flush=True)
+time.sleep(300)
+"""
+
+
+def _processes_with(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().split(")")[-1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+@needs_bwrap
+def test_cancelling_a_sandboxed_turn_ends_everything_inside_it(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(claude_code, "resolve_api_key", lambda: (API_KEY, "env"))
+    marker = f"cc-cancel-marker-{os.getpid()}-{time.monotonic_ns()}"
+    cli = ws.root.parent / "hang-bin" / "claude"
+    cli.parent.mkdir()
+    cli.write_text(HANGING_CLAUDE.format(python=sys.executable, marker=marker))
+    cli.chmod(0o755)
+    space = ws.create_space("boxed-hang", mode=Mode.PLAN)
+    events: list[TurnEvent] = []
+
+    async def scenario() -> None:
+        harness = Harness(ws, AppSettings(claude_cli=str(cli)))
+        task = asyncio.create_task(
+            harness.run(RunRequest("go", space.id, transport=Transport.CLAUDE_CODE), emit=events.append)
+        )
+        deadline = time.monotonic() + 60
+        while not (any(isinstance(e, TextDelta) for e in events) and _processes_with(marker)):
+            assert time.monotonic() < deadline, "the sandboxed CLI never started its child"
+            assert not task.done(), task
+            await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    deadline = time.monotonic() + 10
+    while _processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _processes_with(marker) == []
+    turn = ws.store.turn(events[0].turn)  # type: ignore[attr-defined]
+    assert turn is not None
+    assert turn.status is TurnStatus.INTERRUPTED
+    assert turn.state["session_id"] == "sess-hang"  # kept for --resume

@@ -230,6 +230,7 @@ class _Stream:
     harness: Harness
     turn: Turn
     emit: Callable[[TurnEvent], None]
+    on_session: Callable[[str], None] | None = None
     names: dict[str, str] = field(default_factory=dict)
     session_id: str | None = None
     result: dict[str, Any] | None = None
@@ -252,6 +253,8 @@ class _Stream:
         kind = msg.get("type")
         if kind == "system" and msg.get("subtype") == "init":
             self.session_id = msg.get("session_id")
+            if isinstance(self.session_id, str) and self.session_id and self.on_session is not None:
+                self.on_session(self.session_id)
         elif kind == "assistant":
             self._assistant(msg)
         elif kind == "user":
@@ -332,8 +335,12 @@ async def run_claude_code_turn(
     profile: CapabilityProfile,
     message: str,
     emit: Callable[[TurnEvent], None],
+    *,
+    resume_session: str | None = None,
 ) -> TurnEnded:
-    """Run one turn through the ``claude`` CLI; returns how it ended (also emitted last)."""
+    """Run one turn through the ``claude`` CLI; returns how it ended (also emitted last).
+    ``resume_session``: continue Claude's session of an interrupted turn (``--resume``), with
+    the mode's flags, the OS layer and the MCP server set up again as for a new turn."""
     store = harness.ws.store
     autonomy = space.autonomy if space else Autonomy.ASK
     surface = materialize_surface(profile, autonomy, Transport.CLAUDE_CODE)
@@ -349,6 +356,7 @@ async def run_claude_code_turn(
             tuple(t.name for t in surface),
             provider=turn.settings.get("provider"),
             model=turn.settings.get("model"),
+            resumed=resume_session is not None,
             guarantee=guarantee.to_json(),
         )
     )
@@ -386,7 +394,19 @@ async def run_claude_code_turn(
         return finish(TurnStatus.FAILED, f"could not serve the mode's verbs to Claude Code: {exc}")
     try:
         return await _run_cli(
-            harness, turn, profile, message, emit, finish, cli, api_key, home, names, os_layer, mcp
+            harness,
+            turn,
+            profile,
+            message,
+            emit,
+            finish,
+            cli,
+            api_key,
+            home,
+            names,
+            os_layer,
+            mcp,
+            resume_session,
         )
     finally:
         await mcp.__aexit__(None, None, None)
@@ -431,10 +451,13 @@ async def _run_cli(
     names: frozenset[str],
     os_layer: bool,
     mcp: TurnMcpServer,
+    resume_session: str | None,
 ) -> TurnEnded:
     store = harness.ws.store
     model = turn.settings.get("model")
     argv = build_argv(cli, message, profile, names, model if isinstance(model, str) else None, mcp)
+    if resume_session:
+        argv[1:1] = ["--resume", resume_session]
     env = build_env(harness, profile, api_key, home)
     if os_layer:
         box = sandbox.ClaudeSandbox(
@@ -462,8 +485,15 @@ async def _run_cli(
         )
     except OSError as exc:
         return finish(TurnStatus.FAILED, f"could not start Claude Code ({cli}): {exc}")
-    store.update_turn(turn.id, state={**turn.state, "pid": os.getpid(), "claude_pid": proc.pid})
-    stream = _Stream(harness, turn, emit)
+    state = {**turn.state, "pid": os.getpid(), "claude_pid": proc.pid}
+    store.update_turn(turn.id, status=TurnStatus.RUNNING, error=None, state=state)
+
+    def session_started(session_id: str) -> None:
+        # Kept at once: an interrupted turn resumes this session (--resume).
+        state["session_id"] = session_id
+        store.update_turn(turn.id, state=state)
+
+    stream = _Stream(harness, turn, emit, on_session=session_started)
     stderr_tail: deque[str] = deque()
     stderr_task = asyncio.create_task(_drain(proc.stderr, stderr_tail))
     try:
@@ -485,8 +515,6 @@ async def _run_cli(
     finally:
         if proc.returncode is None:
             await _kill_group(proc)
-    if stream.session_id:
-        store.update_turn(turn.id, state={**turn.state, "pid": os.getpid(), "session_id": stream.session_id})
     return _conclude(harness, turn, stream, code, "".join(stderr_tail), emit, finish)
 
 
