@@ -66,6 +66,7 @@ MINIMUM_WINDOW = (900, 560)
 #: Below this width of the conversation area the Autonomy/Transport captions are hidden.
 HEADER_CAPTIONS_MIN_WIDTH = 560
 
+
 def is_model_error(error: str) -> bool:
     """Whether a turn failed talking to the model (not in a tool or a gate)."""
     text = error.lower()
