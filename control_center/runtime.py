@@ -758,6 +758,6 @@ def open_runtime(root: Path) -> WorkspaceRuntime:
 def mark_dead_turns_interrupted(ws: Workspace) -> list[str]:
     """At start-up: a turn still ``running`` whose process is gone is marked ``interrupted``
     (resumable). Turns of a live process (a CLI run beside the app) are left alone."""
-    from control_center.harness.turn_claim import process_alive
+    from control_center.harness.turn_claim import owner_alive
 
-    return ws.store.mark_running_turns_interrupted(process_alive)
+    return ws.store.mark_running_turns_interrupted(owner_alive)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import difflib
 import logging
-import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -69,7 +68,7 @@ from control_center.harness.suspensions import WaitingCall, missing_outcome, sus
 from control_center.harness.tools.base import ToolContext, ToolError, ToolOutput
 from control_center.harness.tools.registry import PURE_TOOLS
 from control_center.harness.tools.shell import run_gate, tool_output_path
-from control_center.harness.turn_claim import claim_for_resume, free_dead_turns, refuse_busy
+from control_center.harness.turn_claim import claim_for_resume, free_dead_turns, owner_state, refuse_busy
 from control_center.harness.verbs import VERBS, VerbContext
 from control_center.store.store import SpaceBusy, new_id
 from control_center.workspace import Workspace, WorkspaceError, resolved_mode
@@ -215,7 +214,7 @@ class Harness:
                 transport=transport,
                 settings=recorded,
                 worktree=worktree,
-                state={"pid": os.getpid()},
+                state=owner_state(),
             )
         except SpaceBusy as exc:
             raise refuse_busy(space, exc.turn, store) from None

@@ -6,6 +6,7 @@ so any number of threads or processes starting at once leave exactly one turn ru
 from __future__ import annotations
 
 import os
+import socket
 from typing import Any
 
 from control_center.core.approvals import ApprovalKind, ApprovalStatus
@@ -13,6 +14,23 @@ from control_center.core.events import TurnStatus
 from control_center.core.records import Space, Turn
 from control_center.harness.errors import HarnessError
 from control_center.store.store import ClaimLost, SpaceBusy, Store
+
+#: This machine, recorded beside a turn's pid: a pid means nothing on another machine (team mode).
+HOST = socket.gethostname()
+
+
+def owner_state() -> dict[str, Any]:
+    """What a turn records about the process that runs it."""
+    return {"pid": os.getpid(), "host": HOST}
+
+
+def owner_alive(state: dict[str, Any]) -> bool:
+    """Whether the process that runs a turn (per its recorded state) is alive. A turn of another
+    machine counts as alive here: its machine, or a worker's missed heartbeats, decide."""
+    host = state.get("host")
+    if host is not None and host != HOST:
+        return True
+    return process_alive(state.get("pid"))
 
 
 def process_alive(pid: Any) -> bool:
@@ -31,7 +49,7 @@ def free_dead_turns(store: Store, space_id: str | None) -> None:
     """A ``running`` turn whose process died no longer holds its space (it becomes interrupted,
     resumable). The owner's pid is written in the same statement as the claim, so a live turn is
     never swept."""
-    store.mark_running_turns_interrupted(process_alive, space_id=space_id)
+    store.mark_running_turns_interrupted(owner_alive, space_id=space_id)
 
 
 def _waiting_on(store: Store, turn: Turn) -> str:
@@ -78,7 +96,7 @@ def claim_for_resume(store: Store, turn: Turn) -> Turn:
             noun = "question" if approval.kind is ApprovalKind.QUESTION else "approval"
             raise HarnessError(f"turn {turn.id} waits for {noun} {approval.id}; {how}")
     try:
-        return store.claim_turn(turn, state={**turn.state, "pid": os.getpid()})
+        return store.claim_turn(turn, state={**turn.state, **owner_state()})
     except ClaimLost as exc:
         now = exc.turn.status.value
         raise HarnessError(f"turn {turn.id} was resumed by another process (it is {now} now)") from None

@@ -43,7 +43,7 @@ from control_center.core.pipeline import (
 from control_center.core.records import Turn
 from control_center.harness.loop import Harness, HarnessError, RunRequest
 from control_center.harness.tools.shell import run_gate
-from control_center.harness.turn_claim import process_alive
+from control_center.harness.turn_claim import owner_alive
 from control_center.store.tables import PipelineRow
 from control_center.workspace import Workspace, WorkspaceError
 
@@ -310,7 +310,7 @@ class PipelineRunner:
                 if turn is not None and turn.status is TurnStatus.AWAITING_APPROVAL:
                     hold = "waiting"
                     continue
-            alive = turn is not None and process_alive(turn.state.get("pid"))
+            alive = turn is not None and owner_alive(turn.state)
             if turn is not None and turn.status is TurnStatus.RUNNING and alive:
                 # A live process (a CLI run, or this one) still drives the turn: leave it be.
                 hold = hold or "running"

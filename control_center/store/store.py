@@ -643,9 +643,12 @@ class Store:
         return {r[0]: (r[1], r[2], r[3]) for r in turns}, waiting
 
     def mark_running_turns_interrupted(
-        self, is_alive: Callable[[Any], bool] = lambda _pid: False, *, space_id: str | None = None
+        self,
+        is_alive: Callable[[dict[str, Any]], bool] = lambda _state: False,
+        *,
+        space_id: str | None = None,
     ) -> list[str]:
-        """A turn still ``running`` whose process is gone (``is_alive(pid)`` false) belongs to a
+        """A turn still ``running`` whose process is gone (``is_alive(state)`` false) belongs to a
         process that died; it becomes ``interrupted`` (resumable) and frees its space. Run at
         start-up for all spaces, and before a turn claims ``space_id``."""
         with self._write() as s:
@@ -653,7 +656,7 @@ class Store:
             if space_id is not None:
                 q = q.where(TurnRow.space_id == space_id)
             rows = s.exec(q).all()
-            rows = [r for r in rows if not is_alive((r.state or {}).get("pid"))]
+            rows = [r for r in rows if not is_alive(dict(r.state or {}))]
             for row in rows:
                 row.status = TurnStatus.INTERRUPTED.value
                 row.error = "the process running this turn stopped; resume to continue"

@@ -53,6 +53,7 @@ from control_center.harness.transports.turn_mcp import (
     TurnMcpServer,
     claude_tool_name,
 )
+from control_center.harness.turn_claim import owner_state
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -485,7 +486,7 @@ async def _run_cli(
         )
     except OSError as exc:
         return finish(TurnStatus.FAILED, f"could not start Claude Code ({cli}): {exc}")
-    state = {**turn.state, "pid": os.getpid(), "claude_pid": proc.pid}
+    state = {**turn.state, **owner_state(), "claude_pid": proc.pid}
     store.update_turn(turn.id, status=TurnStatus.RUNNING, error=None, state=state)
 
     def session_started(session_id: str) -> None:
