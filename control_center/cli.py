@@ -248,17 +248,18 @@ def _since_arg(text: str) -> str:
     return when.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _parse_gate(text: str) -> Gate:
-    name, sep, command = text.partition("=")
-    if not sep or not name.strip() or not command.strip():
-        raise CliError(f"--gate expects NAME=COMMAND, got {text!r}", EXIT_USAGE)
-    return Gate(name.strip(), command)
+def parse_gates(args: argparse.Namespace) -> tuple[Gate, ...]:
+    """``--gate`` (no network) and ``--network-gate`` (network allowed)."""
+    try:
+        return Gate.from_args(getattr(args, "gate", None), getattr(args, "network_gate", None))
+    except ValueError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
 
 
 def cmd_review_open(args: argparse.Namespace) -> int:
     ws = _open(args)
     try:
-        gates = tuple(_parse_gate(g) for g in args.gate or ())
+        gates = parse_gates(args)
         space = ws.open_review(
             base=args.base, head=args.head, name=args.name, autonomy=_autonomy_arg(args.autonomy), gates=gates
         )
@@ -388,6 +389,10 @@ def build_parser() -> argparse.ArgumentParser:
     ro.add_argument("--name")
     ro.add_argument("--autonomy", default="ask")
     ro.add_argument("--gate", action="append", metavar="NAME=COMMAND")
+    ro.add_argument(
+        "--network-gate", dest="network_gate", action="append", metavar="NAME=COMMAND",
+        help="a gate that may use the network (gates run without network otherwise)",
+    )  # fmt: skip
     ro.set_defaults(func=cmd_review_open)
     rs = rsub.add_parser("show")
     ws_arg(rs)
@@ -401,6 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
     ri.add_argument("--name")
     ri.add_argument("--autonomy", default="ask")
     ri.add_argument("--gate", action="append", metavar="NAME=COMMAND")
+    ri.add_argument("--network-gate", dest="network_gate", action="append", metavar="NAME=COMMAND")
     ri.add_argument("--api-url", dest="api_url", help="GitHub API base URL (default https://api.github.com)")
     ri.set_defaults(func=_lazy("control_center.github_import", "cmd_review_import"))
 

@@ -229,19 +229,13 @@ def import_pull_request(
     )
 
 
-def parse_gate(text: str) -> Gate:
-    """``NAME=COMMAND``, the rule and message of ``review open --gate`` (the CLI sits above this
-    module, so it cannot be imported from here)."""
-    name, sep, command = text.partition("=")
-    if not sep or not name.strip() or not command.strip():
-        raise GitHubImportError(f"--gate expects NAME=COMMAND, got {text!r}")
-    return Gate(name.strip(), command)
-
-
 def cmd_review_import(args: argparse.Namespace) -> int:
     """``control-center review import --workspace DIR REF [--gate NAME=COMMAND ...] [--api-url URL]``:
     prints the new space's id alone on one line."""
-    gates = tuple(parse_gate(g) for g in (getattr(args, "gate", None) or ()))
+    try:
+        gates = Gate.from_args(getattr(args, "gate", None), getattr(args, "network_gate", None))
+    except ValueError as exc:
+        raise GitHubImportError(str(exc)) from None
     autonomy = parse_enum(Autonomy, getattr(args, "autonomy", None) or "ask", "autonomy level")
     ws = Workspace.open(Path(args.workspace))
     try:

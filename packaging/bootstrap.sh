@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything Control Center needs on a fresh Debian/Ubuntu machine, idempotently:
 #   1. the system libraries Qt's platform plugins load (checked with ldd, installed with apt-get),
-#      git and bubblewrap (the read-only sandbox);
+#      git, bubblewrap (the read-only sandbox and the gate sandbox) and ripgrep (search_files);
 #   2. a virtual environment in .venv with the project and its test tools.
 # Prints what it does on stderr; safe to run again (it skips what is already there).
 set -euo pipefail
@@ -18,6 +18,7 @@ apt_packages=(
     git bubblewrap                                  # worktrees; the read-only sandbox
     python3-venv                                    # python3 -m venv (the .venv; the wheel test)
     postgresql                                      # team mode's store; tests start a throw-away cluster
+    ripgrep                                         # search_files: linear-time regex
     libegl1 libgl1 libx11-6 libxkbcommon0 libglib2.0-0 libfontconfig1 libfreetype6 libdbus-1-3
     fonts-dejavu-core                               # Qt's offscreen platform (tests) renders text
     fonts-noto-color-emoji fonts-noto-cjk           # emoji and CJK text render instead of empty boxes

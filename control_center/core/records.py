@@ -3,6 +3,7 @@ Nobody outside the store sees ORM rows."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,24 @@ from control_center.core.modes import Autonomy, Mode, Transport
 class Gate:
     name: str
     command: str
+    #: Gates run without network unless declared with it (SPEC §6: gates in the sandbox).
+    network: bool = False
+
+    @classmethod
+    def parse(cls, text: str, *, network: bool = False) -> Gate:
+        """``NAME=COMMAND`` as the CLI takes it; ValueError names the flag's expected form."""
+        name, sep, command = text.partition("=")
+        if not sep or not name.strip() or not command.strip():
+            flag = "--network-gate" if network else "--gate"
+            raise ValueError(f"{flag} expects NAME=COMMAND, got {text!r}")
+        return cls(name.strip(), command, network)
+
+    @classmethod
+    def from_args(cls, gates: Sequence[str] | None, network_gates: Sequence[str] | None) -> tuple[Gate, ...]:
+        """``--gate`` values (no network) then ``--network-gate`` values (network allowed)."""
+        return tuple(cls.parse(g) for g in gates or ()) + tuple(
+            cls.parse(g, network=True) for g in network_gates or ()
+        )
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,7 @@ from control_center.harness.providers.scripted import ScriptedProvider
 from control_center.harness.settings import AppSettings
 from control_center.harness.suspensions import WaitingCall, missing_outcome, suspension_for
 from control_center.harness.tools.base import ToolContext, ToolError, ToolOutput
+from control_center.harness.tools.bounded import run_bounded
 from control_center.harness.tools.registry import PURE_TOOLS
 from control_center.harness.tools.shell import run_gate, tool_output_path
 from control_center.harness.turn_claim import claim_for_resume, free_dead_turns, owner_state, refuse_busy
@@ -691,6 +692,7 @@ class Harness:
             tool_ctx = ToolContext(
                 worktree=ctx.turn.worktree,
                 read_only=ctx.profile.read_only,
+                env_allow=self.settings.allowed_env,
                 extras={
                     "cancel_event": ctx.cancel_event,
                     "output_file": tool_output_path(self.ws.root, call_id),
@@ -702,11 +704,8 @@ class Harness:
                 return ToolOutput(
                     f"tool {name} has no implementation on this transport", is_error=True
                 ), False
-            if name in extra_tools.WORKSPACE_TOOLS:
-                out = await asyncio.to_thread(fn, tool_ctx, args, self.ws)
-            else:
-                out = await asyncio.to_thread(fn, tool_ctx, args)
-            return out, False
+            extra = (self.ws,) if name in extra_tools.WORKSPACE_TOOLS else ()
+            return await run_bounded(name, fn, tool_ctx, args, *extra), False
         except ToolError as exc:
             return ToolOutput(str(exc), is_error=True), False
         except WorkspaceError as exc:
@@ -715,7 +714,14 @@ class Harness:
     async def _run_gates(self, space: Space) -> list[AxisResult]:
         results = []
         for gate in space.gates:
-            outcome = await asyncio.to_thread(run_gate, gate.command, space.worktree, GATE_TIMEOUT_S, False)
+            outcome = await asyncio.to_thread(
+                run_gate,
+                gate.command,
+                space.worktree,
+                GATE_TIMEOUT_S,
+                network=gate.network,
+                env_allow=self.settings.allowed_env,
+            )
             results.append(AxisResult(gate.name, AxisStatus(outcome.status), outcome.detail))
         return results
 

@@ -7,8 +7,10 @@ rather than failing. Network stays available: read-only modes never deny network
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -147,3 +149,84 @@ def claude_sandbox_argv(argv: Sequence[str], box: ClaudeSandbox) -> list[str] | 
     if bwrap is None:
         return None
     return box.argv(argv, bwrap)
+
+
+def _gate_args(worktree: Path, scratch: Path, *, network: bool, home: Path | None) -> list[str]:
+    wt = str(worktree)
+    extra: list[str] = []
+    common = _git_common_dir(worktree)
+    if common is not None and common.is_dir():
+        extra = ["--ro-bind", str(common), str(common)]
+    # A private, empty home: ~/.ssh, ~/.aws, ~/.config/gh and friends are out of sight. Mounted
+    # before the worktree binds so a worktree inside the home folder is still reachable.
+    private_home = ["--tmpfs", str(home)] if home is not None and home != Path("/") else []
+    return [
+        "--ro-bind", "/", "/",
+        "--dev", "/dev",
+        "--proc", "/proc",
+        "--tmpfs", "/tmp",
+        *private_home,
+        *extra,
+        "--bind", str(scratch), wt,
+        "--chdir", wt,
+        *([] if network else ["--unshare-net"]),
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--die-with-parent",
+    ]  # fmt: skip
+
+
+@functools.cache
+def gate_sandbox_available() -> bool:
+    """True when bwrap can build the gate box here (it also needs a network namespace)."""
+    bwrap = bwrap_path()
+    if bwrap is None:
+        return False
+    with tempfile.TemporaryDirectory(prefix="cc-probe-") as tmp:
+        try:
+            done = subprocess.run(
+                [bwrap, *_gate_args(Path(tmp), Path(tmp), network=False, home=None), "--", "true"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=_PROBE_TIMEOUT_S,
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return False
+    return done.returncode == 0
+
+
+def make_scratch_copy(worktree: Path) -> Path:
+    """A throw-away copy of ``worktree`` (the gate's writable layer); the caller removes it.
+
+    ``cp -a --reflink=auto`` shares blocks on copy-on-write file systems and keeps symlinks as
+    links, so a link pointing out of the worktree stays a link into the read-only file system."""
+    scratch = Path(tempfile.mkdtemp(prefix="cc-gate-"))
+    done = subprocess.run(
+        ["cp", "-a", "--reflink=auto", f"{worktree}/.", str(scratch)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        check=False,
+    )
+    if done.returncode != 0:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise OSError(
+            f"could not copy the worktree for the gate: {done.stderr.decode(errors='replace').strip()}"
+        )
+    return scratch
+
+
+def gate_argv(argv: Sequence[str], worktree: Path, scratch: Path, *, network: bool) -> list[str] | None:
+    """``argv`` wrapped in the gate box, or None when bubblewrap cannot be used on this host (the
+    caller then runs the gate unsandboxed in ``scratch`` and says so)."""
+    if not gate_sandbox_available():
+        return None
+    bwrap = bwrap_path()
+    if bwrap is None:
+        return None
+    home_env = os.environ.get("HOME")
+    home = Path(home_env).resolve() if home_env else None
+    args = _gate_args(Path(worktree).resolve(), scratch, network=network, home=home)
+    return [bwrap, *args, "--", *argv]

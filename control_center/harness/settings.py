@@ -102,6 +102,9 @@ class AppSettings:
     last_workspace: str | None = None
     #: Who this operator is in decisions' records; None: the OS user and host.
     operator_name: str | None = None
+    #: Credential-like environment variables the operator lets tools and gates see (by exact name);
+    #: every other *KEY*/*TOKEN*/*SECRET*/*PASSWORD* variable is withheld (harness.environment).
+    allowed_env: tuple[str, ...] = ()
     models: dict[Mode, ModelSettings] = field(
         default_factory=lambda: {m: _default_mode_settings() for m in Mode}
     )
@@ -210,6 +213,7 @@ class AppSettings:
             "claude_cli": self.claude_cli,
             "last_workspace": self.last_workspace,
             "operator_name": self.operator_name,
+            "allowed_env": list(self.allowed_env),
             "modes": {m.value: s.to_json() for m, s in self.models.items()},
         }
 
@@ -230,6 +234,9 @@ class AppSettings:
         out.last_workspace = data.get("last_workspace") or None
         name = data.get("operator_name")
         out.operator_name = name.strip() if isinstance(name, str) and name.strip() else None
+        allowed = data.get("allowed_env") or ()
+        if isinstance(allowed, list | tuple):
+            out.allowed_env = tuple(str(name) for name in allowed if isinstance(name, str) and name)
         modes = data.get("modes")
         # Files from before per-mode providers ("models") stored a provider per mode that was never
         # honoured: it is dropped so those modes follow the global choice as before.

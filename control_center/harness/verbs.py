@@ -28,6 +28,7 @@ from control_center.core.review import (
     read_boundary,
 )
 from control_center.harness.tools.base import ToolOutput
+from control_center.harness.tools.shell import UNSANDBOXED_NOTE
 from control_center.store.store import now_iso
 from control_center.workspace import Workspace
 
@@ -277,7 +278,13 @@ async def finalize_review(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
         f"Review finalized: your verdict {verdict.value}, folded verdict {folded.value if folded else '-'}."
     ]
     lines += [f"- gate {a.name}: {a.status.value}" for a in axes]
-    _note(ctx, "note", lines[0], review=True)
+    unsandboxed = [a.name for a in axes if a.detail.startswith(UNSANDBOXED_NOTE)]
+    if unsandboxed:
+        lines.append(
+            f"Gates ran UNSANDBOXED (bubblewrap missing or unusable): {', '.join(unsandboxed)}; "
+            "they could reach this machine and the network."
+        )
+    _note(ctx, "note", "\n".join([lines[0], *lines[len(axes) + 1 :]]), review=True)
     return _ok("\n".join(lines))
 
 

@@ -414,7 +414,11 @@ class PipelineRunner:
         if space is None:
             raise _NodeFailed("gate has no room to run in")
         outcome = await asyncio.to_thread(
-            run_gate, str(node.body.get("command", "")), space.worktree, GATE_TIMEOUT_S, False
+            run_gate,
+            str(node.body.get("command", "")),
+            space.worktree,
+            GATE_TIMEOUT_S,
+            network=bool(node.body.get("network", False)),
         )
         if outcome.status != "passed":
             raise _NodeFailed(f"gate {outcome.status}: {outcome.detail[-500:]}")

@@ -119,7 +119,7 @@ def _space(row: SpaceRow) -> Space:
         archived=row.archived,
         pr_base=row.pr_base,
         pr_head=row.pr_head,
-        gates=tuple(Gate(g["name"], g["command"]) for g in row.gates),
+        gates=tuple(Gate(g["name"], g["command"], bool(g.get("network", False))) for g in row.gates),
     )
 
 
@@ -262,7 +262,10 @@ class Store:
                 last_active_at=ts,
                 pr_base=pr_base,
                 pr_head=pr_head,
-                gates=[{"name": g.name, "command": g.command} for g in gates],
+                gates=[
+                    {"name": g.name, "command": g.command, **({"network": True} if g.network else {})}
+                    for g in gates
+                ],
             )
             s.add(row)
             s.flush()

@@ -154,17 +154,17 @@ def test_run_command_bad_arguments(tmp_path: Path, args: dict[str, object]) -> N
 
 
 def test_gate_passed_and_failed(tmp_path: Path) -> None:
-    passed = run_gate("echo all good", tmp_path, 10, read_only=False)
+    passed = run_gate("echo all good", tmp_path, 10)
     assert passed.status == "passed"
     assert "all good" in passed.detail
-    failed = run_gate("echo 3 tests failed; exit 1", tmp_path, 10, read_only=False)
+    failed = run_gate("echo 3 tests failed; exit 1", tmp_path, 10)
     assert failed.status == "failed"
     assert "exited 1" in failed.detail
     assert "3 tests failed" in failed.detail
 
 
 def test_gate_missing_command_is_not_run(tmp_path: Path) -> None:
-    outcome = run_gate("no-such-tool-xyz --check", tmp_path, 10, read_only=False)
+    outcome = run_gate("no-such-tool-xyz --check", tmp_path, 10)
     assert outcome.status == "not_run"
     assert "127" in outcome.detail
 
@@ -173,13 +173,13 @@ def test_gate_not_executable_is_not_run(tmp_path: Path) -> None:
     script = tmp_path / "check.sh"
     script.write_text("#!/bin/sh\nexit 0\n")
     script.chmod(0o644)
-    outcome = run_gate("./check.sh", tmp_path, 10, read_only=False)
+    outcome = run_gate("./check.sh", tmp_path, 10)
     assert outcome.status == "not_run"
     assert "126" in outcome.detail
 
 
 def test_gate_timeout_is_not_run(tmp_path: Path) -> None:
-    outcome = run_gate("echo starting; sleep 30", tmp_path, 0.5, read_only=False)
+    outcome = run_gate("echo starting; sleep 30", tmp_path, 0.5)
     assert outcome.status == "not_run"
     assert "timed out" in outcome.detail
     assert "starting" in outcome.detail

@@ -18,6 +18,8 @@ class ToolContext:
     read_only: bool
     #: Extra data for a tool (for git_diff in a PR space: {"base": ..., "head": ...}).
     extras: dict[str, Any] = field(default_factory=dict)
+    #: Credential-like environment variables the operator lets through to processes (Settings).
+    env_allow: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
+import threading
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from control_center.harness.tools.base import ToolContext, ToolError, ToolOutput
 from control_center.harness.tools.paths import display_path, resolve_in_worktree
+from control_center.harness.tools.search import SEARCH_TIMEOUT_S, run_search
 
 READ_CAP_BYTES = 200_000
 LIST_CAP_ENTRIES = 2_000
 SEARCH_CAP_MATCHES = 200
-#: Files larger than this are not searched: a model regex over a huge log or dump would stall the run.
-SEARCH_MAX_FILE_BYTES = 5_000_000
 _LINE_CAP_CHARS = 300
 _BINARY_SNIFF_BYTES = 8_192
 
@@ -131,54 +130,42 @@ def list_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     return ToolOutput("\n".join(lines))
 
 
-def _searchable_files(root: Path) -> list[Path]:
-    if root.is_file():
-        return [root]
-    files: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d != ".git")
-        files.extend(Path(dirpath) / f for f in sorted(filenames) if f != ".git")
-    return files
-
-
 def search_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    """Lines matching a regular expression, in linear time and within a hard limit (tools.search).
+
+    The syntax is ripgrep's (Rust regex; ``git grep -E`` where ripgrep is missing): no
+    backreferences or look-around, which is what keeps every pattern linear."""
     pattern = _str_arg(args, "pattern")
     rel = _str_arg(args, "path", default="")
-    try:
-        regex = re.compile(pattern)
-    except re.error as exc:
-        raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from exc
+    if not pattern:
+        raise ToolError("'pattern' must not be empty")
     root = resolve_in_worktree(ctx.worktree, rel, must_exist=True)
-    worktree_real = Path(os.path.realpath(ctx.worktree))
-    hits: list[str] = []
-    truncated = False
-    for path in _searchable_files(root):
-        if path.is_symlink():
-            # A symlinked file is searched only when its target stays in the worktree.
-            target = Path(os.path.realpath(path))
-            if not target.is_relative_to(worktree_real) or target.is_relative_to(worktree_real / ".git"):
-                continue
-        try:
-            if not path.is_file() or path.stat().st_size > SEARCH_MAX_FILE_BYTES:
-                continue
-            data = path.read_bytes()
-        except OSError:
-            continue
-        if _looks_binary(data):
-            continue
-        shown = display_path(ctx.worktree, path)
-        for lineno, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
-            if regex.search(line):
-                if len(hits) >= SEARCH_CAP_MATCHES:
-                    truncated = True
-                    break
-                text = line if len(line) <= _LINE_CAP_CHARS else line[:_LINE_CAP_CHARS] + "…"
-                hits.append(f"{shown}:{lineno}: {text}")
-        if truncated:
-            break
+    worktree = Path(os.path.realpath(ctx.worktree))
+    shown_rel = root.relative_to(worktree).as_posix() if root != worktree else ""
+    cancel_event = ctx.extras.get("cancel_event")
+    result = run_search(
+        worktree,
+        pattern,
+        shown_rel,
+        max_hits=SEARCH_CAP_MATCHES,
+        max_columns=_LINE_CAP_CHARS * 4,
+        cancel_event=cancel_event if isinstance(cancel_event, threading.Event) else None,
+    )
+    hits = []
+    for path, lineno, line in result.hits:
+        text = line if len(line) <= _LINE_CAP_CHARS else line[:_LINE_CAP_CHARS] + "…"
+        hits.append(f"{path}:{lineno}: {text}")
+    if result.cancelled:
+        return ToolOutput("search cancelled", is_error=True)
+    if result.timed_out:
+        hits.append(
+            f"[search stopped after {SEARCH_TIMEOUT_S:g} s: showing what was found so far; "
+            "narrow the path or simplify the pattern]"
+        )
+        return ToolOutput("\n".join(hits), is_error=len(hits) == 1)
     if not hits:
         return ToolOutput(f"no matches for {pattern!r}")
-    if truncated:
+    if result.truncated:
         hits.append(f"[truncated: showed the first {SEARCH_CAP_MATCHES} matches]")
     return ToolOutput("\n".join(hits))
 

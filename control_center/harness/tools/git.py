@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
 
 from control_center.harness import sandbox
+from control_center.harness.environment import scrubbed_environ
 from control_center.harness.tools.base import ToolContext, ToolError, ToolOutput
 from control_center.harness.tools.paths import resolve_in_worktree
 
@@ -20,7 +20,7 @@ MAX_LOG_COUNT = 500
 def _git(ctx: ToolContext, *args: str, read: bool = True) -> subprocess.CompletedProcess[str]:
     argv = ["git", "--no-pager", "-c", "color.ui=false", "-C", str(Path(ctx.worktree).resolve()), *args]
     argv = sandbox.wrap_argv(argv, ctx.worktree, ctx.read_only)
-    env = dict(os.environ, GIT_TERMINAL_PROMPT="0")
+    env = scrubbed_environ(allow=ctx.env_allow, extra={"GIT_TERMINAL_PROMPT": "0"})
     if read:
         # Reads must not take the index lock (refreshing stat data); they would fail in a
         # read-only sandbox and race a concurrent writer.

@@ -6,6 +6,7 @@ Every process gets its own process group so that a timeout or a cancelled run ki
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from control_center.harness import sandbox
+from control_center.harness.environment import scrubbed_environ
 from control_center.harness.tools.base import ToolContext, ToolError, ToolOutput
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -156,10 +158,30 @@ def run_process(
 
     Under a read-only posture the command runs in the sandbox where one is available. The whole
     process group is killed on timeout, when ``cancel_event`` is set, and once the command exits
-    (background leftovers would otherwise hold the output pipe open and outlive the call)."""
+    (background leftovers would otherwise hold the output pipe open and outlive the call).
+
+    ``env`` None means this process's environment without credentials (``scrubbed_environ``).
+    ``spool`` receives the output as it arrives: after a crash mid-command it is what the command
+    printed (the call journal shows it to the model)."""
     argv = ["sh", "-c", argv_or_command] if isinstance(argv_or_command, str) else list(argv_or_command)
     argv = sandbox.wrap_argv(argv, Path(cwd), read_only)
-    full_env = dict(os.environ if env is None else env)
+    return _spawn_and_wait(
+        argv, cwd, timeout_s, output_cap=output_cap, cancel_event=cancel_event, env=env, spool=spool
+    )
+
+
+def _spawn_and_wait(
+    argv: list[str],
+    cwd: Path,
+    timeout_s: float,
+    *,
+    output_cap: int,
+    cancel_event: threading.Event | None,
+    env: dict[str, str] | None,
+    spool: Path | None,
+) -> ProcessResult:
+    # Credentials stay with the operator unless the caller built an environment on purpose.
+    full_env = scrubbed_environ() if env is None else dict(env)
     full_env.setdefault("GIT_TERMINAL_PROMPT", "0")
     started = time.monotonic()
     try:
@@ -249,6 +271,7 @@ def run_command(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         timeout_s,
         read_only=ctx.read_only,
         cancel_event=cancel_event if isinstance(cancel_event, threading.Event) else None,
+        env=scrubbed_environ(allow=ctx.env_allow),
         spool=_spool_path(ctx),
     )
     data: dict[str, Any] = {
@@ -279,15 +302,65 @@ GateStatus = Literal["passed", "failed", "not_run"]
 class GateOutcome:
     status: GateStatus
     detail: str
+    #: False when bubblewrap could not be used and the gate ran with this machine's access.
+    sandboxed: bool = True
 
 
-def run_gate(command: str, cwd: Path, timeout_s: float, read_only: bool) -> GateOutcome:
-    """Run a quality gate. A gate that could not really run (command missing or not executable,
-    exit 126/127, timeout, failure to start) is ``not_run`` — never reported as a failed check."""
-    result = run_process(command, cwd, timeout_s, read_only=read_only, output_cap=GATE_OUTPUT_CAP)
+def run_gate(
+    command: str,
+    cwd: Path,
+    timeout_s: float,
+    *,
+    network: bool = False,
+    env_allow: Sequence[str] = (),
+    cancel_event: threading.Event | None = None,
+) -> GateOutcome:
+    """Run a quality gate in the gate sandbox (``sandbox.gate_argv``): on a throw-away copy of the
+    worktree, the rest of the file system read-only, a private home, no network unless ``network``.
+
+    A gate that could not really run (command missing or not executable, exit 126/127, timeout,
+    failure to start) is ``not_run`` — never reported as a failed check. Without a usable
+    bubblewrap the gate still runs on the scratch copy, and its detail says it ran unsandboxed."""
+    worktree = Path(cwd).resolve()
+    if not worktree.is_dir():
+        return GateOutcome("not_run", f"could not start `{command}`: {worktree} is not a folder")
+    try:
+        scratch = sandbox.make_scratch_copy(worktree)
+    except OSError as exc:
+        return GateOutcome("not_run", f"could not prepare `{command}`: {exc}", sandboxed=False)
+    try:
+        argv = ["sh", "-c", command]
+        boxed = sandbox.gate_argv(argv, worktree, scratch, network=network)
+        result = _spawn_and_wait(
+            boxed or argv,
+            worktree if boxed else scratch,
+            timeout_s,
+            output_cap=GATE_OUTPUT_CAP,
+            cancel_event=cancel_event,
+            env=scrubbed_environ(allow=env_allow),
+            spool=None,
+        )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    outcome = _gate_outcome(command, timeout_s, result)
+    if boxed is None:
+        return GateOutcome(outcome.status, f"{UNSANDBOXED_NOTE}\n{outcome.detail}", sandboxed=False)
+    return outcome
+
+
+#: The first line of a gate's detail when bubblewrap could not be used.
+UNSANDBOXED_NOTE = (
+    "ran UNSANDBOXED (bubblewrap is missing or unusable here): the gate ran on a scratch copy of "
+    "the worktree but could reach the rest of this machine and the network"
+)
+
+
+def _gate_outcome(command: str, timeout_s: float, result: ProcessResult) -> GateOutcome:
     output = result.output.strip()
     if result.start_error is not None:
         return GateOutcome("not_run", f"could not start `{command}`: {result.start_error}")
+    if result.cancelled:
+        return GateOutcome("not_run", f"`{command}` was cancelled\n{output}".rstrip())
     if result.timed_out:
         reason = f"`{command}` timed out after {timeout_s:g} s and was killed"
         return GateOutcome("not_run", f"{reason}\n{output}".rstrip())
