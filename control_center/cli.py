@@ -485,6 +485,13 @@ def build_parser() -> argparse.ArgumentParser:
     hc.add_argument("--mode", required=True)
     hc.set_defaults(func=_lazy("control_center.harness.transports.claude_hook", "cmd_hook"))
 
+    dr = sub.add_parser("doctor", help="check a workspace database; restore the newest good backup")
+    ws_arg(dr)
+    dr.add_argument(
+        "--restore", action="store_true", help="replace a damaged database by its newest good backup"
+    )
+    dr.set_defaults(func=_lazy("control_center.doctor", "cmd_doctor"))
+
     mc = sub.add_parser("mcp", help="MCP server on stdio")
     ws_arg(mc)
     mc.set_defaults(func=_lazy("control_center.mcp_server", "cmd_mcp"))
@@ -513,6 +520,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        # The database's own errors that no store method translated: still one line, no traceback.
+        if not type(exc).__module__.startswith(("sqlalchemy", "sqlite3", "_sqlite3")):
+            raise
+        where = getattr(locals().get("args"), "workspace", None) or "the workspace"
+        cause = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+        print(f"error: database error in {where}: {cause}", file=sys.stderr)
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":

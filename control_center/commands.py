@@ -12,7 +12,7 @@ from typing import Any
 
 from control_center.core.approvals import Decision
 from control_center.core.events import TurnEnded, TurnEvent
-from control_center.core.modes import Transport
+from control_center.core.modes import Mode, Transport
 from control_center.harness.loop import Harness, HarnessError, RunRequest
 from control_center.harness.providers.base import ProviderError
 from control_center.harness.providers.scripted import load_script
@@ -175,6 +175,11 @@ def cmd_review_show(args: argparse.Namespace) -> int:
     ws = Workspace.open(Path(args.workspace))
     try:
         space = ws.require_space(args.space)
+        if not space.is_pr and space.mode is not Mode.REVIEW and ws.store.review(space.id) is None:
+            raise WorkspaceError(
+                f"space {space.name!r} is not a review space (it is in {space.mode.value} mode); "
+                "open one with: control-center review open"
+            )
         snapshot = review_snapshot(ws, space.id)
         if args.json:
             sys.stdout.write(json.dumps(snapshot.to_json(), ensure_ascii=False) + "\n")

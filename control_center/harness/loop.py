@@ -51,6 +51,7 @@ from control_center.harness.context import (
 )
 from control_center.harness.errors import HarnessError
 from control_center.harness.history import model_history
+from control_center.harness.preflight import claude_code_problem
 from control_center.harness.pricing import cost_usd, unknown_price_note
 from control_center.harness.providers.base import (
     ModelProvider,
@@ -200,6 +201,17 @@ class Harness:
         script = req.script
         if settings.provider == "scripted" and script is None:
             script = self._space_script(space)
+        # A run that cannot start stores nothing: check before the turn row exists.
+        provider: ModelProvider | None = None
+        if transport is Transport.CLAUDE_CODE:
+            problem = claude_code_problem(self.settings.claude_cli)
+            if problem is not None:
+                raise HarnessError(problem)
+        else:
+            try:
+                provider = self.provider_factory(settings, script=script, start=0)
+            except ProviderError as exc:
+                raise HarnessError(str(exc)) from None
         if space is not None:
             worktree, conversation_id = space.worktree, req.conversation_id or space.conversation_id
         else:
@@ -232,7 +244,9 @@ class Harness:
             )
             if transport is Transport.CLAUDE_CODE:
                 return await self._run_external(turn, space, profile, req.message, emit)
-            ctx = self._context(store.turn(turn.id) or turn, space, profile, settings, script, 0, req.author)
+            ctx = self._context(
+                store.turn(turn.id) or turn, space, profile, settings, script, 0, req.author, provider
+            )
             ctx.budget_check = req.budget_check
         except ProviderError as exc:
             return self._finish_early(turn, space, mode.value, transport, emit, str(exc))
@@ -336,12 +350,14 @@ class Harness:
         script: list[Any] | None,
         cursor: int,
         author: str,
+        provider: ModelProvider | None = None,
     ) -> _TurnCtx:
         autonomy = space.autonomy if space else Autonomy.ASK
         transport = turn.transport
         tools = materialize_surface(profile, autonomy, transport)
         system = build_system_prompt(profile, tools, autonomy, transport)
-        provider = self.provider_factory(settings, script=script, start=cursor)
+        if provider is None:
+            provider = self.provider_factory(settings, script=script, start=cursor)
         return _TurnCtx(
             turn=turn,
             space=space,

@@ -15,6 +15,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from control_center.core.errors import OperatorError
+from control_center.store import health
 from control_center.store.dialect import PG_MIGRATION_LOCK, dialect_for
 from control_center.store.version import DB_FILENAME as DB_FILENAME
 from control_center.store.version import HEAD_REVISION as HEAD_REVISION  # bump it in store/version.py
@@ -171,6 +172,9 @@ def _open_sqlite(path: Path, *, create: bool) -> Engine:
         raise StoreError(f"no workspace database at {path}")
     if exists:
         _check_is_sqlite(path)
+        marked = health.damaged_reason(path)
+        if marked is not None:
+            raise health.damaged_error(path, marked)
         # Inspect read-only first, so a foreign database is never touched.
         try:
             # immutable=1 reads without creating -wal/-shm side files; it is only safe when no
@@ -187,9 +191,18 @@ def _open_sqlite(path: Path, *, create: bool) -> Engine:
             finally:
                 ro.close()
         except sqlite3.DatabaseError as exc:
+            if health.is_damage(str(exc)):
+                health.mark_damaged(path, str(exc))
+                raise health.damaged_error(path, str(exc)) from None
             raise StoreError(f"{path} is not a Control Center workspace database ({exc})") from None
         if tables and MARKER_TABLE not in tables:
             raise StoreError(f"{path} is an SQLite database but not a Control Center workspace")
+        if tables:
+            # The quick check before anything may write: a damaged file is refused, not extended.
+            checked = health.check(path)
+            if not checked.ok:
+                health.mark_damaged(path, checked.reason)
+                raise health.damaged_error(path, checked.reason)
         _refuse_newer(str(path), version)
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -197,6 +210,7 @@ def _open_sqlite(path: Path, *, create: bool) -> Engine:
     engine = make_engine(path)
     if version != HEAD_REVISION:
         _migrate(engine, f"sqlite:///{path}", str(path))
+    health.backup_if_due(path)  # at most daily, the last few kept (store.health)
     return engine
 
 

@@ -19,13 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import func, text
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlmodel import Session, col, select
 
 from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
+from control_center.core.errors import OperatorError
 from control_center.core.events import TurnStatus
 from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.records import Gate, Space, Turn
+from control_center.store import health
 from control_center.store.db import DB_FILENAME as DB_FILENAME  # re-exported: its old home
 from control_center.store.db import StoreError, open_database
 from control_center.store.dialect import dialect_for
@@ -181,6 +183,8 @@ class Store:
         self.engine = open_database(target, create=create)
         self.dialect = dialect_for(self.engine)
         self._write_lock = threading.RLock()
+        #: Set when an operation found the file damaged: every later write is refused.
+        self.damaged: str | None = None
 
     @property
     def backend(self) -> str:
@@ -199,18 +203,40 @@ class Store:
 
     @contextmanager
     def _read(self) -> Iterator[Session]:
-        with Session(self.engine, expire_on_commit=False) as s:
-            yield s
+        try:
+            with Session(self.engine, expire_on_commit=False) as s:
+                yield s
+        except IntegrityError:
+            raise  # a constraint said no: the callers' business, not a broken file
+        except DBAPIError as exc:
+            raise self._database_error(exc) from None
 
     @contextmanager
     def _write(self) -> Iterator[Session]:
-        with self._write_lock, Session(self.engine, expire_on_commit=False) as s:
-            # Take the backend's write lock up front: a unit that reads then writes (the next
-            # message seq, a name check) must not interleave with a writer on another connection,
-            # e.g. another process on the same workspace.
-            self.dialect.begin_write(s.connection())
-            yield s
-            s.commit()
+        if self.damaged is not None and self.path is not None:
+            raise health.damaged_error(self.path, self.damaged)
+        try:
+            with self._write_lock, Session(self.engine, expire_on_commit=False) as s:
+                # Take the backend's write lock up front: a unit that reads then writes (the next
+                # message seq, a name check) must not interleave with a writer on another
+                # connection, e.g. another process on the same workspace.
+                self.dialect.begin_write(s.connection())
+                yield s
+                s.commit()
+        except IntegrityError:
+            raise  # a constraint said no (a claim lost, a duplicate): the callers' business
+        except DBAPIError as exc:
+            raise self._database_error(exc) from None
+
+    def _database_error(self, exc: DBAPIError) -> OperatorError:
+        """One line naming the database and the cause; damage to an SQLite file marks it and
+        refuses every later write."""
+        cause = str(exc.orig) if exc.orig is not None else str(exc).splitlines()[0]
+        if self.path is not None and health.is_damage(cause):
+            self.damaged = cause
+            health.mark_damaged(self.path, cause)
+            return health.damaged_error(self.path, cause)
+        return StoreError(f"workspace database {self.location}: {cause}")
 
     # -- workspace metadata -------------------------------------------------------------------
 

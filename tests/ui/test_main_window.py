@@ -113,8 +113,9 @@ def test_ask_autonomy_edit_goes_to_inbox_and_grant_resumes(qtbot, workspace: Pat
     assert not (editing.worktree / "out.txt").exists()
     assert inbox.select_approval(approval.id)
     inbox.grant_selected()
-    qtbot.waitUntil(lambda: (editing.worktree / "out.txt").exists(), timeout=10_000)
-    assert (editing.worktree / "out.txt").read_text() == "granted\n"
+    out = editing.worktree / "out.txt"
+    # Wait for the whole write, not just the file's creation (the tool runs on a worker thread).
+    qtbot.waitUntil(lambda: out.exists() and out.read_text() == "granted\n", timeout=10_000)
     qtbot.waitUntil(
         lambda: any(i.text == "All done." for i in window.conversation_model.items()), timeout=10_000
     )

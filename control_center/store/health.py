@@ -1,0 +1,227 @@
+"""A workspace database's health: integrity checks, the "damaged" mark, rotating online backups
+and restoring the newest good one.
+
+A damaged file must not be written to (every write could spread the damage or lose what is still
+readable), so the first check that fails leaves a mark next to it (``workspace.db.damaged``, the
+reason inside) and every later open refuses it until ``control-center doctor --restore`` brings a
+backup back. Backups use SQLite's online backup API: a consistent copy while others keep working."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from control_center.core.errors import OperatorError
+
+BACKUP_DIRNAME = "backups"
+#: How many backups are kept (the oldest go first).
+KEEP_BACKUPS = 5
+#: A new backup is taken at open when the newest one is older than this.
+BACKUP_INTERVAL_S = 24 * 3600.0
+DAMAGED_SUFFIX = ".damaged"
+#: Tables every workspace has had since the first schema (a dropped one is damage, not a newer
+#: schema; tables added by later migrations are checked by the migration itself).
+REQUIRED_TABLES = frozenset(
+    {
+        "alembic_version",
+        "workspace_meta",
+        "space",
+        "conversation",
+        "message",
+        "turn",
+        "approval",
+        "plan",
+        "proposal",
+        "review_node",
+        "review",
+        "ticket",
+        "agent",
+        "project",
+        "pipeline",
+    }
+)
+
+
+class DatabaseDamaged(OperatorError):
+    """A damaged workspace database; refused for writing until it is restored."""
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    ok: bool
+    problems: tuple[str, ...]
+
+    @property
+    def reason(self) -> str:
+        return "; ".join(self.problems[:3]) + (" …" if len(self.problems) > 3 else "")
+
+
+def damaged_mark(db: Path) -> Path:
+    return db.with_name(db.name + DAMAGED_SUFFIX)
+
+
+def damaged_reason(db: Path) -> str | None:
+    """Why ``db`` was marked damaged, or None when it was not."""
+    mark = damaged_mark(db)
+    try:
+        return mark.read_text(encoding="utf-8").strip() or "damaged"
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"damaged (the mark {mark} is unreadable: {exc.strerror or exc})"
+
+
+def mark_damaged(db: Path, reason: str) -> None:
+    """Leave the mark (first reason wins: it is the closest to the cause)."""
+    mark = damaged_mark(db)
+    if mark.exists():
+        return
+    try:
+        mark.write_text(reason.strip() + "\n", encoding="utf-8")
+    except OSError:
+        pass  # a read-only folder: the check on the next open finds the damage again
+
+
+def damaged_error(db: Path, reason: str) -> DatabaseDamaged:
+    workspace = db.parent
+    reason = " ".join(reason.split())  # one line, whatever SQLite put in it
+    return DatabaseDamaged(
+        f"workspace database {db} is damaged ({reason}); nothing was written. "
+        f"Run: control-center doctor --workspace {workspace}"
+    )
+
+
+def _connect_ro(db: Path) -> sqlite3.Connection:
+    # mode=ro reads the WAL too (a checkpoint that has not happened is still data); without a WAL,
+    # immutable=1 also leaves no -wal/-shm side files behind (a check writes nothing at all).
+    wal_pending = db.with_name(db.name + "-wal").exists()
+    query = "?mode=ro" if wal_pending else "?mode=ro&immutable=1"
+    return sqlite3.connect(db.resolve().as_uri() + query, uri=True, timeout=10)
+
+
+def check(db: Path, *, full: bool = False) -> CheckResult:
+    """``PRAGMA quick_check`` (``integrity_check`` with ``full``) plus the required tables."""
+    problems: list[str] = []
+    try:
+        conn = _connect_ro(db)
+        try:
+            pragma = "integrity_check" if full else "quick_check"
+            rows = [str(r[0]) for r in conn.execute(f"PRAGMA {pragma}(20)")]
+            if rows != ["ok"]:
+                # One problem per line; drop SQLite's "*** in database main ***" headers.
+                lines = (line.strip() for row in rows for line in row.splitlines())
+                problems.extend(line for line in lines if line and not line.startswith("***"))
+            tables = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            missing = sorted(REQUIRED_TABLES - tables)
+            if missing:
+                problems.append(f"missing table(s): {', '.join(missing)}")
+            if full and not problems:
+                bad_keys = conn.execute("PRAGMA foreign_key_check").fetchmany(20)
+                problems.extend(f"broken reference in {r[0]} row {r[1]} to {r[2]}" for r in bad_keys)
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        problems.append(str(exc))
+    return CheckResult(not problems, tuple(problems))
+
+
+def is_damage(message: str) -> bool:
+    """An SQLite error message that means the file (not the query or the lock) is broken."""
+    text = message.lower()
+    return any(
+        part in text
+        for part in (
+            "malformed",
+            "file is not a database",
+            "no such table",
+            "no such column",
+            "database corruption",
+            "disk i/o error",
+        )
+    )
+
+
+# -- backups ---------------------------------------------------------------------------------------
+
+
+def backup_dir(db: Path) -> Path:
+    return db.parent / BACKUP_DIRNAME
+
+
+def backups(db: Path) -> list[Path]:
+    """Backups of ``db``, newest first."""
+    folder = backup_dir(db)
+    if not folder.is_dir():
+        return []
+    return sorted(folder.glob(f"{db.stem}-*.db"), key=lambda p: p.name, reverse=True)
+
+
+def backup_now(db: Path, *, keep: int = KEEP_BACKUPS) -> Path:
+    """Copy ``db`` with SQLite's online backup API, then drop all but the newest ``keep``."""
+    folder = backup_dir(db)
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    target = folder / f"{db.stem}-{stamp}.db"
+    partial = target.with_suffix(".partial")
+    src = _connect_ro(db)
+    try:
+        dst = sqlite3.connect(partial)
+        try:
+            src.backup(dst)
+        finally:
+            dst.close()
+    finally:
+        src.close()
+    os.replace(partial, target)  # a crash mid-backup never leaves a half file that looks whole
+    for old in backups(db)[keep:]:
+        old.unlink(missing_ok=True)
+    return target
+
+
+def backup_if_due(
+    db: Path, *, interval_s: float = BACKUP_INTERVAL_S, keep: int = KEEP_BACKUPS
+) -> Path | None:
+    """At most one backup per ``interval_s``; never raises (a backup that fails is skipped)."""
+    existing = backups(db)
+    if existing:
+        try:
+            if time.time() - existing[0].stat().st_mtime < interval_s:
+                return None
+        except OSError:
+            pass
+    try:
+        return backup_now(db, keep=keep)
+    except (OSError, sqlite3.Error):
+        return None
+
+
+@dataclass(frozen=True)
+class Restored:
+    backup: Path
+    damaged_copy: Path
+
+
+def restore_newest_good(db: Path) -> Restored:
+    """Replace ``db`` with the newest backup that passes the full check; the damaged file (with its
+    WAL) is kept beside it, renamed. Raises DatabaseDamaged when no backup is good."""
+    for candidate in backups(db):
+        if check(candidate, full=True).ok:
+            break
+    else:
+        raise DatabaseDamaged(f"no good backup of {db} in {backup_dir(db)}; nothing was changed")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    kept = db.with_name(f"{db.name}.damaged-{stamp}")
+    for suffix in ("", "-wal", "-shm"):
+        side = db.with_name(db.name + suffix)
+        if side.exists():
+            os.replace(side, kept.with_name(kept.name + suffix))
+    tmp = db.with_name(db.name + ".restoring")
+    shutil.copy2(candidate, tmp)
+    os.replace(tmp, db)
+    damaged_mark(db).unlink(missing_ok=True)
+    return Restored(candidate, kept)
