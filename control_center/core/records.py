@@ -96,3 +96,23 @@ class Turn:
     state: dict[str, Any] = field(default_factory=dict)
     #: How many times a process claimed this turn (the optimistic lock of ``claim_turn``).
     claim: int = 0
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    """One effectful tool call as the journal holds it: started (claimed, maybe running, maybe
+    killed mid-way) or finished with its result."""
+
+    turn_id: str
+    call_id: str
+    name: str
+    status: str  # "started" | "finished"
+    started_at: str
+    pid: int | None = None
+    spool: str | None = None
+    output: str | None = None
+    is_error: bool | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status == "finished"

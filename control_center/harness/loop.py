@@ -11,7 +11,7 @@ import difflib
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ from control_center.core.surface import (
     needs_approval,
 )
 from control_center.core.tools import ToolSpec
-from control_center.harness import extra_tools, sandbox
+from control_center.harness import call_journal, extra_tools, sandbox
 from control_center.harness.context import (
     CompactionDone,
     ConversationHistory,
@@ -292,6 +292,7 @@ class Harness:
         if space is not None and space.mode != turn.mode:
             store.write_turn(turn.id, mode=space.mode)
         turn = store.turn(turn.id) or turn
+        self._settle_unfinished_calls(turn)
         try:
             ctx = self._context(
                 turn,
@@ -319,6 +320,56 @@ class Harness:
             )
         )
         return await self._drive(ctx, emit)
+
+    def _settle_unfinished_calls(self, turn: Turn) -> None:
+        """Journaled calls whose result never reached the conversation get one now: the recorded
+        result, or "may have run, outcome unknown" — never a second run (call_journal)."""
+        store = self.ws.store
+        if not turn.conversation_id or not store.call_records(turn.id):
+            return
+        pending = turn.state.get("pending") or {}
+        waiting = {u.get("id") for u in (pending.get("uses") or [])[pending.get("index", 0) :]}
+        answered = {
+            str(m.meta.get("call_id"))
+            for m in store.messages(turn.conversation_id)
+            if m.turn_id == turn.id and m.kind == "tool_result"
+        }
+        for record, out in call_journal.settle_unfinished(store, turn.id, answered | waiting):
+            self._record_result(turn.conversation_id, turn.id, record.call_id, record.name, out)
+
+    def _record_result(
+        self,
+        conversation_id: str,
+        turn_id: str,
+        call_id: str,
+        name: str,
+        out: ToolOutput,
+        status_note: str | None = None,
+    ) -> None:
+        self.ws.store.add_message(
+            conversation_id,
+            role="user",
+            kind="tool_result",
+            text=out.content,
+            blocks=[
+                {
+                    "type": "tool_result",
+                    "tool_use_id": call_id,
+                    "content": out.content,
+                    "is_error": out.is_error,
+                }
+            ],
+            meta={
+                "call_id": call_id,
+                "name": name,
+                "is_error": out.is_error,
+                "diff": out.data.get("diff"),
+                "full_output": out.data.get("full_output"),
+                # A rejected call is the operator's decision, not a failure of the tool.
+                **({"status": status_note} if status_note else {}),
+            },
+            turn_id=turn_id,
+        )
 
     # -- set-up ---------------------------------------------------------------------------------
 
@@ -596,30 +647,7 @@ class Harness:
                 out, end_flag = result
             ctx.state["last_tool"] = name
             end_run = end_run or end_flag
-            store.add_message(
-                ctx.conversation_id,
-                role="user",
-                kind="tool_result",
-                text=out.content,
-                blocks=[
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": call_id,
-                        "content": out.content,
-                        "is_error": out.is_error,
-                    }
-                ],
-                meta={
-                    "call_id": call_id,
-                    "name": name,
-                    "is_error": out.is_error,
-                    "diff": out.data.get("diff"),
-                    "full_output": out.data.get("full_output"),
-                    # A rejected call is the operator's decision, not a failure of the tool.
-                    **({"status": status_note} if status_note else {}),
-                },
-                turn_id=ctx.turn.id,
-            )
+            self._record_result(ctx.conversation_id, ctx.turn.id, call_id, name, out, status_note)
             emit(ToolResultEvent(call_id, name, out.is_error, out.content))
         had_pending = ctx.state.pop("pending", None) is not None
         if had_pending or ctx.delivered != delivered_before:
@@ -721,7 +749,28 @@ class Harness:
                     f"tool {name} has no implementation on this transport", is_error=True
                 ), False
             extra = (self.ws,) if name in extra_tools.WORKSPACE_TOOLS else ()
-            return await run_bounded(name, fn, tool_ctx, args, *extra), False
+            if not (call_id and call_journal.is_effectful(spec)):
+                return await run_bounded(name, fn, tool_ctx, args, *extra), False
+
+            async def run_journaled(spool: Path) -> ToolOutput:
+                # The command's output goes to the spool as it arrives: after a crash it is what the
+                # model is shown of a call that may have run.
+                spooled = replace(tool_ctx, extras={**tool_ctx.extras, "output_file": spool})
+                try:
+                    return await run_bounded(name, fn, spooled, args, *extra)
+                except (ToolError, WorkspaceError) as exc:
+                    return ToolOutput(str(exc), is_error=True)
+
+            out = await call_journal.run_at_most_once(
+                self.ws.store,
+                self.ws.root,
+                turn_id=ctx.turn.id,
+                call_id=call_id,
+                name=name,
+                args=args,
+                run=run_journaled,
+            )
+            return out, False
         except ToolError as exc:
             return ToolOutput(str(exc), is_error=True), False
         except WorkspaceError as exc:

@@ -191,10 +191,12 @@ def _open_sqlite(path: Path, *, create: bool) -> Engine:
             finally:
                 ro.close()
         except sqlite3.DatabaseError as exc:
-            if health.is_damage(str(exc)):
-                health.mark_damaged(path, str(exc))
-                raise health.damaged_error(path, str(exc)) from None
-            raise StoreError(f"{path} is not a Control Center workspace database ({exc})") from None
+            # The schema itself is unreadable: a damaged workspace or some other file. Nothing is
+            # marked (it may not be ours) and nothing is written either way.
+            raise StoreError(
+                f"{path} is not a Control Center workspace database or is damaged ({exc}); "
+                f"nothing was written. Run: control-center doctor --workspace {path.parent}"
+            ) from None
         if tables and MARKER_TABLE not in tables:
             raise StoreError(f"{path} is an SQLite database but not a Control Center workspace")
         if tables:

@@ -26,7 +26,7 @@ from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
 from control_center.core.errors import OperatorError
 from control_center.core.events import TurnStatus
 from control_center.core.modes import Autonomy, Mode, Transport
-from control_center.core.records import Gate, Space, Turn
+from control_center.core.records import Gate, Space, ToolCallRecord, Turn
 from control_center.store import health
 from control_center.store.db import DB_FILENAME as DB_FILENAME  # re-exported: its old home
 from control_center.store.db import StoreError, open_database
@@ -44,6 +44,7 @@ from control_center.store.tables import (
     ReviewRow,
     SpaceRow,
     TicketRow,
+    ToolCallRow,
     TurnRow,
     WorkspaceMeta,
 )
@@ -146,6 +147,20 @@ def _turn(row: TurnRow) -> Turn:
         cursor=row.cursor,
         state=dict(row.state),
         claim=row.claim or 0,
+    )
+
+
+def _call_record(row: ToolCallRow) -> ToolCallRecord:
+    return ToolCallRecord(
+        turn_id=row.turn_id,
+        call_id=row.call_id,
+        name=row.name,
+        status=row.status,
+        started_at=row.started_at,
+        pid=row.pid,
+        spool=row.spool,
+        output=row.output,
+        is_error=row.is_error,
     )
 
 
@@ -694,6 +709,66 @@ class Store:
             return [r.id for r in rows]
 
     # -- approvals ------------------------------------------------------------------------------
+
+    # -- the tool call journal (at most once) ---------------------------------------------------
+
+    def begin_call(
+        self,
+        turn_id: str,
+        call_id: str,
+        *,
+        name: str,
+        args: dict[str, Any],
+        pid: int,
+        spool: Path | None = None,
+    ) -> ToolCallRecord | None:
+        """Claim the call before it runs, durably (one conditional INSERT). None: the caller owns
+        it and may run it now. A record: someone started it before (maybe this turn before a
+        crash, maybe another process right now); it must not run again."""
+        # Portable across SQLite and PostgreSQL: the primary key refuses a second start.
+        row = ToolCallRow(
+            turn_id=turn_id,
+            call_id=call_id,
+            name=name,
+            args=args,
+            status="started",
+            pid=pid,
+            spool=str(spool) if spool is not None else None,
+            started_at=now_iso(),
+        )
+        try:
+            with self._write() as s:
+                s.add(row)
+                s.flush()
+            return None
+        except IntegrityError:
+            existing = self.call_record(turn_id, call_id)
+            assert existing is not None
+            return existing
+
+    def finish_call(self, turn_id: str, call_id: str, *, output: str, is_error: bool) -> None:
+        """Record the call's result (only over a start that has none: a result is never replaced)."""
+        table = ToolCallRow.__table__  # type: ignore[attr-defined]
+        with self._write() as s:
+            s.execute(
+                table.update()
+                .where(table.c.turn_id == turn_id, table.c.call_id == call_id, table.c.status == "started")
+                .values(status="finished", output=output, is_error=is_error, finished_at=now_iso())
+            )
+
+    def call_record(self, turn_id: str, call_id: str) -> ToolCallRecord | None:
+        with self._read() as s:
+            row = s.get(ToolCallRow, (turn_id, call_id))
+            return _call_record(row) if row is not None else None
+
+    def call_records(self, turn_id: str) -> list[ToolCallRecord]:
+        with self._read() as s:
+            rows = s.exec(
+                select(ToolCallRow)
+                .where(ToolCallRow.turn_id == turn_id)
+                .order_by(col(ToolCallRow.started_at))
+            ).all()
+            return [_call_record(r) for r in rows]
 
     def create_approval(
         self,

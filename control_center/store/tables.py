@@ -219,3 +219,21 @@ class PipelineRow(SQLModel, table=True):
     status: str
     created_at: str
     updated_at: str
+
+
+class ToolCallRow(SQLModel, table=True):
+    """The journal of effectful tool calls: a row is inserted (the claim) before the call runs
+    and completed with its result after; see Store.begin_call."""
+
+    __tablename__ = "tool_call"
+    turn_id: str = Field(primary_key=True)
+    call_id: str = Field(primary_key=True)
+    name: str
+    args: dict = _json({})
+    status: str  # "started" | "finished"
+    pid: int | None = None
+    spool: str | None = None
+    started_at: str
+    finished_at: str | None = None
+    output: str | None = None
+    is_error: bool | None = None
