@@ -159,7 +159,16 @@ class WorkspaceRuntime:
 
     def _run_loop(self) -> None:
         asyncio.set_event_loop(self._loop)
-        self._loop.run_forever()
+        try:
+            self._loop.run_forever()
+        finally:
+            # Closed on its own thread once stopped: async generators finalized, the worker
+            # threads of to_thread joined, and no "unclosed event loop" left for the GC.
+            try:
+                self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+                self._loop.run_until_complete(self._loop.shutdown_default_executor())
+            finally:
+                self._loop.close()
 
     def _submit(self, coro: Coroutine[Any, Any, Any]) -> concurrent.futures.Future[Any]:
         if self._closed:  # after shutdown nothing new starts

@@ -44,7 +44,8 @@ _FILE_VERBS = {"write_file": "Write", "edit_file": "Edit", "delete_file": "Delet
 
 def _tool_call(payload: dict[str, Any]) -> str:
     name = str(payload.get("tool") or "tool")
-    args = payload.get("input") if isinstance(payload.get("input"), dict) else {}
+    raw_args = payload.get("input")
+    args: dict[str, Any] = raw_args if isinstance(raw_args, dict) else {}
     if name in _FILE_VERBS and isinstance(args.get("path"), str):
         verb = _FILE_VERBS[name]
         if payload.get("diff"):
@@ -61,7 +62,8 @@ def _tool_call(payload: dict[str, Any]) -> str:
 
 
 def _plan(payload: dict[str, Any]) -> str:
-    nodes = payload.get("nodes") if isinstance(payload.get("nodes"), list) else []
+    raw_nodes = payload.get("nodes")
+    nodes: list[Any] = raw_nodes if isinstance(raw_nodes, list) else []
     steps = f"{len(nodes)} step" + ("" if len(nodes) == 1 else "s")
     head = f"Plan v{payload.get('version', '?')} · {steps}"
     goal = str(payload.get("goal") or "").strip()
@@ -75,14 +77,17 @@ def _count_tickets(tickets: Any) -> int:
 
 
 def _orchestration(payload: dict[str, Any]) -> str:
-    proposal = payload.get("proposal") if isinstance(payload.get("proposal"), dict) else payload
-    roles = proposal.get("roles") if isinstance(proposal.get("roles"), list) else []
+    raw_proposal = payload.get("proposal")
+    proposal: dict[str, Any] = raw_proposal if isinstance(raw_proposal, dict) else payload
+    raw_roles = proposal.get("roles")
+    roles: list[Any] = raw_roles if isinstance(raw_roles, list) else []
     tickets = _count_tickets(proposal.get("tickets"))
     parts = [
         f"Team of {len(roles)} role" + ("" if len(roles) == 1 else "s"),
         f"{tickets} ticket" + ("" if tickets == 1 else "s"),
     ]
-    budget = proposal.get("budget") if isinstance(proposal.get("budget"), dict) else {}
+    raw_budget = proposal.get("budget")
+    budget: dict[str, Any] = raw_budget if isinstance(raw_budget, dict) else {}
     if isinstance(budget.get("max_tokens"), int):
         parts.append(_tokens(budget["max_tokens"]))
     if isinstance(budget.get("max_usd"), int | float):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 
 class ApprovalKind(StrEnum):
@@ -60,13 +61,13 @@ class Approval:
     turn_id: str | None
     summary: str
     #: Kind-specific data: for tool_call {"tool", "input", "call_id"}; for plan {"plan_id"}; ...
-    payload: dict
+    payload: dict[str, Any]
     created_at: str
     decided_at: str | None = None
     decided_by: str | None = None
     reason: str | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "kind": self.kind.value,

@@ -491,7 +491,7 @@ def _node_from_json(raw: Any) -> PipelineNodeSpec:
     if not isinstance(raw, dict):
         raise PipelineError("each pipeline node must be an object")
     try:
-        node_type = NodeType(raw.get("type"))
+        node_type = NodeType(str(raw.get("type")))
     except ValueError:
         raise PipelineError(f"pipeline node has an unknown type {raw.get('type')!r}") from None
     key, title = raw.get("key"), raw.get("title", "")

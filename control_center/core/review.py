@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeGuard
 
 
 class ReviewError(ValueError):
@@ -194,7 +194,7 @@ class DroppedNode:
         return {"reason": self.reason, "id": self.id, "title": self.title}
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     # bool is an int subclass; True is not a line number.
     return isinstance(value, int) and not isinstance(value, bool)
 

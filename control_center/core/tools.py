@@ -21,7 +21,8 @@ class ToolSpec:
 
     def schema_dict(self) -> dict[str, Any]:
         """A plain, JSON-serialisable copy of the input schema."""
-        return _thaw(self.input_schema)
+        thawed: dict[str, Any] = _thaw(self.input_schema)
+        return thawed
 
 
 def _freeze(value: Any) -> Any:

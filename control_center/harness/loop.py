@@ -217,7 +217,9 @@ class Harness:
         else:
             worktree = self.ws.scratch_worktree(new_id())
             conversation_id = req.conversation_id or store.create_conversation(space_id=None)
-        recorded = {**settings.to_json(), "agent": req.author, "script": script}
+        # The message rides in the turn row too: a crash between the row and the message row
+        # must not lose what the operator asked (resume restores it).
+        recorded = {**settings.to_json(), "agent": req.author, "script": script, "message": req.message}
         try:
             # The claim: one INSERT that only one turn per space can win (SPEC §11).
             turn = store.create_turn(
@@ -292,6 +294,7 @@ class Harness:
         if space is not None and space.mode != turn.mode:
             store.write_turn(turn.id, mode=space.mode)
         turn = store.turn(turn.id) or turn
+        self._restore_lost_message(turn)
         self._settle_unfinished_calls(turn)
         try:
             ctx = self._context(
@@ -320,6 +323,23 @@ class Harness:
             )
         )
         return await self._drive(ctx, emit)
+
+    def _restore_lost_message(self, turn: Turn) -> None:
+        """The operator's message, when the run that created the turn died before storing it."""
+        message = turn.settings.get("message")
+        if not turn.conversation_id or not isinstance(message, str):
+            return
+        store = self.ws.store
+        if any(m.turn_id == turn.id and m.kind == "user" for m in store.messages(turn.conversation_id)):
+            return
+        store.add_message(
+            turn.conversation_id,
+            role="user",
+            kind="user",
+            text=message,
+            blocks=[{"type": "text", "text": message}],
+            turn_id=turn.id,
+        )
 
     def _settle_unfinished_calls(self, turn: Turn) -> None:
         """Journaled calls whose result never reached the conversation get one now: the recorded

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.profiles import profile_for
+from control_center.harness.environment import withheld_names
 from control_center.harness.providers.openai_provider import REASONING_EFFORTS
 from control_center.harness.providers.registry import PROVIDERS
 from control_center.harness.settings import MAX_OUTPUT_TOKENS, MAX_STEPS, MAX_TOKENS_PER_RUN, AppSettings
@@ -140,6 +141,23 @@ class SettingsDialog(QDialog):
         form.addRow("Anthropic endpoint in use", self.endpoint_status)
         form.addRow("Provider", self.provider)
         form.addRow("Claude Code CLI", self.claude_cli)
+        # Credentials stay with the operator: tools, gates and Claude Code see none of them unless
+        # named here (harness.environment).
+        self.allowed_env = QLineEdit(", ".join(settings.allowed_env))
+        self.allowed_env.setObjectName("allowedEnv")
+        self.allowed_env.setPlaceholderText(
+            "none: every *KEY*, *TOKEN*, *SECRET*, *PASSWORD* variable is withheld"
+        )
+        withheld = withheld_names(allow=settings.allowed_env)
+        self.withheld_label = QLabel(
+            ("Withheld from tools now: " + ", ".join(withheld))
+            if withheld
+            else "No credentials in this environment."
+        )
+        self.withheld_label.setWordWrap(True)
+        self.withheld_label.setObjectName("hint")
+        form.addRow("Pass to tools", self.allowed_env)
+        form.addRow("", self.withheld_label)
         defaults = QGroupBox("Defaults for new spaces")
         dform = QFormLayout(defaults)
         dform.addRow("Transport", self.transport)
@@ -273,6 +291,8 @@ class SettingsDialog(QDialog):
         s.default_transport = Transport(self.transport.currentData())
         s.default_autonomy = Autonomy(self.autonomy.currentData())
         s.claude_cli = self.claude_cli.text().strip() or None
+        names = self.allowed_env.text().replace(",", " ").split()
+        s.allowed_env = tuple(dict.fromkeys(names))
         for row, mode in enumerate(Mode):
             item = self.table.item(row, COL_MODEL)
             w = self._rows[mode]
