@@ -7,11 +7,11 @@ from __future__ import annotations
 
 def claude_code_problem(claude_cli: str | None) -> str | None:
     """Why a Claude Code turn cannot start here, or None when it can."""
-    from control_center.harness.credentials import resolve_api_key
-    from control_center.harness.transports.claude_code import NO_API_KEY, find_claude_cli
+    from control_center.harness.transports import claude_code
 
-    _path, problem = find_claude_cli(claude_cli)
+    # Through the transport module: the key it would resolve is the one that counts.
+    _path, problem = claude_code.find_claude_cli(claude_cli)
     if problem is not None:
         return problem
-    key, _source = resolve_api_key()
-    return None if key else NO_API_KEY
+    key, _source = claude_code.resolve_api_key()
+    return None if key else claude_code.NO_API_KEY

@@ -29,7 +29,7 @@ from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.profiles import profile_for
 from control_center.core.surface import materialize_surface
 from control_center.harness import sandbox
-from control_center.harness.loop import Harness, RunRequest
+from control_center.harness.loop import Harness, HarnessError, RunRequest
 from control_center.harness.loopback import LoopbackMessagesServer
 from control_center.harness.settings import AppSettings
 from control_center.harness.transports import claude_code
@@ -339,7 +339,7 @@ def test_a_cli_that_dies_without_a_result_fails_with_its_stderr(
     assert "Invalid API key" in ended.error
 
 
-def test_missing_cli_fails_the_turn_with_a_clear_message(
+def test_missing_cli_refuses_the_run_and_stores_nothing(
     ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A PATH with git (workspaces need it) and no claude.
@@ -350,23 +350,22 @@ def test_missing_cli_fails_the_turn_with_a_clear_message(
     (only_git / "git").symlink_to(git)
     monkeypatch.setenv("PATH", str(only_git))
     space = ws.create_space("nocli", mode=Mode.PLAN)
-    ended, events = run(ws, AppSettings(claude_cli=None), space.id)
-    assert isinstance(events[0], TurnStarted)
-    assert ended.status is TurnStatus.FAILED
-    assert ended.error == CLI_NOT_FOUND
-    assert ended.error == "Claude Code CLI not found: set its path in Settings or put `claude` on PATH"
-    turn = ws.store.turn(ended.turn)
-    assert turn is not None
-    assert (turn.status, turn.error) == (TurnStatus.FAILED, CLI_NOT_FOUND)
+    # A run that cannot start is refused before anything is stored (no turn row, no message).
+    with pytest.raises(HarnessError) as refused:
+        run(ws, AppSettings(claude_cli=None), space.id)
+    assert str(refused.value) == CLI_NOT_FOUND
+    assert str(refused.value) == "Claude Code CLI not found: set its path in Settings or put `claude` on PATH"
+    assert ws.store.turns(space_id=space.id) == []
+    assert ws.store.messages(space.conversation_id) == []
 
 
 def test_a_setting_that_names_no_executable_is_reported(ws: Workspace, tmp_path: Path) -> None:
     space = ws.create_space("badcli", mode=Mode.CHAT)
-    ended, _events = run(ws, AppSettings(claude_cli=str(tmp_path / "nowhere" / "claude")), space.id)
-    assert ended.status is TurnStatus.FAILED
-    assert ended.error is not None
-    assert ended.error.startswith(CLI_NOT_FOUND)
-    assert "nowhere" in ended.error
+    with pytest.raises(HarnessError) as refused:
+        run(ws, AppSettings(claude_cli=str(tmp_path / "nowhere" / "claude")), space.id)
+    assert str(refused.value).startswith(CLI_NOT_FOUND)
+    assert "nowhere" in str(refused.value)
+    assert ws.store.turns(space_id=space.id) == []
 
 
 def test_no_api_key_fails_before_starting_the_cli(
@@ -375,10 +374,11 @@ def test_no_api_key_fails_before_starting_the_cli(
     fake = Fake(tmp_path, monkeypatch)
     monkeypatch.setattr(claude_code, "resolve_api_key", lambda: (None, "none"))
     space = ws.create_space("nokey", mode=Mode.CHAT)
-    ended, _events = run(ws, AppSettings(claude_cli=str(fake.path)), space.id)
-    assert ended.status is TurnStatus.FAILED
-    assert ended.error == claude_code.NO_API_KEY
+    with pytest.raises(HarnessError) as refused:
+        run(ws, AppSettings(claude_cli=str(fake.path)), space.id)
+    assert str(refused.value) == claude_code.NO_API_KEY
     assert not fake.record.exists()
+    assert ws.store.turns(space_id=space.id) == []
 
 
 # -- cancellation -------------------------------------------------------------------------------
