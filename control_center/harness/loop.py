@@ -142,6 +142,8 @@ class _TurnCtx:
     #: The surface as the model request carries it, built once per run (schemas are frozen).
     tool_defs: list[dict[str, Any]] = field(default_factory=list)
     history: ConversationHistory | None = None
+    #: On resume: calls whose result is already in the conversation (never answered twice).
+    answered_calls: frozenset[str] = frozenset()
     #: ``state`` changed in a way that may wait for the next turn-row write (see _process_calls).
     state_dirty: bool = False
     budget_check: BudgetCheck | None = None
@@ -295,7 +297,7 @@ class Harness:
             store.write_turn(turn.id, mode=space.mode)
         turn = store.turn(turn.id) or turn
         self._restore_lost_message(turn)
-        self._settle_unfinished_calls(turn)
+        answered = self._settle_unfinished_calls(turn)
         try:
             ctx = self._context(
                 turn,
@@ -309,6 +311,7 @@ class Harness:
         except ProviderError as exc:
             return self._finish_early(turn, space, mode.value, turn.transport, emit, str(exc))
         ctx.budget_check = budget_check
+        ctx.answered_calls = answered
         emit(
             TurnStarted(
                 turn.id,
@@ -341,13 +344,15 @@ class Harness:
             turn_id=turn.id,
         )
 
-    def _settle_unfinished_calls(self, turn: Turn) -> None:
+    def _settle_unfinished_calls(self, turn: Turn) -> frozenset[str]:
         """Journaled calls whose result never reached the conversation get one now: the recorded
-        result, or "may have run, outcome unknown" — never a second run (call_journal)."""
+        result, or "may have run, outcome unknown" — never a second run (call_journal). Returns
+        the ids of the calls of this turn whose result is in the conversation (a crash after the
+        result and before the turn row moved on must not answer them twice)."""
         store = self.ws.store
-        if not turn.conversation_id or not store.call_records(turn.id):
-            return
         pending = turn.state.get("pending") or {}
+        if not turn.conversation_id or not (pending or store.call_records(turn.id)):
+            return frozenset()
         waiting = {u.get("id") for u in (pending.get("uses") or [])[pending.get("index", 0) :]}
         answered = {
             str(m.meta.get("call_id"))
@@ -356,6 +361,8 @@ class Harness:
         }
         for record, out in call_journal.settle_unfinished(store, turn.id, answered | waiting):
             self._record_result(turn.conversation_id, turn.id, record.call_id, record.name, out)
+            answered.add(record.call_id)
+        return frozenset(answered)
 
     def _record_result(
         self,
@@ -646,6 +653,8 @@ class Harness:
         for index in range(start, len(uses)):
             use = uses[index]
             call_id, name, args = use.get("id") or new_id(), use.get("name", ""), use.get("input") or {}
+            if resumed and call_id in ctx.answered_calls:
+                continue  # its result reached the conversation before the last crash
             settled: ToolOutput | None = None
             approved = False
             status_note: str | None = None

@@ -8,6 +8,7 @@ import asyncio
 import multiprocessing
 import os
 import signal
+import sys
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -90,6 +91,8 @@ def _child(root: Path, operation: Callable[[Workspace], Any], kill: KillPoint | 
         code = 3 if type(exc).__name__ in ("HarnessError", "DecisionError", "StoreError", "ClaimLost") else 4
         if code == 4:
             traceback.print_exc()
+        elif os.environ.get("CC_FAULT_VERBOSE"):
+            print(f"refused: {exc}", file=sys.stderr)
     os._exit(code)
 
 

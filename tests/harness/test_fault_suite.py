@@ -81,7 +81,7 @@ def _next_operation(seen: dict[str, Any], space_id: str) -> Any:
     pending = [a for a in seen["approvals"] if a.status is ApprovalStatus.PENDING and a.turn_id == turn.id]
     if turn.status is TurnStatus.COMPLETED:
         return None
-    if turn.status is TurnStatus.AWAITING_APPROVAL and pending:
+    if pending:  # what the operator sees in the Inbox, whatever state the crash left the turn in
         return op_decide(pending[-1].id)
     return op_resume(turn.id)
 
