@@ -9,6 +9,8 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -71,6 +73,19 @@ def install(kill: KillPoint | None) -> None:
                 _die()
 
             kwargs["run"] = run_then_die
+        if counter["calls"] == kill.index and kill.phase == "mid_call":
+            inner_mid = kwargs["run"]
+
+            async def die_once_it_printed(spool: Path) -> Any:
+                def watch() -> None:
+                    while not (spool.exists() and spool.stat().st_size > 0):
+                        time.sleep(0.01)
+                    _die()  # the command is still running: killed mid-way, like a crash
+
+                threading.Thread(target=watch, daemon=True).start()
+                return await inner_mid(spool)
+
+            kwargs["run"] = die_once_it_printed
         return await original_run(*args, **kwargs)
 
     call_journal.run_at_most_once = killing_run  # type: ignore[assignment]

@@ -214,7 +214,13 @@ def test_a_resume_killed_after_the_command_ran_never_runs_it_again(workspace: tu
     result is saved; the next resume ran it again and told the model it "never ran"."""
     root, space_id = workspace
     script = [
-        [call("run_command", tool_id="toolu_k", command="echo ran >> effects.log; echo partial-output")]
+        [
+            call(
+                "run_command",
+                tool_id="toolu_k",
+                command="echo ran >> effects.log; echo partial-output; sleep 30",
+            )
+        ]
     ]
     script.append(text("ok"))
     assert fork_operation(root, op_run(space_id, "go", script)) == 0
@@ -222,7 +228,7 @@ def test_a_resume_killed_after_the_command_ran_never_runs_it_again(workspace: tu
     approval = next(a for a in seen["approvals"] if a.status is ApprovalStatus.PENDING)
     assert fork_operation(root, op_decide(approval.id)) == 0
     turn_id = seen["turns"][-1].id
-    assert fork_operation(root, op_resume(turn_id), KillPoint("during_call", 1)) == -9
+    assert fork_operation(root, op_resume(turn_id), KillPoint("mid_call", 1)) == -9
     assert fork_operation(root, op_resume(turn_id)) == 0
     after = _observe(root, space_id)
     assert (after["worktree"] / "effects.log").read_text() == "ran\n"  # once
