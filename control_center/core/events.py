@@ -31,7 +31,7 @@ class TurnStarted:
     guarantee: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out = {
+        out: dict[str, Any] = {
             "event": "turn_started",
             "turn": self.turn,
             "space": self.space,
