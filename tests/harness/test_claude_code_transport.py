@@ -240,6 +240,26 @@ def test_endpoint_and_key_come_from_the_environment_when_settings_have_none(
     assert "ANTHROPIC_AUTH_TOKEN" not in env
 
 
+def test_the_claude_process_gets_only_its_own_key_of_the_operators_credentials(
+    ws: Workspace, fake: Fake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp-secret")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-secret")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai")
+    monkeypatch.setenv("DEPLOY_PASSWORD", "hunter2")
+    space = ws.create_space("scrubbed", mode=Mode.CHAT)
+    settings = AppSettings(claude_cli=str(fake.path), allowed_env=("DEPLOY_PASSWORD",))
+    ended, _events = run(ws, settings, space.id)
+    assert ended.status is TurnStatus.COMPLETED
+    env = fake.seen["env"]
+    assert env["ANTHROPIC_API_KEY"] == API_KEY
+    for name in ("GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "OPENAI_API_KEY"):
+        assert name not in env, name
+    # A name the operator allowed in Settings passes through.
+    assert env["DEPLOY_PASSWORD"] == "hunter2"
+    assert env["PATH"] == os.environ["PATH"]
+
+
 def test_the_cli_is_found_on_path_when_no_setting_names_it(
     ws: Workspace, fake: Fake, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -42,6 +42,7 @@ from control_center.core.surface import materialize_surface
 from control_center.harness import sandbox
 from control_center.harness.credentials import ENV_VAR as API_KEY_ENV
 from control_center.harness.credentials import resolve_api_key
+from control_center.harness.environment import scrubbed_environ
 from control_center.harness.transports.claude_hook import (
     CLAUDE_TOOL_EQUIVALENTS,
     HOOKED_TOOLS,
@@ -185,8 +186,11 @@ def build_argv(
 
 
 def build_env(harness: Harness, profile: CapabilityProfile, api_key: str, home: Path) -> dict[str, str]:
-    """The same endpoint and key as the Anthropic provider, a scratch HOME, no side traffic."""
-    env = dict(os.environ)
+    """The same endpoint and key as the Anthropic provider, a scratch HOME, no side traffic.
+
+    Every other credential-like variable is withheld (unless the operator allowed it by name):
+    Claude runs commands, and whatever it can read it can print into the model's context."""
+    env = scrubbed_environ(allow=harness.settings.allowed_env)
     # Another credential in the environment would make the CLI authenticate differently.
     env.pop("ANTHROPIC_AUTH_TOKEN", None)
     base_url = harness.settings.model_for(profile.mode).base_url or os.environ.get("ANTHROPIC_BASE_URL")
