@@ -17,6 +17,7 @@ from typing import Any
 from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
 from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.records import Gate, Space
+from control_center.store import health
 from control_center.store.version import DB_FILENAME, HEAD_REVISION, MARKER_TABLE
 
 SPACE_COLUMNS = (
@@ -149,6 +150,8 @@ def open_reader(root: Path) -> ReadStore | None:
     db = root.expanduser().resolve() / DB_FILENAME
     if not db.is_file():
         return None  # the full store says what is wrong with the folder
+    if health.damaged_reason(db) is not None or not health.check(db).ok:
+        return None  # damaged: the full store refuses it in one line (and marks it)
     try:
         conn = sqlite3.connect(db.as_uri() + "?mode=ro", uri=True, timeout=10)
     except sqlite3.Error:
