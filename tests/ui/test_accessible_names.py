@@ -60,6 +60,10 @@ def test_interactive_widgets_have_names(qtbot: Any, tmp_path: Path) -> None:
         window.send_message("Please go ahead.")
         qtbot.waitUntil(lambda: not window.runtime.running_spaces(), timeout=30_000)
     qtbot.waitUntil(lambda: window.review_panel is not None, timeout=10_000)
+    # An item selected in the Inbox shows its detail pane (body, diff, reason field) too.
+    qtbot.waitUntil(lambda: window.inbox.proxy.rowCount() > 0, timeout=10_000)
+    window.inbox.table.selectRow(0)
+    qtbot.waitUntil(lambda: window.inbox.reason_edit.isVisible(), timeout=10_000)
     for i in range(window.tabs.count()):
         window.tabs.setCurrentIndex(i)
         qtbot.wait(20)
