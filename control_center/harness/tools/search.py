@@ -19,6 +19,7 @@ from pathlib import Path
 
 from control_center.harness.environment import scrubbed_environ
 from control_center.harness.tools.base import ToolError
+from control_center.harness.tools.shell import wait_for_exit
 
 #: The hard limit of one search (seconds); a search that hits it returns what it found so far.
 SEARCH_TIMEOUT_S = 20.0
@@ -163,18 +164,7 @@ def run_search(
     for t in readers:
         t.start()
     deadline = time.monotonic() + timeout_s
-    timed_out = cancelled = False
-    while proc.poll() is None:
-        if cancel_event is not None and cancel_event.is_set():
-            cancelled = True
-            break
-        if time.monotonic() >= deadline:
-            timed_out = True
-            break
-        if cancel_event is not None:
-            cancel_event.wait(_POLL_S)
-        else:
-            time.sleep(_POLL_S)
+    timed_out, cancelled = wait_for_exit(proc, deadline, cancel_event)
     _kill(proc)
     proc.wait()
     for t in readers:

@@ -199,18 +199,7 @@ def _spawn_and_wait(
 
     capture = _Capture(proc.stdout, output_cap, spool)
     deadline = started + timeout_s
-    timed_out = cancelled = False
-    while proc.poll() is None:
-        if cancel_event is not None and cancel_event.is_set():
-            cancelled = True
-            break
-        if time.monotonic() >= deadline:
-            timed_out = True
-            break
-        if cancel_event is not None:
-            cancel_event.wait(_POLL_S)
-        else:
-            time.sleep(_POLL_S)
+    timed_out, cancelled = wait_for_exit(proc, deadline, cancel_event)
     if timed_out or cancelled:
         _kill_group(proc)
     else:
@@ -375,3 +364,21 @@ def _gate_outcome(command: str, timeout_s: float, result: ProcessResult) -> Gate
     else:
         status, reason = "failed", f"`{command}` exited {code}"
     return GateOutcome(status, f"{reason}\n{output}".rstrip())
+
+
+def wait_for_exit(
+    proc: subprocess.Popen[Any], deadline: float, cancel_event: threading.Event | None
+) -> tuple[bool, bool]:
+    """Poll ``proc`` until it exits, ``deadline`` (monotonic) passes or ``cancel_event`` is set.
+
+    Returns ``(timed_out, cancelled)``; the caller kills what is left."""
+    while proc.poll() is None:
+        if cancel_event is not None and cancel_event.is_set():
+            return False, True
+        if time.monotonic() >= deadline:
+            return True, False
+        if cancel_event is not None:
+            cancel_event.wait(_POLL_S)
+        else:
+            time.sleep(_POLL_S)
+    return False, False
