@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from control_center.core.approvals import Decision
-from control_center.core.events import TurnEnded, TurnEvent
+from control_center.core.events import ModelRetry, TurnEnded, TurnEvent
 from control_center.core.modes import Mode, Transport
 from control_center.harness.loop import Harness, HarnessError, RunRequest
 from control_center.harness.providers.base import ProviderError
@@ -47,6 +47,8 @@ def _printer(as_json: bool):
             sys.stdout.write(f"\n? question {data['approval']}: {data['question']}\n")
         elif kind == "nudge":
             sys.stdout.write(f"\n[nudge] {data['text']}\n")
+        elif isinstance(event, ModelRetry):
+            sys.stdout.write(f"\n[{event.text}]\n")
         elif kind == "turn_ended":
             err = f": {data['error']}" if data["error"] else ""
             sys.stdout.write(f"\n[turn {data['turn']} {data['status']}{err}]\n")

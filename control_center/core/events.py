@@ -142,6 +142,37 @@ class UsageEvent:
 
 
 @dataclass(frozen=True)
+class ModelRetry:
+    """A model call failed in a way worth retrying; the provider waits ``delay_s`` and tries again
+    (retry ``attempt`` of ``max_retries``). Nothing of the failed attempt reached the operator."""
+
+    attempt: int
+    max_retries: int
+    delay_s: float
+    #: Short cause: "529 overloaded", "connection refused".
+    reason: str
+    status: int | None = None
+    endpoint: str | None = None
+
+    @property
+    def text(self) -> str:
+        """ "retrying (2/5) in 4 s: 529 overloaded" — the line the CLI and the conversation show."""
+        wait = f"{self.delay_s:.0f}" if self.delay_s >= 1 else f"{self.delay_s:.1f}"
+        return f"retrying ({self.attempt}/{self.max_retries}) in {wait} s: {self.reason}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": "model_retry",
+            "attempt": self.attempt,
+            "max_retries": self.max_retries,
+            "delay_s": self.delay_s,
+            "reason": self.reason,
+            "status": self.status,
+            "endpoint": self.endpoint,
+        }
+
+
+@dataclass(frozen=True)
 class ModeChanged:
     space: str
     mode: str
@@ -179,6 +210,7 @@ TurnEvent = (
     | QuestionAsked
     | NudgeEvent
     | UsageEvent
+    | ModelRetry
     | ModeChanged
     | TurnEnded
 )

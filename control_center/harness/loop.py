@@ -17,6 +17,7 @@ from typing import Any
 
 from control_center.core.approvals import ApprovalKind, ApprovalStatus
 from control_center.core.events import (
+    ModelRetry,
     NudgeEvent,
     TextDelta,
     ThinkingDelta,
@@ -598,6 +599,8 @@ class Harness:
                     emit(ThinkingDelta(item.text))
                 elif isinstance(item, ModelResponse):
                     response = item
+                elif isinstance(item, ModelRetry):  # the provider waits, then calls again
+                    emit(item)
         except asyncio.CancelledError:
             if streamed:  # keep what the operator already saw
                 text = "".join(streamed)

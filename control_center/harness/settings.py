@@ -36,6 +36,7 @@ MODE_KEYS = (
 MAX_OUTPUT_TOKENS = 1_000_000
 MAX_STEPS = 10_000
 MAX_TOKENS_PER_RUN = 100_000_000
+MAX_MODEL_RETRIES = 20
 
 
 class SettingsError(OperatorError):
@@ -105,6 +106,8 @@ class AppSettings:
     #: Credential-like environment variables the operator lets tools and gates see (by exact name);
     #: every other *KEY*/*TOKEN*/*SECRET*/*PASSWORD* variable is withheld (harness.environment).
     allowed_env: tuple[str, ...] = ()
+    #: How often a failed model call is retried before the turn fails; None: the default (5).
+    model_retries: int | None = None
     models: dict[Mode, ModelSettings] = field(
         default_factory=lambda: {m: _default_mode_settings() for m in Mode}
     )
@@ -131,7 +134,9 @@ class AppSettings:
 
             key, _source = resolve_api_key("anthropic")
             choice = "anthropic" if key else "scripted"
-        return replace(base, provider=choice, base_url=self.base_url_for(choice))
+        return replace(
+            base, provider=choice, base_url=self.base_url_for(choice), max_retries=self.model_retries
+        )
 
     # -- the operator's keys (``settings show`` / ``settings set``) ----------------------------
 
@@ -142,6 +147,7 @@ class AppSettings:
             "default_transport": self.default_transport.value,
             "default_autonomy": self.default_autonomy.value,
             "claude_cli": self.claude_cli,
+            "model_retries": self.model_retries,
         }
         for name in PROVIDERS:
             if PROVIDERS[name].base_url_env:
@@ -197,6 +203,9 @@ class AppSettings:
             self.default_autonomy = Autonomy(_choice(value, [a.value for a in Autonomy], key))
         elif key == "claude_cli":
             self.claude_cli = _text(value, key, allow_default=True)
+        elif key == "model_retries":
+            word = value.strip().lower()
+            self.model_retries = None if word in _DEFAULT_WORDS else _int(value, key, 0, MAX_MODEL_RETRIES)
         else:
             raise SettingsError(f"unknown setting {key!r} (see 'control-center settings show')")
 
@@ -214,6 +223,7 @@ class AppSettings:
             "last_workspace": self.last_workspace,
             "operator_name": self.operator_name,
             "allowed_env": list(self.allowed_env),
+            "model_retries": self.model_retries,
             "modes": {m.value: s.to_json() for m, s in self.models.items()},
         }
 
@@ -237,6 +247,9 @@ class AppSettings:
         allowed = data.get("allowed_env") or ()
         if isinstance(allowed, list | tuple):
             out.allowed_env = tuple(str(name) for name in allowed if isinstance(name, str) and name)
+        retries = data.get("model_retries")
+        if isinstance(retries, int) and not isinstance(retries, bool) and 0 <= retries <= MAX_MODEL_RETRIES:
+            out.model_retries = retries
         modes = data.get("modes")
         # Files from before per-mode providers ("models") stored a provider per mode that was never
         # honoured: it is dropped so those modes follow the global choice as before.

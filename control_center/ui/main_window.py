@@ -29,6 +29,7 @@ from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
 from control_center.core.events import (
     ApprovalRequested,
     ModeChanged,
+    ModelRetry,
     NudgeEvent,
     QuestionAsked,
     TextDelta,
@@ -63,6 +64,8 @@ from control_center.ui.widgets import ElidedLabel, EmptyState
 #: explicitly so a panel whose preferred width grows (a long name, a wide tab) can never make the
 #: window grow by itself; panels elide, wrap, scroll or overflow into menus instead.
 MINIMUM_WINDOW = (900, 560)
+#: The conversation's live line while the provider waits to retry a model call.
+MODEL_RETRY_ITEM = "live:model-retry"
 #: Below this width of the conversation area the Autonomy/Transport captions are hidden.
 HEADER_CAPTIONS_MIN_WIDTH = 560
 
@@ -823,6 +826,8 @@ class MainWindow(QMainWindow):
         if not isinstance(event, TurnEnded):
             self._conversation_generation += 1
         model = self.conversation_model
+        if self._show_model_retry(event):
+            return
         if isinstance(event, TextDelta | ThinkingDelta):
             kind = ItemKind.ASSISTANT if isinstance(event, TextDelta) else ItemKind.THINKING
             live_id = self._live_text.get(space_id)
@@ -868,6 +873,23 @@ class MainWindow(QMainWindow):
         elif isinstance(event, NudgeEvent):
             model.append_item(TranscriptItem(f"nudge:{next(self._live_counter)}", ItemKind.NUDGE, event.text))
 
+    def _show_model_retry(self, event: TurnEvent) -> bool:
+        """A ``model_retry`` shows as one live line ("retrying (2/5) in 4 s: 529 overloaded") that
+        each new retry replaces and any other event of the turn takes away. True when handled."""
+        model = self.conversation_model
+        if isinstance(event, ModelRetry):
+            item = TranscriptItem(MODEL_RETRY_ITEM, ItemKind.NOTE, f"Model endpoint: {event.text}")
+            if model.row_of(MODEL_RETRY_ITEM) is None:
+                model.append_item(item)
+            else:
+                model.replace_item(item)
+            self.statusBar().showMessage(f"{event.endpoint or 'model endpoint'}: {event.text}", 10_000)
+            return True
+        if model.row_of(MODEL_RETRY_ITEM) is not None:
+            model.remove_item(MODEL_RETRY_ITEM)
+            self.statusBar().clearMessage()
+        return False
+
     def _on_turn_finished(self, space_id: str | None, ended: TurnEnded) -> None:
         if space_id:
             self._usage.pop(space_id, None)
@@ -892,7 +914,7 @@ class MainWindow(QMainWindow):
         box.setObjectName("modelErrorDialog")
         box.setIcon(QMessageBox.Icon.Warning)
         box.setWindowTitle("The model call failed")
-        box.setText(f"The model endpoint {url} did not answer the turn (after the SDK's retries).")
+        box.setText(f"The model endpoint {url} did not answer the turn.")
         box.setInformativeText(
             f"{error}\n\nEndpoint from: {source}. Retry resumes the turn where it stopped; Open Settings "
             "changes the endpoint or the API key."

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from control_center.core.modes import Mode
-from control_center.harness.loopback import LoopbackMessagesServer
+from control_center.harness.loopback import LoopbackMessagesServer, http_status
 from control_center.harness.loopback_openai import LoopbackChatServer
 from control_center.workspace import Workspace
 from tests.harness.helpers import make_repo
@@ -158,3 +158,41 @@ def test_run_json_turns_of_two_modes_reach_the_provider_and_model_of_their_mode(
     chat.add_reply([{"type": "text", "text": "again"}])
     over = cli("run", "--workspace", workspace, "--space", plan, "--provider", "openai", "--json", "x")
     assert json.loads(over.stdout.splitlines()[0])["provider"] == "openai"
+
+
+def test_run_json_reports_each_model_retry_as_it_happens(
+    cli: Cli, tmp_path: Path, loopbacks: tuple[LoopbackMessagesServer, LoopbackChatServer]
+) -> None:
+    messages, _chat = loopbacks
+    ws = Workspace.init(tmp_path / "ws", make_repo(tmp_path / "repo"))
+    agent = ws.create_space("agent room", mode=Mode.CHAT).id
+    ws.close()
+    for key, value in (
+        ("provider", "anthropic"),
+        ("providers.anthropic.base_url", messages.base_url),
+        ("model_retries", "3"),
+    ):
+        assert cli("settings", "set", key, value).returncode == 0
+    assert json.loads(cli("settings", "show", "--json").stdout)["settings"]["model_retries"] == 3
+    messages.add_fault(http_status(529, retry_after=0))
+    messages.add_fault(http_status(500, retry_after=0, message="backend restarting"))
+    messages.add_reply([{"type": "text", "text": "here now"}])
+    workspace = str(tmp_path / "ws")
+    out = cli("run", "--workspace", workspace, "--space", agent, "--json", "hi")
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    kinds = [line["event"] for line in lines]
+    assert kinds.index("model_retry") < kinds.index("text")
+    retries = [line for line in lines if line["event"] == "model_retry"]
+    assert [(r["attempt"], r["max_retries"], r["status"], r["reason"]) for r in retries] == [
+        (1, 3, 529, "529 overloaded"),
+        (2, 3, 500, "500 backend restarting"),
+    ]
+    assert all(r["delay_s"] == 0 and r["endpoint"] == messages.base_url for r in retries)
+    assert lines[-1]["status"] == "completed"
+    # Without --json the retry is one line of the transcript.
+    messages.add_fault(http_status(429, retry_after=0))
+    messages.add_reply([{"type": "text", "text": "again"}])
+    plain = cli("run", "--workspace", workspace, "--space", agent, "again")
+    assert plain.returncode == 0, plain.stderr
+    assert "[retrying (1/3) in 0.0 s: 429 " in plain.stdout

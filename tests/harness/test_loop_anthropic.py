@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from control_center.core.events import TextDelta, TurnEvent, TurnStatus
+from control_center.core.events import ModelRetry, TextDelta, TurnEvent, TurnStatus
 from control_center.core.modes import Autonomy, Mode
 from control_center.core.profiles import profile_for
 from control_center.core.surface import build_system_prompt, materialize_surface
@@ -106,15 +106,20 @@ def test_persistent_500_fails_the_turn_visibly_and_keeps_the_message(
     ws: Workspace, server: LoopbackMessagesServer
 ) -> None:
     sid = ws.create_space("agent", mode=Mode.CHAT).id
-    for _ in range(3):  # the first try and both SDK retries (retry-after keeps them quick)
+    for _ in range(3):  # the first try and both retries (retry-after keeps them quick)
         server.add_fault(http_status(500, retry_after=0.01, message="upstream exploded"))
-    ended, events = _run(_harness(ws, server), "please help", sid)
+    harness = _harness(ws, server)
+    harness.settings.model_retries = 2
+    ended, events = _run(harness, "please help", sid)
 
     assert len(server.requests) == 3
     assert ended.status is TurnStatus.FAILED
     assert ended.error is not None
     assert "500" in ended.error
     assert "upstream exploded" in ended.error
+    assert "after 2 retries" in ended.error
+    retries = [(e.attempt, e.max_retries, e.status) for e in of(events, ModelRetry)]
+    assert retries == [(1, 2, 500), (2, 2, 500)]
     assert events[-1].to_json()["error"] == ended.error
     turn = ws.store.turn(ended.turn)
     assert turn is not None

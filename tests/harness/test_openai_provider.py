@@ -137,7 +137,7 @@ def test_history_converts_at_the_edge_tool_results_follow_their_calls() -> None:
 
 
 @pytest.mark.parametrize("status", [429, 500])
-def test_a_transient_error_is_retried_by_the_sdk(server: LoopbackChatServer, status: int) -> None:
+def test_a_transient_error_is_retried(server: LoopbackChatServer, status: int) -> None:
     server.add_fault(http_status(status, retry_after=0))
     server.add_reply([{"type": "text", "text": "after the retry"}])
     provider = OpenAICompatibleProvider(KEY, base_url=server.base_url)
@@ -152,7 +152,7 @@ def test_a_persistent_error_fails_with_the_status_and_never_the_key(
 ) -> None:
     for _ in range(3):
         server.add_fault(http_status(status, retry_after=0, message=f"nope {KEY}"))
-    provider = OpenAICompatibleProvider(KEY, base_url=server.base_url)
+    provider = OpenAICompatibleProvider(KEY, base_url=server.base_url, max_retries=2)
     with pytest.raises(ProviderError) as info:
         asyncio.run(_collect(provider, _request()))
     assert f"error {status}" in str(info.value)
@@ -324,11 +324,13 @@ def test_429_then_500_then_success_completes_the_turn(ws: Workspace, server: Loo
 
 def test_persistent_500_fails_the_turn_naming_the_status(ws: Workspace, server: LoopbackChatServer) -> None:
     sid = ws.create_space("agent", mode=Mode.CHAT, autonomy=Autonomy.AUTO).id
-    for _ in range(3):
+    for _ in range(6):  # the first try and the five retries of the default policy
         server.add_fault(http_status(500, retry_after=0))
     ended, _events = _run(ws, server, "go", sid)
     assert ended.status is TurnStatus.FAILED
     assert "500" in (ended.error or "")
+    assert "after 5 retries" in (ended.error or "")
+    assert len(server.requests) == 6
 
 
 def test_an_unknown_model_costs_zero_with_a_note(ws: Workspace, server: LoopbackChatServer) -> None:

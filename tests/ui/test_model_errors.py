@@ -14,7 +14,9 @@ from PySide6.QtWidgets import QMessageBox, QPushButton
 from control_center.app import create_main_window
 from control_center.core.modes import Autonomy, Mode
 from control_center.harness.endpoint import effective_endpoint
+from control_center.harness.loopback import LoopbackMessagesServer, http_status
 from control_center.harness.settings import AppSettings
+from control_center.ui.main_window import MODEL_RETRY_ITEM
 from control_center.ui.settings_dialog import SettingsDialog
 from control_center.workspace import Workspace
 from tests.helpers import make_repo
@@ -41,14 +43,58 @@ def test_unreachable_endpoint_names_it_and_offers_retry_and_settings(
     window._closing_confirmed = True
     window.runtime.settings.base_url = url
     window.runtime.settings.provider = "anthropic"
+    window.runtime.settings.model_retries = 2
     window.send_message("Hello?")
+    model = window.conversation_model
+    # Each retry shows live in the conversation (and replaces the previous one) ...
+    qtbot.waitUntil(
+        lambda: _retry_line(window).startswith("Model endpoint: retrying (1/2) in "), timeout=30_000
+    )
+    qtbot.waitUntil(
+        lambda: _retry_line(window).startswith("Model endpoint: retrying (2/2) in "), timeout=30_000
+    )
+    assert sum(item.id == MODEL_RETRY_ITEM for item in model.items()) == 1
     qtbot.waitUntil(lambda: window.findChild(QMessageBox, "modelErrorDialog") is not None, timeout=60_000)
+    # ... and leaves when the turn has ended.
+    assert model.row_of(MODEL_RETRY_ITEM) is None
     box = window.findChild(QMessageBox, "modelErrorDialog")
     assert url in box.text()
     assert url in box.informativeText()  # the provider's own message names it too
+    assert "after 2 retries" in box.informativeText()
     buttons = {b.objectName() for b in box.findChildren(QPushButton)}
     assert {"modelErrorRetry", "modelErrorSettings"} <= buttons
     box.done(0)
+
+
+def _retry_line(window: Any) -> str:
+    row = window.conversation_model.row_of(MODEL_RETRY_ITEM)
+    return "" if row is None else window.conversation_model.item(row).text
+
+
+def test_a_retry_line_shows_while_the_endpoint_is_overloaded_then_clears(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-a-real-key")
+    root = tmp_path / "ws"
+    ws = Workspace.init(root, make_repo(tmp_path / "repo"))
+    space = ws.create_space("Real model", mode=Mode.CHAT, autonomy=Autonomy.ASK)
+    ws.store.touch_space(space.id)
+    ws.close()
+    with LoopbackMessagesServer([[{"type": "text", "text": "Here after the wait."}]]) as server:
+        server.add_fault(http_status(529, retry_after=1.5))
+        window = create_main_window(root)
+        qtbot.addWidget(window)
+        window._closing_confirmed = True
+        window.runtime.settings.base_url = server.base_url
+        window.runtime.settings.provider = "anthropic"
+        window.send_message("Hello?")
+        qtbot.waitUntil(lambda: bool(_retry_line(window)), timeout=30_000)
+        assert _retry_line(window) == "Model endpoint: retrying (1/5) in 2 s: 529 overloaded"
+        assert "529 overloaded" in window.statusBar().currentMessage()
+        texts = lambda: [i.text for i in window.conversation_model.items()]  # noqa: E731
+        qtbot.waitUntil(lambda: "Here after the wait." in texts(), timeout=30_000)
+        assert window.conversation_model.row_of(MODEL_RETRY_ITEM) is None
+        assert len(server.requests) == 2
 
 
 def test_settings_show_the_endpoint_in_use_and_its_source(

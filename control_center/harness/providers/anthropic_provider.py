@@ -22,6 +22,15 @@ from .base import (
     ThinkingChunk,
 )
 from .clients import shared_client
+from .retry import (
+    RetryableError,
+    RetryPolicy,
+    policy_with,
+    retry_after_s,
+    short_reason,
+    status_is_retryable,
+    with_retries,
+)
 
 #: The API requires budget_tokens >= 1024 and < max_tokens.
 MIN_THINKING_BUDGET = 1024
@@ -46,15 +55,16 @@ class AnthropicProvider:
         self,
         api_key: str,
         base_url: str | None = None,
-        max_retries: int = 2,
+        max_retries: int | None = None,
         timeout_s: float = 600,
+        retry: RetryPolicy | None = None,
     ) -> None:
         import anthropic  # lazy: see the module docstring
 
         self._anthropic = anthropic
         self._api_key = api_key
         self._base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-        self._max_retries = max_retries
+        self._retry = policy_with(retry, max_retries)
         self._timeout_s = timeout_s
         # Connect fails fast; a silent stream is cut after MAX_IDLE_READ_S (the API pings while
         # the model thinks), so a dead connection surfaces as an error rather than a hang.
@@ -76,13 +86,13 @@ class AnthropicProvider:
 
     def _client(self) -> Any:
         # One client per event loop and configuration for the whole process (see clients.py).
-        key = ("anthropic", self._api_key, self._base_url, self._max_retries, self._timeout_s)
+        key = ("anthropic", self._api_key, self._base_url, self._timeout_s)
         return shared_client(
             key,
             lambda: self._anthropic.AsyncAnthropic(
                 api_key=self._api_key,
                 base_url=self._base_url,
-                max_retries=self._max_retries,
+                max_retries=0,  # retries are ours, visible as they happen (providers/retry.py)
                 timeout=self._timeout,
             ),
         )
@@ -103,9 +113,13 @@ class AnthropicProvider:
             params["thinking"] = thinking
         return params
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
-        anthropic = self._anthropic
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         params = self._params(request)
+        return with_retries(lambda: self._attempt(params), self._retry, endpoint=self._endpoint())
+
+    async def _attempt(self, params: dict[str, Any]) -> AsyncIterator[StreamItem]:
+        """One model call; a failure worth retrying raises :class:`RetryableError`."""
+        anthropic = self._anthropic
         client = self._client()
         try:
             async with client.messages.stream(**params) as stream:
@@ -125,18 +139,26 @@ class AnthropicProvider:
         except anthropic.APIStatusError as exc:
             detail = exc.api_message or exc.message
             if exc.status_code < 400:
-                # An SSE `error` event inside a 200 stream (e.g. overloaded mid-response).
+                # An SSE `error` event inside a 200 stream (e.g. overloaded mid-response): the
+                # start of the reply may already be on screen, so it is not retried.
                 text = f"the model stream reported an error ({exc.type or 'error'}): {detail}"
-            else:
-                text = f"Anthropic API error {exc.status_code} from {self._endpoint()}: {detail}"
-            raise ProviderError(self._scrub(text)) from None
+                raise ProviderError(self._scrub(text)) from None
+            text = self._scrub(f"Anthropic API error {exc.status_code} from {self._endpoint()}: {detail}")
+            headers = exc.response.headers
+            if status_is_retryable(exc.status_code, headers):
+                raise RetryableError(
+                    text,
+                    short_reason(exc.status_code, self._scrub(_short_detail(exc.type, detail))),
+                    status=exc.status_code,
+                    retry_after=retry_after_s(headers),
+                ) from None
+            raise ProviderError(text) from None
         except anthropic.APITimeoutError:
-            raise ProviderError(f"the model request to {self._endpoint()} timed out") from None
+            raise RetryableError(f"the model request to {self._endpoint()} timed out", "timed out") from None
         except anthropic.APIConnectionError as exc:
             cause = exc.__cause__ or exc
-            raise ProviderError(
-                self._scrub(f"cannot reach the model endpoint {self._endpoint()}: {cause}")
-            ) from None
+            text = self._scrub(f"cannot reach the model endpoint {self._endpoint()}: {cause}")
+            raise RetryableError(text, short_reason(None, self._scrub(str(cause)))) from None
         except ValueError as exc:
             # json.JSONDecodeError and pydantic validation errors: the endpoint sent garbage.
             raise ProviderError(self._scrub(f"malformed response from the model endpoint: {exc}")) from None
@@ -164,6 +186,13 @@ class AnthropicProvider:
         return text.replace(self._api_key, "***") if self._api_key else text
 
 
+def _short_detail(error_type: str | None, detail: str) -> str:
+    """ "overloaded" from ``overloaded_error`` (the API's own word beats a long message)."""
+    if error_type and error_type.endswith("_error") and error_type != "api_error":
+        return error_type.removesuffix("_error").replace("_", " ")
+    return detail
+
+
 def _block_to_dict(block: Any) -> dict[str, Any]:
     """A response block as the plain dict the history stores and replays to the API."""
     kind = block.type
@@ -180,7 +209,9 @@ def _block_to_dict(block: Any) -> dict[str, Any]:
 
 
 def _create(settings: ModelSettings, inputs: ProviderInputs) -> AnthropicProvider:
-    return AnthropicProvider(inputs.api_key or "", base_url=settings.base_url)
+    return AnthropicProvider(
+        inputs.api_key or "", base_url=settings.base_url, max_retries=settings.max_retries
+    )
 
 
 PROVIDER = ProviderSpec(

@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from control_center.core.errors import OperatorError
+from control_center.core.events import ModelRetry
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ class ModelSettings:
     max_tokens_per_run: int | None = None
     #: The model's context window in tokens; None: the known window of the model (harness/context.py).
     context_window: int | None = None
+    #: How often a failed model call is retried (providers/retry.py); None: the policy's default.
+    max_retries: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -40,6 +43,7 @@ class ModelSettings:
             "max_steps": self.max_steps,
             "max_tokens_per_run": self.max_tokens_per_run,
             "context_window": self.context_window,
+            "max_retries": self.max_retries,
         }
 
     @classmethod
@@ -86,12 +90,13 @@ class ModelResponse:
         return [b for b in self.content if b.get("type") == "tool_use"]
 
 
-StreamItem = TextChunk | ThinkingChunk | ModelResponse
+#: ``ModelRetry``: the provider is about to wait and try the call again (providers/retry.py).
+StreamItem = TextChunk | ThinkingChunk | ModelRetry | ModelResponse
 
 
 class ProviderError(OperatorError):
-    """A model call that failed for good (after the SDK's own retries). The message is shown to
-    the operator and recorded on the turn; it never contains the API key."""
+    """A model call that failed for good (after the provider's retries, providers/retry.py). The
+    message is shown to the operator and recorded on the turn; it never contains the API key."""
 
 
 class ModelProvider(Protocol):

@@ -25,6 +25,15 @@ from .base import (
     TextChunk,
 )
 from .clients import shared_client
+from .retry import (
+    RetryableError,
+    RetryPolicy,
+    policy_with,
+    retry_after_s,
+    short_reason,
+    status_is_retryable,
+    with_retries,
+)
 
 #: A stream that sends nothing at all for this long is dead.
 MAX_IDLE_READ_S = 300.0
@@ -115,8 +124,9 @@ class OpenAICompatibleProvider:
         self,
         api_key: str | None,
         base_url: str | None = None,
-        max_retries: int = 2,
+        max_retries: int | None = None,
         timeout_s: float = 600,
+        retry: RetryPolicy | None = None,
     ) -> None:
         try:
             import openai  # lazy: see the module docstring
@@ -128,7 +138,7 @@ class OpenAICompatibleProvider:
         self._openai = openai
         self._base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         self._api_key = api_key or PLACEHOLDER_KEY
-        self._max_retries = max_retries
+        self._retry = policy_with(retry, max_retries)
         self._timeout_s = timeout_s
         self._timeout = openai.Timeout(
             timeout_s, connect=min(10.0, timeout_s), read=min(MAX_IDLE_READ_S, timeout_s)
@@ -143,13 +153,13 @@ class OpenAICompatibleProvider:
         return self._base_url
 
     def _client(self) -> Any:
-        key = ("openai", self._api_key, self._base_url, self._max_retries, self._timeout_s)
+        key = ("openai", self._api_key, self._base_url, self._timeout_s)
         return shared_client(
             key,
             lambda: self._openai.AsyncOpenAI(
                 api_key=self._api_key,
                 base_url=self._base_url,
-                max_retries=self._max_retries,
+                max_retries=0,  # retries are ours, visible as they happen (providers/retry.py)
                 timeout=self._timeout,
             ),
         )
@@ -173,15 +183,24 @@ class OpenAICompatibleProvider:
             params["reasoning_effort"] = settings.reasoning_effort
         return params
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
-        openai = self._openai
+    def _endpoint(self) -> str:
+        """The URL this provider calls (named in every error, so the operator knows which)."""
+        return self._base_url or "https://api.openai.com/v1"
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         params = self._params(request)
+        return with_retries(
+            lambda: self._attempt(params, request.settings.model), self._retry, endpoint=self._endpoint()
+        )
+
+    async def _attempt(self, params: dict[str, Any], model: str) -> AsyncIterator[StreamItem]:
+        """One model call; a failure worth retrying raises :class:`RetryableError`."""
+        openai = self._openai
         client = self._client()
         texts: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
         finish: str | None = None
         usage: Any = None
-        model = request.settings.model
         received = False
         try:
             stream = await client.chat.completions.create(**params)
@@ -208,17 +227,31 @@ class OpenAICompatibleProvider:
         except ProviderError:
             raise
         except openai.APIStatusError as exc:
-            detail = _error_detail(exc)
-            raise ProviderError(
-                self._scrub(f"OpenAI-compatible API error {exc.status_code}: {detail}")
-            ) from None
+            detail = self._scrub(_error_detail(exc))
+            text = f"OpenAI-compatible API error {exc.status_code} from {self._endpoint()}: {detail}"
+            headers = exc.response.headers
+            if status_is_retryable(exc.status_code, headers):
+                raise RetryableError(
+                    text,
+                    short_reason(exc.status_code, detail),
+                    status=exc.status_code,
+                    retry_after=retry_after_s(headers),
+                ) from None
+            raise ProviderError(text) from None
         except openai.APITimeoutError:
-            raise ProviderError("the model request timed out") from None
+            if received:
+                raise ProviderError(
+                    f"the model stream from {self._endpoint()} stalled mid-response"
+                ) from None
+            raise RetryableError(f"the model request to {self._endpoint()} timed out", "timed out") from None
         except openai.APIConnectionError as exc:
             cause = exc.__cause__ or exc
             if received:
                 raise ProviderError(self._scrub(f"the model stream was cut mid-response: {cause}")) from None
-            raise ProviderError(self._scrub(f"cannot reach the model endpoint: {cause}")) from None
+            raise RetryableError(
+                self._scrub(f"cannot reach the model endpoint {self._endpoint()}: {cause}"),
+                short_reason(None, self._scrub(str(cause))),
+            ) from None
         except openai.APIError as exc:
             # An error object inside a 200 stream.
             raise ProviderError(self._scrub(f"the model stream reported an error: {exc.message}")) from None
@@ -285,7 +318,7 @@ def _create(settings: ModelSettings, inputs: ProviderInputs) -> OpenAICompatible
             "no API key for the OpenAI-compatible provider: set one in Settings or OPENAI_API_KEY "
             "(a local server needs only its base URL)"
         )
-    return OpenAICompatibleProvider(inputs.api_key, base_url=base_url)
+    return OpenAICompatibleProvider(inputs.api_key, base_url=base_url, max_retries=settings.max_retries)
 
 
 PROVIDER = ProviderSpec(
