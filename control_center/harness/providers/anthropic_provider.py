@@ -22,15 +22,7 @@ from .base import (
     ThinkingChunk,
 )
 from .clients import shared_client
-from .retry import (
-    RetryableError,
-    RetryPolicy,
-    policy_with,
-    retry_after_s,
-    short_reason,
-    status_is_retryable,
-    with_retries,
-)
+from .retry import RetryableError, RetryPolicy, policy_with, short_reason, status_error, with_retries
 
 #: The API requires budget_tokens >= 1024 and < max_tokens.
 MIN_THINKING_BUDGET = 1024
@@ -144,15 +136,8 @@ class AnthropicProvider:
                 text = f"the model stream reported an error ({exc.type or 'error'}): {detail}"
                 raise ProviderError(self._scrub(text)) from None
             text = self._scrub(f"Anthropic API error {exc.status_code} from {self._endpoint()}: {detail}")
-            headers = exc.response.headers
-            if status_is_retryable(exc.status_code, headers):
-                raise RetryableError(
-                    text,
-                    short_reason(exc.status_code, self._scrub(_short_detail(exc.type, detail))),
-                    status=exc.status_code,
-                    retry_after=retry_after_s(headers),
-                ) from None
-            raise ProviderError(text) from None
+            short = self._scrub(_short_detail(exc.type, detail))
+            raise status_error(exc.status_code, exc.response.headers, text, short) from None
         except anthropic.APITimeoutError:
             raise RetryableError(f"the model request to {self._endpoint()} timed out", "timed out") from None
         except anthropic.APIConnectionError as exc:

@@ -25,15 +25,7 @@ from .base import (
     TextChunk,
 )
 from .clients import shared_client
-from .retry import (
-    RetryableError,
-    RetryPolicy,
-    policy_with,
-    retry_after_s,
-    short_reason,
-    status_is_retryable,
-    with_retries,
-)
+from .retry import RetryableError, RetryPolicy, policy_with, short_reason, status_error, with_retries
 
 #: A stream that sends nothing at all for this long is dead.
 MAX_IDLE_READ_S = 300.0
@@ -229,15 +221,7 @@ class OpenAICompatibleProvider:
         except openai.APIStatusError as exc:
             detail = self._scrub(_error_detail(exc))
             text = f"OpenAI-compatible API error {exc.status_code} from {self._endpoint()}: {detail}"
-            headers = exc.response.headers
-            if status_is_retryable(exc.status_code, headers):
-                raise RetryableError(
-                    text,
-                    short_reason(exc.status_code, detail),
-                    status=exc.status_code,
-                    retry_after=retry_after_s(headers),
-                ) from None
-            raise ProviderError(text) from None
+            raise status_error(exc.status_code, exc.response.headers, text, detail) from None
         except openai.APITimeoutError:
             if received:
                 raise ProviderError(

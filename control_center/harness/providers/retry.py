@@ -103,6 +103,17 @@ def retry_after_s(headers: Mapping[str, str] | None) -> float | None:
     return max(0.0, float(email.utils.mktime_tz(parsed) - time.time()))
 
 
+def status_error(status: int, headers: Mapping[str, str], message: str, detail: str) -> ProviderError:
+    """The error for an HTTP error status: :class:`RetryableError` (with the wait the response asks
+    for) when the status is worth another attempt, else a plain :class:`ProviderError`.
+    ``message`` is the full line for the operator, ``detail`` the short cause for the retry line."""
+    if not status_is_retryable(status, headers):
+        return ProviderError(message)
+    return RetryableError(
+        message, short_reason(status, detail), status=status, retry_after=retry_after_s(headers)
+    )
+
+
 def short_reason(status: int | None, detail: str, limit: int = 80) -> str:
     """ "529 overloaded", "connection refused": what the retry line says went wrong."""
     detail = " ".join(str(detail).split())
