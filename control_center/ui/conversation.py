@@ -58,6 +58,13 @@ from control_center.core.approvals import Approval, ApprovalStatus
 from control_center.core.modes import Mode
 from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
 from control_center.ui import theme
+from control_center.ui.text_selection import (
+    SELECTABLE_FONT,
+    TextPoint,
+    TextRegion,
+    TextSelection,
+    plain_doc,
+)
 
 ItemRole = Qt.ItemDataRole.UserRole + 1
 
@@ -611,6 +618,22 @@ class ConversationDelegate(QStyledItemDelegate):
             _tint_code_blocks(doc, colors.code_bg, self._fonts().mono, state.tail_pos)
         state.text = text
 
+    def text_region(self, item: TranscriptItem) -> TextRegion | None:
+        """Where ``item``'s selectable text is painted and a document laid out like it (for the
+        mouse selection, ui/text_selection.py); None when the row is selected whole."""
+        layout = self.layout_for(item, self._width())
+        if item.kind is ItemKind.ASSISTANT and layout.doc is not None:
+            return TextRegion(layout.rects["doc"], layout.doc)
+        font_name = SELECTABLE_FONT.get(item.kind)
+        rect = layout.rects.get("text")
+        if font_name is None or rect is None:
+            return None
+        text = item.text
+        if item.kind in (ItemKind.APPROVAL, ItemKind.QUESTION):
+            text = item.text or item.data.get("summary", "") or " "
+        font = getattr(self._fonts(), font_name)
+        return TextRegion(rect, plain_doc(text, font, rect.width(), centered=item.kind is ItemKind.NOTE))
+
     # -- painting
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
         item = index.data(ItemRole)
@@ -682,6 +705,11 @@ class ConversationDelegate(QStyledItemDelegate):
             painter.setPen(c.accent)
             label = _thread_label(item.thread_count)
             painter.drawText(tr.adjusted(_ICON + 4, 0, 0, 0), int(Qt.AlignmentFlag.AlignVCenter), label)
+        selection: TextSelection | None = getattr(self._view, "text_selection", None)
+        if selection is not None and self._model is not None and not selection.is_empty():
+            highlight = option.palette.color(QPalette.ColorRole.Highlight)
+            whole = r.get("card") or QRect(2, 1, option.rect.width() - 4, option.rect.height() - 2)
+            selection.paint(painter, item, index.row(), self._model.row_of, self._width(), whole, highlight)
         if option.state & QStyle.StateFlag.State_HasFocus:
             # the keyboard's place in the conversation (Up/Down move it)
             ring = QPen(option.palette.color(QPalette.ColorRole.Highlight), 2)
@@ -1160,6 +1188,14 @@ class ConversationView(QListView):
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._on_scrolled)
         bar.rangeChanged.connect(self._on_range_changed)
+        #: Text selected by dragging across the rows (Ctrl+C copies it, Ctrl+A selects all).
+        self.text_selection = TextSelection(self._delegate.text_region)
+        self._press: QPoint | None = None
+        self._selecting = False
+        self._drag_pos = QPoint()
+        self._autoscroll = QTimer(self)
+        self._autoscroll.setInterval(40)
+        self._autoscroll.timeout.connect(self._drag_autoscroll)
 
     def delegate(self) -> ConversationDelegate:
         return self._delegate
@@ -1196,6 +1232,8 @@ class ConversationView(QListView):
         big = rows > self._BATCH_THRESHOLD
         self.setLayoutMode(QListView.LayoutMode.Batched if big else QListView.LayoutMode.SinglePass)
         self._stick = True
+        self.text_selection.clear()
+        self.text_selection.forget_layouts()
 
     def _on_rows_inserted(self, *_: object) -> None:
         self._to_single_pass()
@@ -1286,6 +1324,9 @@ class ConversationView(QListView):
         return index.data(ItemRole) if index.isValid() else None
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
+        if self._selection_key(event):
+            event.accept()
+            return
         item = self.current_item()
         model = self.model()
         if (
@@ -1350,6 +1391,113 @@ class ConversationView(QListView):
             event.accept()
             return
         super().mouseDoubleClickEvent(event)
+
+    # -- selecting text with the mouse across rows
+    def selected_text(self) -> str:
+        """The text selected by dragging (empty when nothing is)."""
+        model = self.model()
+        if not isinstance(model, ConversationModel):
+            return ""
+        return self.text_selection.text(model.item, model.row_of, self._delegate._width(), copy_text)
+
+    def select_all_text(self) -> None:
+        model = self.model()
+        if not isinstance(model, ConversationModel) or model.rowCount() == 0:
+            return
+        last = model.item(model.rowCount() - 1)
+        self.text_selection.start(TextPoint(model.item(0).id, 0))
+        self.text_selection.extend(TextPoint(last.id, 1 << 30))
+        self.viewport().update()
+
+    def clear_text_selection(self) -> None:
+        if not self.text_selection.is_empty():
+            self.text_selection.clear()
+            self.viewport().update()
+
+    def _selection_key(self, event: QKeyEvent) -> bool:
+        if event.matches(QKeySequence.StandardKey.SelectAll):
+            self.select_all_text()
+            return True
+        if self.text_selection.is_empty():
+            return False
+        if event.matches(QKeySequence.StandardKey.Copy):
+            QGuiApplication.clipboard().setText(self.selected_text())
+            return True
+        if event.key() == Qt.Key.Key_Escape:
+            self.clear_text_selection()
+            return True
+        return False
+
+    def _text_point(self, pos: QPoint) -> TextPoint | None:
+        """The place in the transcript under a viewport position (clamped to the rows)."""
+        model = self.model()
+        if not isinstance(model, ConversationModel) or model.rowCount() == 0:
+            return None
+        probe = QPoint(pos.x(), max(0, min(pos.y(), self.viewport().height() - 1)))
+        index = self.indexAt(probe)
+        if not index.isValid():
+            last = model.item(model.rowCount() - 1)
+            return TextPoint(last.id, 1 << 30)  # below the last row: its end
+        rect = self.visualRect(index)
+        item = model.item(index.row())
+        return self.text_selection.point_at(
+            item, self._delegate._width(), pos - rect.topLeft(), rect.height()
+        )
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self._press = event.position().toPoint()
+            self.clear_text_selection()
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if self._press is not None and event.buttons() & Qt.MouseButton.LeftButton:
+            pos = event.position().toPoint()
+            if (
+                not self._selecting
+                and (pos - self._press).manhattanLength() >= QApplication.startDragDistance()
+            ):
+                start = self._text_point(self._press)
+                if start is not None:
+                    self._selecting = True
+                    self.text_selection.start(start)
+            if self._selecting:
+                self._drag_pos = pos
+                self._extend_selection(pos)
+                outside = pos.y() < 0 or pos.y() >= self.viewport().height()
+                if outside and not self._autoscroll.isActive():
+                    self._autoscroll.start()
+                event.accept()
+                return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        self._press = None
+        self._autoscroll.stop()
+        if self._selecting and event.button() == Qt.MouseButton.LeftButton:
+            self._selecting = False
+            clipboard = QGuiApplication.clipboard()
+            if clipboard.supportsSelection():  # X11's primary selection: middle-click pastes it
+                clipboard.setText(self.selected_text(), clipboard.Mode.Selection)
+            event.accept()
+            return
+        super().mouseReleaseEvent(event)
+
+    def _extend_selection(self, pos: QPoint) -> None:
+        point = self._text_point(pos)
+        if point is not None:
+            self.text_selection.extend(point)
+            self.viewport().update()
+
+    def _drag_autoscroll(self) -> None:
+        pos, height = self._drag_pos, self.viewport().height()
+        if not self._selecting or 0 <= pos.y() < height:
+            self._autoscroll.stop()
+            return
+        bar = self.verticalScrollBar()
+        step = pos.y() if pos.y() < 0 else pos.y() - height + 1
+        bar.setValue(bar.value() + max(-60, min(60, step)))
+        self._extend_selection(pos)
 
     def _on_grant(self, approval_id: str) -> None:
         self.approval_decision_requested.emit(approval_id, "grant")
