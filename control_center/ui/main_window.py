@@ -974,7 +974,15 @@ class MainWindow(QMainWindow):
             return
         item = self.conversation_model.item(index.row())
         menu = QMenu(self)
-        menu.addAction("Copy\tCtrl+C", lambda: QApplication.clipboard().setText(copy_text(item)))
+        view = self.conversation_view
+        if view.text_selection.is_empty():
+            menu.addAction("Copy\tCtrl+C", lambda: QApplication.clipboard().setText(copy_text(item)))
+        else:
+            menu.addAction(
+                "Copy the selection\tCtrl+C", lambda: QApplication.clipboard().setText(view.selected_text())
+            )
+            menu.addAction("Copy this message", lambda: QApplication.clipboard().setText(copy_text(item)))
+        menu.addAction("Select all\tCtrl+A", view.select_all_text)
         menu.addAction("Select text…\tSpace", lambda: self.open_item_text(item.id))
         if item.kind is ItemKind.TOOL:
             menu.addAction("Open the whole output…\tO", lambda: self.open_tool_output(item.id))
