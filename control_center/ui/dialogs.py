@@ -100,6 +100,8 @@ class ShortcutsDialog(QDialog):
         self.setWindowTitle("Keyboard shortcuts")
         self.setObjectName("shortcutsDialog")
         table = QTableWidget(len(shortcuts), 2)
+        table.setAccessibleName("Keyboard shortcuts")
+        table.setCornerButtonEnabled(False)
         table.setHorizontalHeaderLabels(["Keys", "Action"])
         for row, (keys, what) in enumerate(shortcuts):
             table.setItem(row, 0, QTableWidgetItem(keys))

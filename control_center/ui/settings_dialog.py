@@ -32,7 +32,14 @@ from control_center.core.profiles import profile_for
 from control_center.harness.environment import withheld_names
 from control_center.harness.providers.openai_provider import REASONING_EFFORTS
 from control_center.harness.providers.registry import PROVIDERS
-from control_center.harness.settings import MAX_OUTPUT_TOKENS, MAX_STEPS, MAX_TOKENS_PER_RUN, AppSettings
+from control_center.harness.providers.retry import RetryPolicy
+from control_center.harness.settings import (
+    MAX_MODEL_RETRIES,
+    MAX_OUTPUT_TOKENS,
+    MAX_STEPS,
+    MAX_TOKENS_PER_RUN,
+    AppSettings,
+)
 
 _COLUMNS = ("Provider", "Model id", "Max output", "Thinking", "Effort", "Step limit", "Tokens/run")
 _TIPS = (
@@ -94,6 +101,8 @@ class SettingsDialog(QDialog):
         self.key_status.setWordWrap(True)
         save_key = QPushButton("Save key")
         save_key.clicked.connect(self._save_key)
+        self.key_provider.setAccessibleName("Provider of the API key")
+        self.key_edit.setAccessibleName("API key")
         key_row = QHBoxLayout()
         key_row.addWidget(self.key_provider)
         key_row.addWidget(self.key_edit, 1)
@@ -126,6 +135,15 @@ class SettingsDialog(QDialog):
         self.autonomy.setCurrentIndex(self.autonomy.findData(settings.default_autonomy.value))
         self.claude_cli = QLineEdit(settings.claude_cli or "")
         self.claude_cli.setPlaceholderText("default: claude on PATH")
+        self.model_retries = _spin(
+            -1, MAX_MODEL_RETRIES, -1 if settings.model_retries is None else settings.model_retries
+        )
+        self.model_retries.setObjectName("modelRetries")
+        self.model_retries.setSpecialValueText(f"default ({RetryPolicy.max_retries})")
+        self.model_retries.setToolTip(
+            "How often a failed model call (overloaded, rate limited, unreachable) is retried before "
+            "the turn fails; each retry shows in the conversation as it happens"
+        )
 
         general = QGroupBox("Model access")
         form = QFormLayout(general)
@@ -140,6 +158,7 @@ class SettingsDialog(QDialog):
         self._show_endpoint()
         form.addRow("Anthropic endpoint in use", self.endpoint_status)
         form.addRow("Provider", self.provider)
+        form.addRow("Retries of a failed call", self.model_retries)
         form.addRow("Claude Code CLI", self.claude_cli)
         # Credentials stay with the operator: tools, gates and Claude Code see none of them unless
         # named here (harness.environment).
@@ -168,6 +187,8 @@ class SettingsDialog(QDialog):
         self.table.setObjectName("modelTable")
         self.table.setHorizontalHeaderLabels(list(_COLUMNS))
         self.table.setVerticalHeaderLabels([profile_for(m).label for m in Mode])
+        self.table.setAccessibleName("Model per mode")
+        self.table.setCornerButtonEnabled(False)  # "select every cell" means nothing here
         self._rows: dict[Mode, dict[int, QWidget]] = {}
         for row, mode in enumerate(Mode):
             self._rows[mode] = self._build_row(row, mode)
@@ -227,6 +248,9 @@ class SettingsDialog(QDialog):
             ),
         }
         for column, widget in widgets.items():
+            # A screen reader meets each cell alone: "Plan — Step limit", not "spin box 0".
+            widget.setAccessibleName(f"{profile.label} — {_COLUMNS[column]}")
+            widget.setAccessibleDescription(_TIPS[column])
             self.table.setCellWidget(row, column, widget)
         return widgets
 
@@ -291,6 +315,8 @@ class SettingsDialog(QDialog):
         s.default_transport = Transport(self.transport.currentData())
         s.default_autonomy = Autonomy(self.autonomy.currentData())
         s.claude_cli = self.claude_cli.text().strip() or None
+        retries = self.model_retries.value()
+        s.model_retries = None if retries < 0 else retries
         names = self.allowed_env.text().replace(",", " ").split()
         s.allowed_env = tuple(dict.fromkeys(names))
         for row, mode in enumerate(Mode):

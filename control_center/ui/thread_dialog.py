@@ -38,6 +38,7 @@ class ThreadDialog(QDialog):
         self.input = QPlainTextEdit()
         self.input.setObjectName("threadInput")
         self.input.setPlaceholderText("Reply in this thread…")
+        self.input.setAccessibleName("Reply in this thread")
         self.input.setMaximumHeight(90)
         send = QPushButton("Send")
         send.clicked.connect(self._send)
