@@ -16,12 +16,18 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("CONTROL_CENTER_CONFIG_DIR", tempfile.mkdtemp())
 
-from PySide6.QtGui import QPalette
+from typing import Any
+
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtGui import QMouseEvent, QPalette
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
 
 from control_center.app import create_main_window
+from control_center.core.events import ModelRetry
 from control_center.demo import DEMO_SPACES, REVIEW_SPACE, create_demo
 from control_center.ui import theme
+from control_center.ui.main_window import MODEL_RETRY_ITEM
 from control_center.workspace import Workspace
 
 LONG_NAME = "A space named at great length " + "x" * 170
@@ -91,6 +97,8 @@ def render(app: QApplication, out: Path, size: tuple[int, int], scheme: str, pal
             shot("review_side_by_side")
             panel.set_side_by_side(False)
         window.tabs.setCurrentIndex(0)
+        if slug == "agent":
+            shot_selection_and_retry(window, shot)
     window.inbox.set_status_filter("all")
     shot("inbox_all")
     window.select_space(store.find_space(LONG_NAME).id)
@@ -110,6 +118,43 @@ def render(app: QApplication, out: Path, size: tuple[int, int], scheme: str, pal
     shot("empty_workspace")
     window._closing_confirmed = True
     window.close()
+
+
+def shot_selection_and_retry(window: Any, shot: Any) -> None:
+    """A mouse selection across the conversation's rows, and the live line of a model retry."""
+    view = window.conversation_view
+    model = window.conversation_model
+    rows = model.rowCount()
+    if rows >= 2:
+        first, last = (
+            view.visualRect(model.index(max(0, rows - 4), 0)),
+            view.visualRect(model.index(rows - 1, 0)),
+        )
+        start, end = first.topLeft() + QPoint(40, first.height() // 2), last.topLeft() + QPoint(200, 14)
+        port = view.viewport()
+        QTest.mousePress(port, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
+        for n in range(1, 6):
+            p = start + (end - start) * (n / 5)
+            QApplication.sendEvent(
+                port,
+                QMouseEvent(
+                    QEvent.Type.MouseMove,
+                    QPointF(p),
+                    QPointF(port.mapToGlobal(p)),
+                    Qt.MouseButton.NoButton,
+                    Qt.MouseButton.LeftButton,
+                    Qt.KeyboardModifier.NoModifier,
+                ),
+            )
+        QTest.mouseRelease(port, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, end)
+        shot("conversation_selection")
+        view.clear_text_selection()
+    space = window._current
+    if space is not None:
+        retry = ModelRetry(2, 5, 4.0, "529 overloaded", 529, "https://api.anthropic.com")
+        window._on_turn_event(space.id, retry)
+        shot("conversation_model_retry")
+        model.remove_item(MODEL_RETRY_ITEM)
 
 
 def main() -> None:
