@@ -100,6 +100,7 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Up / Down", "Inbox: next / previous item (typing goes to the reason field)"),
     ("Ctrl+Shift+I", "Show or hide the Inbox"),
     ("Ctrl+1 / Ctrl+2 / Ctrl+3", "Conversation / Plan Studio / Review tab"),
+    ("Drag / Ctrl+A / Ctrl+C", "Conversation: select text across messages / select all / copy"),
     ("Arrows / Home / Esc", "Plan Studio graph: dependency, dependent, same column / first node / clear"),
     ("F / + / -", "Plan Studio graph: fit / zoom in / zoom out"),
     ("J / K / Enter", "Review: next / previous finding / jump to its lines in the diff"),
