@@ -1232,8 +1232,15 @@ class ConversationView(QListView):
         big = rows > self._BATCH_THRESHOLD
         self.setLayoutMode(QListView.LayoutMode.Batched if big else QListView.LayoutMode.SinglePass)
         self._stick = True
-        self.text_selection.clear()
+        # A reload (the turn ended, a refresh) keeps a selection whose two ends are still there.
         self.text_selection.forget_layouts()
+        selection = self.text_selection
+        if (
+            model is None
+            or not isinstance(model, ConversationModel)
+            or selection.ordered(model.row_of) is None
+        ):
+            selection.clear()
 
     def _on_rows_inserted(self, *_: object) -> None:
         self._to_single_pass()

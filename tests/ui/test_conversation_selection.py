@@ -166,12 +166,16 @@ def test_ctrl_a_selects_the_whole_conversation(qtbot: Any) -> None:
     assert text.endswith("Done: all 12 tests pass.")
 
 
-def test_the_selection_survives_a_streamed_reply_and_goes_with_a_reload(qtbot: Any) -> None:
+def test_the_selection_survives_a_streamed_reply_and_a_reload_that_keeps_its_ends(qtbot: Any) -> None:
     view, model = _view(qtbot)
     _drag(view, _at(view, "u1", 0), _at(view, "u1", 6))
     assert view.selected_text() == "Please"
     model.append_item(TranscriptItem("live:1", ItemKind.ASSISTANT, "Stream"))
     model.append_text("live:1", "ing more text")
     assert view.selected_text() == "Please"
+    model.set_items(list(ITEMS))  # a reload with the same messages keeps it
+    assert view.selected_text() == "Please"
+    model.set_items(list(ITEMS[1:]))  # one end gone: nothing selected
+    assert view.selected_text() == ""
     model.set_items(list(ITEMS))
     assert view.selected_text() == ""
