@@ -38,9 +38,9 @@ def create_main_window(workspace_dir: str | os.PathLike[str]) -> QMainWindow:
     from control_center.ui.main_window import MainWindow
 
     app = _application()
-    theme.follow_system_scheme(app)
     app.setWindowIcon(theme.app_icon())
     runtime = open_runtime(Path(workspace_dir))
+    theme.apply_appearance(app, runtime.settings.appearance)
     window = MainWindow(runtime)
     runtime.resume_pipelines()
     return window

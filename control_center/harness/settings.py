@@ -37,6 +37,8 @@ MAX_OUTPUT_TOKENS = 1_000_000
 MAX_STEPS = 10_000
 MAX_TOKENS_PER_RUN = 100_000_000
 MAX_MODEL_RETRIES = 20
+#: Palettes the window offers (ui/theme.py paints them).
+APPEARANCES = ("system", "light", "dark", "high-contrast", "high-contrast-dark")
 
 
 class SettingsError(OperatorError):
@@ -108,6 +110,9 @@ class AppSettings:
     allowed_env: tuple[str, ...] = ()
     #: How often a failed model call is retried before the turn fails; None: the default (5).
     model_retries: int | None = None
+    #: The window's palette: "system" (its scheme and contrast preference), "light", "dark",
+    #: "high-contrast" or "high-contrast-dark".
+    appearance: str = "system"
     models: dict[Mode, ModelSettings] = field(
         default_factory=lambda: {m: _default_mode_settings() for m in Mode}
     )
@@ -148,6 +153,7 @@ class AppSettings:
             "default_autonomy": self.default_autonomy.value,
             "claude_cli": self.claude_cli,
             "model_retries": self.model_retries,
+            "appearance": self.appearance,
         }
         for name in PROVIDERS:
             if PROVIDERS[name].base_url_env:
@@ -203,6 +209,8 @@ class AppSettings:
             self.default_autonomy = Autonomy(_choice(value, [a.value for a in Autonomy], key))
         elif key == "claude_cli":
             self.claude_cli = _text(value, key, allow_default=True)
+        elif key == "appearance":
+            self.appearance = _choice(value.strip(), list(APPEARANCES), key)
         elif key == "model_retries":
             word = value.strip().lower()
             self.model_retries = None if word in _DEFAULT_WORDS else _int(value, key, 0, MAX_MODEL_RETRIES)
@@ -224,6 +232,7 @@ class AppSettings:
             "operator_name": self.operator_name,
             "allowed_env": list(self.allowed_env),
             "model_retries": self.model_retries,
+            "appearance": self.appearance,
             "modes": {m.value: s.to_json() for m, s in self.models.items()},
         }
 
@@ -247,6 +256,8 @@ class AppSettings:
         allowed = data.get("allowed_env") or ()
         if isinstance(allowed, list | tuple):
             out.allowed_env = tuple(str(name) for name in allowed if isinstance(name, str) and name)
+        look = data.get("appearance")
+        out.appearance = look if look in APPEARANCES else "system"
         retries = data.get("model_retries")
         if isinstance(retries, int) and not isinstance(retries, bool) and 0 <= retries <= MAX_MODEL_RETRIES:
             out.model_retries = retries

@@ -1319,6 +1319,14 @@ class ConversationView(QListView):
             if row < model.rowCount():
                 self._delegate.height_changed(model.index(row, 0))
 
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            # Documents and layouts keep the colours they were built with (code blocks, cards).
+            self._delegate.clear_caches()
+            self.text_selection.forget_layouts()
+            self.viewport().update()
+
     def resizeEvent(self, event: Any) -> None:
         self._delegate.set_width(self.viewport().width())
         super().resizeEvent(event)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShowEvent
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
@@ -368,6 +368,15 @@ class MainWindow(QMainWindow):
         action(view_menu, "Conversation", lambda: self.tabs.setCurrentIndex(0), "Ctrl+1")
         action(view_menu, "Plan Studio", self._show_plan_tab, "Ctrl+2")
         action(view_menu, "Review", self._show_review_tab, "Ctrl+3")
+        appearance_menu = view_menu.addMenu("Appearance")
+        self.appearance_actions = QActionGroup(self)
+        for name, label in theme.APPEARANCE_LABELS.items():
+            act = appearance_menu.addAction(label)
+            act.setCheckable(True)
+            act.setChecked(name == self.runtime.settings.appearance)
+            act.setData(name)
+            act.triggered.connect(lambda _checked=False, name=name: self.set_appearance(name))
+            self.appearance_actions.addAction(act)
         help_menu = bar.addMenu("&Help")
         action(help_menu, "Shortcuts", self.show_shortcuts, "F1")
 
@@ -1208,6 +1217,18 @@ class MainWindow(QMainWindow):
         if dialog.exec():
             dialog.apply()
             self.runtime.settings.save()
+
+    def set_appearance(self, name: str) -> None:
+        """Light, dark, high contrast (light or dark) or the system's: applied at once, kept."""
+        from PySide6.QtWidgets import QApplication
+
+        self.runtime.settings.appearance = name
+        self.runtime.settings.save()
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            theme.apply_appearance(app, name)
+        for act in self.appearance_actions.actions():
+            act.setChecked(act.data() == name)
 
     def show_shortcuts(self) -> None:
         from control_center.ui.dialogs import ShortcutsDialog

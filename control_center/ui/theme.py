@@ -9,6 +9,7 @@ from importlib.resources import files
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QIcon, QPalette
+from PySide6.QtWidgets import QApplication
 
 from control_center.core.modes import Mode
 
@@ -215,11 +216,13 @@ def contrast_ratio(a: QColor, b: QColor) -> float:
 
 
 def palette_is_high_contrast(palette: QPalette) -> bool:
-    """A palette whose text stands at least 18:1 from its base (black on white, white on black);
-    the system's own contrast preference counts too where Qt reports it."""
-    text = palette.color(QPalette.ColorRole.Text)
-    base = palette.color(QPalette.ColorRole.Base)
-    return contrast_ratio(text, base) >= 18.0
+    """A palette whose text stands at least 19:1 from its base and window (black on white, white
+    on black: ours, or the system's when it asks for high contrast). Fusion's standard palette,
+    black on a light grey window (18.3:1), is not one."""
+    role = QPalette.ColorRole
+    text = contrast_ratio(palette.color(role.Text), palette.color(role.Base))
+    window = contrast_ratio(palette.color(role.WindowText), palette.color(role.Window))
+    return min(text, window) >= 19.0
 
 
 def syntax_color(colors: Colors, token_type: object) -> QColor | None:
@@ -255,6 +258,8 @@ def is_dark(palette: QPalette | None = None) -> bool:
     app = QGuiApplication.instance()
     if app is None:
         return False
+    if _chosen["appearance"] != "system":  # the operator's choice, not the system's scheme
+        return palette_is_dark(QGuiApplication.palette())
     scheme = QGuiApplication.styleHints().colorScheme()
     if scheme == Qt.ColorScheme.Dark:
         return True
@@ -356,23 +361,95 @@ def high_contrast_palette(dark: bool = False) -> QPalette:
     pal.setColor(QPalette.ColorRole.HighlightedText, QColor("#000000" if dark else "#ffffff"))
     pal.setColor(QPalette.ColorRole.Link, QColor("#ffd400" if dark else "#0033cc"))
     pal.setColor(QPalette.ColorRole.Mid, QColor(fg))
+    # Still 7:1 against the background, yet visibly not the text: a placeholder must not read as
+    # typed text, a disabled button not as one that works.
+    quiet = QColor("#b8b8b8" if dark else "#4d4d4d")
+    pal.setColor(QPalette.ColorRole.PlaceholderText, quiet)
+    for role in (QPalette.ColorRole.WindowText, QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText):
+        pal.setColor(QPalette.ColorGroup.Disabled, role, quiet)
     return pal
 
 
-def follow_system_scheme(app: QGuiApplication) -> None:
-    """Apply the palette matching the system scheme now and whenever it changes. Platforms whose
-    style already follows the scheme are left alone unless the palette disagrees with it."""
+def high_contrast_style(palette: QPalette) -> str:
+    """What the palette cannot say in high contrast: Fusion draws text fields' frames a shade
+    darker than the window, which is nothing on black, so every field gets a text-coloured frame
+    (the highlight colour, thicker, when it has the focus)."""
+    fg = palette.color(QPalette.ColorRole.Text).name()
+    focus = palette.color(QPalette.ColorRole.Highlight).name()
+    fields = "QLineEdit, QPlainTextEdit, QTextEdit, QAbstractSpinBox"
+    focused = ", ".join(f"{w.strip()}:focus" for w in fields.split(","))
+    return f"{fields} {{ border: 1px solid {fg}; }} {focused} {{ border: 2px solid {focus}; }}"
+
+
+#: The palettes an operator can choose (``settings set appearance NAME``; View ▸ Appearance), as
+#: harness.settings.APPEARANCES names them.
+APPEARANCE_LABELS: dict[str, str] = {
+    "system": "Follow the system",
+    "light": "Light",
+    "dark": "Dark",
+    "high-contrast": "High contrast",
+    "high-contrast-dark": "High contrast (dark)",
+}
+_chosen: dict[str, str] = {"appearance": "system"}
+_following: set[int] = set()
+
+
+def appearance() -> str:
+    return _chosen["appearance"]
+
+
+def system_wants_high_contrast() -> bool:
+    hints = QGuiApplication.styleHints()
+    return hints.accessibility().contrastPreference() == Qt.ContrastPreference.HighContrast
+
+
+def _palette_for(choice: str) -> QPalette | None:
+    """The palette of an appearance; None for "system" with nothing to follow (the platform's)."""
+    if choice == "light":
+        return light_palette()
+    if choice == "dark":
+        return dark_palette()
+    if choice in ("high-contrast", "high-contrast-dark"):
+        return high_contrast_palette(dark=choice == "high-contrast-dark")
+    scheme = QGuiApplication.styleHints().colorScheme()
+    if system_wants_high_contrast():
+        return high_contrast_palette(dark=scheme == Qt.ColorScheme.Dark)
+    if scheme == Qt.ColorScheme.Unknown:
+        return None
+    want_dark = scheme == Qt.ColorScheme.Dark
+    current = QGuiApplication.palette()
+    if palette_is_dark(current) == want_dark and not palette_is_high_contrast(current):
+        return current  # the platform's style already follows the scheme
+    return dark_palette() if want_dark else light_palette()
+
+
+def apply_appearance(app: QApplication, choice: str = "system") -> None:
+    """Apply the operator's appearance now; with "system", also whenever the system's colour
+    scheme or contrast preference changes (high contrast when it asks for it)."""
+    _chosen["appearance"] = choice if choice in APPEARANCE_LABELS else "system"
 
     def apply(*_: object) -> None:
-        scheme = QGuiApplication.styleHints().colorScheme()
-        if scheme == Qt.ColorScheme.Unknown:
-            return
-        want_dark = scheme == Qt.ColorScheme.Dark
-        if palette_is_dark(QGuiApplication.palette()) != want_dark:
-            app.setPalette(dark_palette() if want_dark else light_palette())
+        palette = _palette_for(_chosen["appearance"])
+        if palette is None:  # nothing to follow: the style's own palette, once ours is dropped
+            palette = app.style().standardPalette() if _chosen.get("set") else app.palette()
+        if palette != app.palette():
+            app.setPalette(palette)
+            _chosen["set"] = "yes"
+        choice = _chosen["appearance"]
+        high = choice.startswith("high-contrast") or (choice == "system" and system_wants_high_contrast())
+        app.setStyleSheet(high_contrast_style(palette) if high else "")
 
     apply()
-    QGuiApplication.styleHints().colorSchemeChanged.connect(apply)
+    if id(app) not in _following:  # once per application, whatever the choice
+        _following.add(id(app))
+        hints = QGuiApplication.styleHints()
+        hints.colorSchemeChanged.connect(apply)
+        hints.accessibility().contrastPreferenceChanged.connect(apply)
+
+
+def follow_system_scheme(app: QApplication) -> None:
+    """The palette of the system's scheme and contrast preference, now and when they change."""
+    apply_appearance(app, "system")
 
 
 @lru_cache(maxsize=64)

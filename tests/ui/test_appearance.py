@@ -1,0 +1,98 @@
+"""The operator picks the window's palette (View ▸ Appearance or ``settings set appearance``):
+light, dark, high contrast light or dark, or the system's. High contrast keeps placeholders and
+disabled controls distinguishable and frames every text field."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QApplication, QPushButton
+
+from control_center.app import create_main_window
+from control_center.harness.settings import AppSettings, SettingsError
+from control_center.ui import theme
+from control_center.workspace import Workspace
+from tests.helpers import make_repo
+
+Role, Group = QPalette.ColorRole, QPalette.ColorGroup
+
+
+@pytest.fixture
+def app(qapp: QApplication) -> Iterator[QApplication]:
+    palette, sheet, chosen = qapp.palette(), qapp.styleSheet(), theme.appearance()
+    yield qapp
+    theme.apply_appearance(qapp, chosen)
+    qapp.setPalette(palette)
+    qapp.setStyleSheet(sheet)
+
+
+@pytest.mark.parametrize("dark", [False, True])
+def test_high_contrast_keeps_quiet_text_apart_and_readable(dark: bool) -> None:
+    pal = theme.high_contrast_palette(dark)
+    base, text = pal.color(Role.Base), pal.color(Role.Text)
+    assert theme.contrast_ratio(text, base) >= 18
+    for quiet in (pal.color(Role.PlaceholderText), pal.color(Group.Disabled, Role.ButtonText)):
+        assert quiet != text  # a placeholder is not typed text, a disabled button not a live one
+        assert theme.contrast_ratio(quiet, base) >= 7
+    style = theme.high_contrast_style(pal)
+    assert f"border: 1px solid {text.name()}" in style
+    assert "QLineEdit:focus" in style
+
+
+@pytest.mark.parametrize(
+    ("choice", "dark", "high"),
+    [
+        ("light", False, False),
+        ("dark", True, False),
+        ("high-contrast", False, True),
+        ("high-contrast-dark", True, True),
+    ],
+)
+def test_apply_appearance(app: QApplication, choice: str, dark: bool, high: bool) -> None:
+    theme.apply_appearance(app, choice)
+    assert theme.palette_is_dark(app.palette()) is dark
+    assert theme.palette_is_high_contrast(app.palette()) is high
+    assert bool(app.styleSheet()) is high
+    assert theme.colors().high_contrast is high
+    assert theme.is_dark() is dark  # the operator's choice wins over the system's scheme
+
+
+def test_the_view_menu_switches_and_remembers_the_appearance(
+    qtbot: Any, app: QApplication, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONTROL_CENTER_CONFIG_DIR", str(tmp_path / "config"))
+    root = tmp_path / "ws"
+    Workspace.init(root, make_repo(tmp_path / "repo")).close()
+    window = create_main_window(root)
+    qtbot.addWidget(window)
+    window._closing_confirmed = True
+    window.show()
+    actions = {a.data(): a for a in window.appearance_actions.actions()}
+    assert set(actions) == set(theme.APPEARANCE_LABELS)
+    assert actions["system"].isChecked()
+    actions["high-contrast-dark"].trigger()
+    assert actions["high-contrast-dark"].isChecked()
+    assert theme.palette_is_high_contrast(app.palette())
+    assert AppSettings.load().appearance == "high-contrast-dark"
+    stop = window.findChild(QPushButton, "stopButton")
+    if stop is not None and not stop.isEnabled():
+        group = Group.Disabled
+        assert stop.palette().color(group, Role.ButtonText) != stop.palette().color(Role.ButtonText)
+    actions["system"].trigger()
+    assert not app.styleSheet()
+    assert not theme.palette_is_high_contrast(app.palette())
+    assert AppSettings.load().appearance == "system"
+
+
+def test_the_appearance_setting() -> None:
+    settings = AppSettings()
+    settings.set_key("appearance", "high-contrast")
+    assert AppSettings.from_json(settings.to_json()).appearance == "high-contrast"
+    with pytest.raises(SettingsError, match="appearance"):
+        settings.set_key("appearance", "purple")
+    assert settings.appearance == "high-contrast"
+    assert AppSettings.from_json({"appearance": "neon"}).appearance == "system"
