@@ -19,7 +19,7 @@ os.environ.setdefault("CONTROL_CENTER_CONFIG_DIR", tempfile.mkdtemp())
 from typing import Any
 
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
-from PySide6.QtGui import QMouseEvent, QPalette
+from PySide6.QtGui import QMouseEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
 
@@ -49,8 +49,8 @@ def squeezed(window: QWidget) -> list[str]:
     ]
 
 
-def render(app: QApplication, out: Path, size: tuple[int, int], scheme: str, palette: QPalette) -> None:
-    app.setPalette(palette)
+def render(app: QApplication, out: Path, size: tuple[int, int], scheme: str, appearance: str) -> None:
+    theme.apply_appearance(app, appearance)  # the palette and, in high contrast, the field frames
     tag = f"{size[0]}x{size[1]}_{scheme}"
     root = Path(tempfile.mkdtemp()) / "demo"
     ws = create_demo(root)
@@ -162,12 +162,12 @@ def main() -> None:
     out = Path(args[0]) if args else Path("renders/panels")
     out.mkdir(parents=True, exist_ok=True)
     app = QApplication.instance() or QApplication([])
-    palettes = {"light": theme.light_palette(), "dark": theme.dark_palette()}
+    appearances = {"light": "light", "dark": "dark"}
     if "--high-contrast" in sys.argv:
-        palettes = {"hc": theme.high_contrast_palette(), "hcdark": theme.high_contrast_palette(True)}
+        appearances = {"hc": "high-contrast", "hcdark": "high-contrast-dark"}
     for size in SIZES:
-        for scheme, palette in palettes.items():
-            render(app, out, size, scheme, palette)  # type: ignore[arg-type]
+        for scheme, appearance in appearances.items():
+            render(app, out, size, scheme, appearance)  # type: ignore[arg-type]
     print("rendered to", out)
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QHeaderView,
     QLineEdit,
     QTableWidget,
     QTableWidgetItem,
@@ -107,7 +109,11 @@ class ShortcutsDialog(QDialog):
             table.setItem(row, 0, QTableWidgetItem(keys))
             table.setItem(row, 1, QTableWidgetItem(what))
         table.resizeColumnsToContents()
-        table.horizontalHeader().setStretchLastSection(True)
+        # The action column takes the rest of the width and wraps: no sideways scrolling to read.
+        table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        table.setWordWrap(True)
+        table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         table.verticalHeader().hide()
         table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
@@ -115,4 +121,4 @@ class ShortcutsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(table)
         layout.addWidget(buttons)
-        self.resize(580, 40 + 31 * (len(shortcuts) + 2))
+        self.resize(600, 80 + 24 * (len(shortcuts) + 1))
