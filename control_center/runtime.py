@@ -17,7 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from control_center.core.approvals import Approval, ApprovalKind, Decision
+from control_center.core.approvals import (
+    Approval,
+    ApprovalCounts,
+    ApprovalKind,
+    ApprovalQuery,
+    ApprovalStatus,
+    Decision,
+)
 from control_center.core.events import (
     ApprovalRequested,
     QuestionAsked,
@@ -291,6 +298,44 @@ class WorkspaceRuntime:
 
     def load_approvals(self, changed_since: str | None = None) -> concurrent.futures.Future[list[Approval]]:
         return self._call(lambda: self.ws.store.approvals(changed_since=changed_since))
+
+    # The Inbox is a window onto the approval history: pages, counts and changes, never all of it.
+
+    def load_approval_page(
+        self, query: ApprovalQuery, before: tuple[str, str] | None, limit: int
+    ) -> concurrent.futures.Future[list[Approval]]:
+        return self._call(lambda: self.ws.store.approval_page(query, before=before, limit=limit))
+
+    def load_approval_counts(self, query: ApprovalQuery) -> concurrent.futures.Future[ApprovalCounts]:
+        return self._call(lambda: self.ws.store.approval_counts(query))
+
+    def load_approval_window(
+        self, query: ApprovalQuery, limit: int
+    ) -> concurrent.futures.Future[tuple[ApprovalCounts, list[Approval]]]:
+        """The counts, then the first page (in that order: the count never runs ahead)."""
+
+        def read() -> tuple[ApprovalCounts, list[Approval]]:
+            counts = self.ws.store.approval_counts(query)
+            return counts, self.ws.store.approval_page(query, limit=limit)
+
+        return self._call(read)
+
+    def load_approval_space_ids(self) -> concurrent.futures.Future[list[str]]:
+        return self._call(self.ws.store.approval_space_ids)
+
+    def load_approval(self, approval_id: str) -> concurrent.futures.Future[Approval | None]:
+        return self._call(lambda: self.ws.store.approval(approval_id))
+
+    def load_approval_baseline(self) -> concurrent.futures.Future[tuple[str, list[Approval]]]:
+        """Where a live Inbox starts: the newest change's time (later changes are read from it)
+        and the questions that wait (the composer answers them)."""
+
+        def read() -> tuple[str, list[Approval]]:
+            store = self.ws.store
+            watermark = store.approval_watermark()
+            return watermark, store.approvals(status=ApprovalStatus.PENDING, kind=ApprovalKind.QUESTION)
+
+        return self._call(read)
 
     def running_spaces(self) -> set[str]:
         return {k for k, t in list(self._turn_tasks.items()) if not t.done()}

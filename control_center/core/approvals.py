@@ -80,3 +80,47 @@ class Approval:
             "reason": self.reason,
             "turn": self.turn_id,
         }
+
+
+#: The Inbox's status filter: waiting items, decided ones, or everything.
+STATUS_FILTERS = ("pending", "decided", "all")
+
+
+@dataclass(frozen=True)
+class ApprovalQuery:
+    """Which approvals a window onto the history shows: one kind or all, one space or all, and
+    pending / decided / all. The store answers it in SQL; :meth:`matches` is the same rule in
+    Python (a live change is placed, or not, without asking the database)."""
+
+    kind: ApprovalKind | None = None
+    space_id: str | None = None
+    status: str = "all"
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUS_FILTERS:
+            raise ValueError(f"unknown status filter {self.status!r}; expected one of {STATUS_FILTERS}")
+
+    def matches(self, a: Approval) -> bool:
+        if self.kind is not None and a.kind is not self.kind:
+            return False
+        if self.space_id is not None and a.space_id != self.space_id:
+            return False
+        if self.status == "pending":
+            return a.status is ApprovalStatus.PENDING
+        if self.status == "decided":
+            return a.status is not ApprovalStatus.PENDING
+        return True
+
+
+def approval_key(a: Approval) -> tuple[str, str]:
+    """The history's order (newest first means descending): creation time, then id (ids sort in
+    creation order too). Keyset pages continue strictly below the last key they showed."""
+    return (a.created_at, a.id)
+
+
+@dataclass(frozen=True)
+class ApprovalCounts:
+    """How many approvals match a query, and how many wait (of any kind, in any space)."""
+
+    matching: int
+    pending: int

@@ -22,7 +22,13 @@ from sqlalchemy import func, text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlmodel import Session, col, select
 
-from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
+from control_center.core.approvals import (
+    Approval,
+    ApprovalCounts,
+    ApprovalKind,
+    ApprovalQuery,
+    ApprovalStatus,
+)
 from control_center.core.errors import OperatorError
 from control_center.core.events import TurnStatus
 from control_center.core.modes import Autonomy, Mode, Transport
@@ -830,7 +836,7 @@ class Store:
         """Newest first, at most ``limit``. ``changed_since`` (an ISO timestamp) keeps those
         created or decided at or after it: an Inbox refresh reads what changed, not the whole
         history. (store/reader.py answers the same query with the standard library's sqlite3.)"""
-        # Straight SQL and one json.loads per row: the Inbox loads the whole history, and mapped
+        # Straight SQL and one json.loads per row: a listing may read the whole history, and mapped
         # objects (or even typed Core rows) cost seconds at 100,000 approvals. Timestamps have
         # millisecond resolution; ids (which sort in creation order) break ties.
         where: list[str] = []
@@ -856,9 +862,79 @@ class Store:
         )
         if limit is not None:
             params["limit"] = max(0, limit)
-        load_json = self.dialect.load_json
         with self.engine.connect() as conn:
             rows = conn.execute(text(sql), params).fetchall()
+        return self._approval_values(rows)
+
+    # -- the Inbox's window onto the approval history (keyset pages, counts by index) -----------
+
+    @staticmethod
+    def _approval_query_where(query: ApprovalQuery) -> tuple[list[str], dict[str, Any]]:
+        where: list[str] = []
+        params: dict[str, Any] = {}
+        if query.kind is not None:
+            where.append("kind = :kind")
+            params["kind"] = query.kind.value
+        if query.space_id is not None:
+            where.append("space_id = :space_id")
+            params["space_id"] = query.space_id
+        if query.status != "all":
+            where.append("status = :pending" if query.status == "pending" else "status <> :pending")
+            params["pending"] = ApprovalStatus.PENDING.value
+        return where, params
+
+    def approval_page(
+        self, query: ApprovalQuery, *, before: tuple[str, str] | None = None, limit: int = 200
+    ) -> list[Approval]:
+        """At most ``limit`` approvals matching ``query``, newest first, strictly older than the
+        key ``before`` (created_at, id) when given: a keyset page, one index range per call
+        however long the history (indexes: status/kind/space + created_at, created_at)."""
+        where, params = self._approval_query_where(query)
+        if before is not None:
+            where.append("(created_at < :before_at OR (created_at = :before_at AND id < :before_id))")
+            params["before_at"], params["before_id"] = before
+        params["limit"] = max(0, limit)
+        sql = (
+            "SELECT id, kind, status, space_id, turn_id, summary, payload, created_at, decided_at, "
+            "decided_by, reason FROM approval"
+            + (" WHERE " + " AND ".join(where) if where else "")
+            + " ORDER BY created_at DESC, id DESC LIMIT :limit"
+        )
+        with self.engine.connect() as conn:
+            rows = conn.execute(text(sql), params).fetchall()
+        return self._approval_values(rows)
+
+    def approval_counts(self, query: ApprovalQuery) -> ApprovalCounts:
+        """How many approvals match ``query`` and how many wait (two counts over indexes)."""
+        where, params = self._approval_query_where(query)
+        sql = "SELECT count(*) FROM approval" + (" WHERE " + " AND ".join(where) if where else "")
+        with self.engine.connect() as conn:
+            matching = conn.execute(text(sql), params).scalar_one()
+            pending = conn.execute(
+                text("SELECT count(*) FROM approval WHERE status = :pending"),
+                {"pending": ApprovalStatus.PENDING.value},
+            ).scalar_one()
+        return ApprovalCounts(int(matching), int(pending))
+
+    def approval_space_ids(self) -> list[str]:
+        """The spaces that have approvals (the Inbox's space filter), from the space index."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                text("SELECT DISTINCT space_id FROM approval WHERE space_id IS NOT NULL")
+            ).fetchall()
+        return sorted(r[0] for r in rows)
+
+    def approval_watermark(self) -> str:
+        """The newest creation or decision time in the history ("" when there is none): changes
+        after it are what a live Inbox asks for (both columns are indexed: two index lookups)."""
+        with self.engine.connect() as conn:
+            created, decided = conn.execute(
+                text("SELECT (SELECT max(created_at) FROM approval), (SELECT max(decided_at) FROM approval)")
+            ).one()
+        return max(created or "", decided or "")
+
+    def _approval_values(self, rows: Sequence[Any]) -> list[Approval]:
+        load_json = self.dialect.load_json
         return [
             Approval(
                 id=r[0],

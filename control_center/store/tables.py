@@ -114,6 +114,11 @@ class ApprovalRow(SQLModel, table=True):
     __table_args__ = (
         Index("ix_approval_status_created", "status", "created_at"),
         Index("ix_approval_created", "created_at"),
+        # The Inbox's filters page by kind or space newest first; its live refresh asks for what
+        # was decided since a time.
+        Index("ix_approval_kind_created", "kind", "created_at"),
+        Index("ix_approval_space_created", "space_id", "created_at"),
+        Index("ix_approval_decided", "decided_at"),
     )
     id: str = Field(primary_key=True)
     kind: str = Field(index=True)

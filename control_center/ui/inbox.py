@@ -7,17 +7,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import (
     QAbstractTableModel,
     QEvent,
+    QIdentityProxyModel,
     QItemSelectionModel,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
-    QSortFilterProxyModel,
     Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtGui import QColor, QFont, QKeyEvent, QTextBlockFormat, QTextCharFormat, QTextCursor
@@ -40,12 +43,24 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
+from control_center.core.approvals import (
+    STATUS_FILTERS,
+    Approval,
+    ApprovalCounts,
+    ApprovalKind,
+    ApprovalQuery,
+    ApprovalStatus,
+    approval_key,
+)
 from control_center.ui import theme
 from control_center.ui.inbox_kinds import ANSWER, GRANT, REJECT, InboxKind, inbox_kind
+from control_center.ui.inbox_source import InboxSource, MemoryInboxSource
 from control_center.ui.widgets import ElidedLabel, EmptyState
 
 NOTHING_WAITS = "Nothing waits for you.\nApprovals the agents ask for appear here."
+LOADING = "Reading the Inbox…"
+#: Pages a reveal reads at most to reach an old item (a page is PAGE_SIZE rows).
+REVEAL_PAGES = 50
 
 ApprovalRole = Qt.ItemDataRole.UserRole + 1
 SpaceNameLookup = Callable[[str | None], str]
@@ -98,16 +113,53 @@ def _default_space_name(space_id: str | None) -> str:
 
 
 class InboxModel(QAbstractTableModel):
-    """Approvals, newest first."""
+    """A window onto the approval history, newest first: the rows of the current query read so
+    far (a page at a time from its source, more as the view scrolls down), kept current by live
+    changes. A change costs work on the rows in the window, never on the history: counts come
+    from the source (indexes), pages are keyset ranges."""
 
     pending_count_changed = Signal(int)
+    #: The counts (matching the query, waiting) changed.
+    counts_changed = Signal()
+    #: The first page of a query (or of a new source) replaced the rows.
+    window_replaced = Signal()
+    #: A page (first or older) was applied.
+    page_landed = Signal()
+    #: A read failed (one line).
+    load_failed = Signal(str)
+    _landed = Signal(object, object)  # callback, value: queued onto the GUI thread
 
-    def __init__(self, space_name: SpaceNameLookup | None = None, parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        space_name: SpaceNameLookup | None = None,
+        parent: QObject | None = None,
+        *,
+        source: InboxSource | None = None,
+        query: ApprovalQuery | None = None,
+        autoload: bool = True,
+    ) -> None:
         super().__init__(parent)
         self._space_name = space_name or _default_space_name
+        self._source: InboxSource = source if source is not None else MemoryInboxSource()
+        self._query = query or ApprovalQuery()
         self._items: list[Approval] = []
         self._rows: dict[str, int] = {}
+        #: Older rows than the last one shown exist (the next page is read when scrolled to).
+        self._more = False
+        self._generation = 0
+        self._replacing = False
+        self._fetching = False
+        self._started = False
+        self._inflight = 0
+        #: Changes applied while a page was being read: replayed on it (it may predate them).
+        self._changes: dict[str, Approval] = {}
+        self._counts_asked = 0
+        self._counts_applied = 0
         self._pending = 0
+        self._matching = 0
+        self._landed.connect(self._deliver)
+        if autoload:
+            self.reload()
 
     # -- Qt model API
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt signature
@@ -115,6 +167,27 @@ class InboxModel(QAbstractTableModel):
 
     def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt signature
         return 0 if parent.isValid() else len(COLUMNS)
+
+    def canFetchMore(self, parent: _Index = QModelIndex()) -> bool:  # noqa: B008 - Qt signature
+        return not parent.isValid() and self._more and not self._fetching and not self._replacing
+
+    def fetchMore(self, parent: _Index = QModelIndex()) -> None:  # noqa: B008 - Qt signature
+        """The next (older) page after the last row shown: a keyset read, off the GUI thread."""
+        if not self.canFetchMore(parent) or not self._items:
+            return
+        self._fetching = True
+        # Views ask from inside their own updates (a reset, a scroll): the read starts after
+        # them, so its rows are never inserted in the middle of another change.
+        QTimer.singleShot(0, self._fetch_older)
+
+    def _fetch_older(self) -> None:
+        if not self._fetching or self._replacing or not self._items:
+            self._fetching = False
+            return
+        generation = self._generation
+        self._inflight += 1
+        future = self._source.page(self._query, approval_key(self._items[-1]), self._source.page_size)
+        self.when_done(future, lambda rows: self._on_older_page(generation, rows), self._page_failed)
 
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
@@ -164,37 +237,179 @@ class InboxModel(QAbstractTableModel):
             return f"{a.decided_by or '?'} · {compact_time(a.decided_at)}"
         return ""
 
-    # -- content
-    def set_approvals(self, approvals: list[Approval]) -> None:
+    # -- reading from the source
+    def when_done(
+        self,
+        future: Future[Any],
+        callback: Callable[[Any], None],
+        failed: Callable[[str], None] | None = None,
+    ) -> None:
+        """``callback(result)`` on the GUI thread (at once when ``future`` is already done)."""
+
+        def done(f: Future[Any]) -> None:
+            if f.cancelled():
+                return
+            exc = f.exception()
+            try:
+                if exc is not None:
+                    self._landed.emit(failed or self.load_failed.emit, str(exc) or type(exc).__name__)
+                else:
+                    self._landed.emit(callback, f.result())
+            except RuntimeError:  # the model is gone (its window closed): nothing to show
+                pass
+
+        future.add_done_callback(done)
+
+    def _deliver(self, callback: Callable[[Any], None], value: Any) -> None:
+        callback(value)
+
+    def source(self) -> InboxSource:
+        return self._source
+
+    def set_source(self, source: InboxSource) -> None:
+        self._source = source
+        self.reload()
+
+    def reload(self) -> None:
+        """Read the current query's first page (and counts) again; the rows shown stay until it
+        is in, so a filter change never flashes an empty list."""
+        self._started = True
+        self._generation += 1
+        generation = self._generation
+        self._replacing = True
+        self._fetching = False
+        self._inflight += 1
+        self._counts_asked += 1
+        ticket = self._counts_asked
+        future = self._source.first_page(self._query, self._source.page_size)
+        self.when_done(
+            future, lambda answer: self._on_first_page(generation, ticket, *answer), self._page_failed
+        )
+
+    def refresh_counts(self) -> None:
+        self._counts_asked += 1
+        ticket = self._counts_asked
+        self.when_done(self._source.counts(self._query), lambda counts: self._on_counts(ticket, counts))
+
+    def _page_failed(self, message: str) -> None:
+        self._inflight = max(0, self._inflight - 1)
+        self._replacing = self._fetching = False
+        self.load_failed.emit(message)
+
+    def _on_first_page(
+        self, generation: int, ticket: int, counts: ApprovalCounts, rows: list[Approval]
+    ) -> None:
+        self._inflight = max(0, self._inflight - 1)
+        if generation != self._generation:
+            return
         self.beginResetModel()
-        self._items = sorted(approvals, key=lambda a: a.created_at, reverse=True)
+        self._items = list(rows)
         self._reindex(0)
+        self._more = self._full(rows)
+        self._replacing = False
         self.endResetModel()
-        self._recount()
+        self._replay()
+        self._on_counts(ticket, counts)
+        self.window_replaced.emit()
+        self.page_landed.emit()
+
+    def _on_older_page(self, generation: int, rows: list[Approval]) -> None:
+        self._inflight = max(0, self._inflight - 1)
+        if generation != self._generation:
+            return
+        self._fetching = False
+        fresh = [a for a in rows if a.id not in self._rows]
+        if fresh:
+            start = len(self._items)
+            self.beginInsertRows(QModelIndex(), start, start + len(fresh) - 1)
+            self._items.extend(fresh)
+            self._reindex(start)
+            self.endInsertRows()
+        self._more = self._full(rows)
+        self._replay()
+        self.page_landed.emit()
+
+    def _full(self, rows: list[Approval]) -> bool:
+        size = self._source.page_size
+        return size is not None and len(rows) >= size
+
+    def _replay(self) -> None:
+        for a in list(self._changes.values()):
+            self._apply_one(a)
+        if not self._inflight:
+            self._changes.clear()
+
+    def _on_counts(self, ticket: int, counts: ApprovalCounts) -> None:
+        if ticket < self._counts_applied:
+            return
+        self._counts_applied = ticket
+        self._matching = counts.matching
+        if counts.pending != self._pending:
+            self._pending = counts.pending
+            self.pending_count_changed.emit(counts.pending)
+        self.counts_changed.emit()
+
+    # -- content
+    def query(self) -> ApprovalQuery:
+        return self._query
+
+    def set_query(self, query: ApprovalQuery) -> None:
+        if query == self._query:
+            return
+        self._query = query
+        if self._started:
+            self.reload()
+
+    def set_approvals(self, approvals: list[Approval]) -> None:
+        """Show ``approvals`` (held in memory) instead of the source's."""
+        self.set_source(MemoryInboxSource(approvals))
 
     def upsert(self, approval: Approval) -> None:
-        """Insert a new approval in date order, or replace the one with the same id."""
-        row = self._rows.get(approval.id)
-        if row is not None and self._items[row].created_at == approval.created_at:
-            self._items[row] = approval
-            self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
-            self._recount()
+        """A new approval in date order, or a changed one in place (or out, if it no longer
+        matches the query)."""
+        self.apply_changes([approval])
+
+    def apply_changes(self, approvals: list[Approval]) -> None:
+        """Live changes (new or decided approvals): placed in, replaced in, or removed from the
+        window; one count read for the batch."""
+        if not approvals:
             return
+        self._source.remember(approvals)
+        for a in approvals:
+            self._apply_one(a)
+            if self._inflight:
+                self._changes[a.id] = a
+        self.refresh_counts()
+
+    def _apply_one(self, a: Approval) -> None:
+        row = self._rows.get(a.id)
+        shown = self._query.matches(a)
         if row is not None:
+            if shown and self._items[row].created_at == a.created_at:
+                self._items[row] = a
+                self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
+                return
             self.beginRemoveRows(QModelIndex(), row, row)
             del self._items[row]
-            del self._rows[approval.id]
+            del self._rows[a.id]
             self._reindex(row)
             self.endRemoveRows()
-        pos = 0
-        # New approvals are almost always the newest, so this scan usually stops at once.
-        while pos < len(self._items) and self._items[pos].created_at > approval.created_at:
-            pos += 1
-        self.beginInsertRows(QModelIndex(), pos, pos)
-        self._items.insert(pos, approval)
-        self._reindex(pos)
+        if not shown:
+            return
+        key = approval_key(a)
+        if self._more and self._items and key < approval_key(self._items[-1]):
+            return  # older than the window: its page brings it when the operator scrolls there
+        lo, hi = 0, len(self._items)
+        while lo < hi:  # newest first: the first row older than it
+            mid = (lo + hi) // 2
+            if approval_key(self._items[mid]) > key:
+                lo = mid + 1
+            else:
+                hi = mid
+        self.beginInsertRows(QModelIndex(), lo, lo)
+        self._items.insert(lo, a)
+        self._reindex(lo)
         self.endInsertRows()
-        self._recount()
 
     def approval(self, row: int) -> Approval:
         return self._items[row]
@@ -203,6 +418,7 @@ class InboxModel(QAbstractTableModel):
         return self._rows.get(approval_id)
 
     def approvals(self) -> list[Approval]:
+        """The rows in the window (not the whole history)."""
         return list(self._items)
 
     def space_name(self, space_id: str | None) -> str:
@@ -211,6 +427,16 @@ class InboxModel(QAbstractTableModel):
     def pending_count(self) -> int:
         return self._pending
 
+    def matching_count(self) -> int:
+        return self._matching
+
+    def loading(self) -> bool:
+        """No page of the current query is in yet."""
+        return not self._started or self._replacing
+
+    def has_more(self) -> bool:
+        return self._more
+
     def _reindex(self, start: int) -> None:
         if start == 0:
             self._rows = {a.id: i for i, a in enumerate(self._items)}
@@ -218,70 +444,47 @@ class InboxModel(QAbstractTableModel):
         for i in range(start, len(self._items)):
             self._rows[self._items[i].id] = i
 
-    def _recount(self) -> None:
-        pending = sum(1 for a in self._items if a.status is ApprovalStatus.PENDING)
-        if pending != self._pending:
-            self._pending = pending
-            self.pending_count_changed.emit(pending)
 
+class InboxFilterProxy(QIdentityProxyModel):
+    """The view's handle on the filters: each one changes the model's query (answered by its
+    source, in SQL for a workspace), never a scan of rows on the GUI thread."""
 
-class InboxFilterProxy(QSortFilterProxyModel):
-    """Filters by kind, space and status, reading Approval values straight from the source."""
-
-    STATUS_FILTERS = ("pending", "decided", "all")
+    STATUS_FILTERS = STATUS_FILTERS
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._kind: ApprovalKind | None = None
-        self._space: str | None = None
-        self._status = "pending"
         self._source: InboxModel | None = None
 
     def setSourceModel(self, model: Any) -> None:
         self._source = model if isinstance(model, InboxModel) else None
         super().setSourceModel(model)
 
+    def _query(self) -> ApprovalQuery:
+        return self._source.query() if self._source is not None else ApprovalQuery()
+
     def kind_filter(self) -> ApprovalKind | None:
-        return self._kind
+        return self._query().kind
 
     def space_filter(self) -> str | None:
-        return self._space
+        return self._query().space_id
 
     def status_filter(self) -> str:
-        return self._status
+        return self._query().status
 
     def set_kind_filter(self, kind: ApprovalKind | None) -> None:
-        self._change(lambda: setattr(self, "_kind", kind))
+        self._change(kind=kind)
 
     def set_space_filter(self, space_id: str | None) -> None:
-        self._change(lambda: setattr(self, "_space", space_id))
+        self._change(space_id=space_id)
 
     def set_status_filter(self, status: str) -> None:
         if status not in self.STATUS_FILTERS:
             raise ValueError(f"unknown status filter {status!r}; expected one of {self.STATUS_FILTERS}")
-        self._change(lambda: setattr(self, "_status", status))
+        self._change(status=status)
 
-    def _change(self, apply: Callable[[], None]) -> None:
-        # A reset, not an incremental filter change: going from 2,000 to 100,000 visible rows the
-        # incremental path emits thousands of row insertions the view digests one by one (~100 ms);
-        # a reset re-maps lazily and the view re-reads only what it shows.
-        self.beginResetModel()
-        apply()
-        self.endResetModel()
-
-    def filterAcceptsRow(self, source_row: int, source_parent: _Index) -> bool:
-        if self._source is None:
-            return True
-        a = self._source._items[source_row]
-        if self._kind is not None and a.kind is not self._kind:
-            return False
-        if self._space is not None and a.space_id != self._space:
-            return False
-        if self._status == "pending":
-            return a.status is ApprovalStatus.PENDING
-        if self._status == "decided":
-            return a.status is not ApprovalStatus.PENDING
-        return True
+    def _change(self, **changes: Any) -> None:
+        if self._source is not None:
+            self._source.set_query(replace(self._query(), **changes))
 
     def approval(self, row: int) -> Approval:
         return self.index(row, 0).data(ApprovalRole)
@@ -332,11 +535,28 @@ class InboxView(QWidget):
     answer_requested = Signal(str, str)  # approval_id (a question), the answer
     open_plan_requested = Signal(str)  # plan id
     pending_count_changed = Signal(int)
+    #: A read of the history failed (one line, for the status area).
+    load_failed = Signal(str)
 
-    def __init__(self, space_name: SpaceNameLookup | None = None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        space_name: SpaceNameLookup | None = None,
+        parent: QWidget | None = None,
+        *,
+        source: InboxSource | None = None,
+        autoload: bool = True,
+    ) -> None:
+        """``source``: where approvals are read (a workspace's database, else a list held in
+        memory, see :meth:`set_approvals`). ``autoload=False`` waits for :meth:`start`."""
         super().__init__(parent)
         self.setObjectName("inboxView")
-        self.model = InboxModel(space_name, self)
+        self.model = InboxModel(
+            space_name, self, source=source, query=ApprovalQuery(status="pending"), autoload=False
+        )
+        #: The selection before the rows were replaced (kept when it is still shown).
+        self._kept: str | None = None
+        #: An item to select once it is read: (approval id, then, pages left, its query is set).
+        self._reveal: tuple[str, Callable[[], None] | None, int, bool] | None = None
         self.proxy = InboxFilterProxy(self)
         self.proxy.setSourceModel(self.model)
         self.model.pending_count_changed.connect(self.pending_count_changed)
@@ -514,10 +734,12 @@ class InboxView(QWidget):
         self.proxy.rowsInserted.connect(self._update_count)
         self.proxy.rowsRemoved.connect(self._update_count)
         self.proxy.modelReset.connect(self._update_count)
-        self.proxy.layoutChanged.connect(self._update_count)
-        # The model recounts pending rows after its reset signal; refresh the label then too.
-        self.model.pending_count_changed.connect(self._update_count)
+        self.model.counts_changed.connect(self._update_count)
         self.model.dataChanged.connect(self._on_source_changed)
+        self.model.modelAboutToBeReset.connect(self._remember_selection)
+        self.model.window_replaced.connect(self._on_window_replaced)
+        self.model.page_landed.connect(self._continue_reveal)
+        self.model.load_failed.connect(self.load_failed)
         self.grant_button.clicked.connect(self.grant_selected)
         self.reject_button.clicked.connect(self.reject_selected)
         self.answer_button.clicked.connect(self.answer_selected)
@@ -540,6 +762,8 @@ class InboxView(QWidget):
         self._apply_audit_style(None)
         self._show(None)
         self._update_count()
+        if autoload:
+            self.start()
 
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
@@ -565,18 +789,32 @@ class InboxView(QWidget):
         )
 
     # -- content
+    def start(self) -> None:
+        """Read the first page, the counts and the spaces from the source."""
+        self.model.reload()
+        self._refresh_spaces()
+
+    def set_source(self, source: InboxSource) -> None:
+        self.model.set_source(source)
+        self._refresh_spaces()
+
     def set_approvals(self, approvals: list[Approval]) -> None:
+        """Show ``approvals`` (held in memory): a standalone Inbox, tests, renders."""
         self.model.set_approvals(approvals)
         self._refresh_spaces()
         self._select_first_if_none()
 
     def upsert(self, approval: Approval) -> None:
-        self.model.upsert(approval)
-        if approval.space_id is not None and self.space_combo.findData(approval.space_id) < 0:
+        self.apply_changes([approval])
+
+    def apply_changes(self, approvals: list[Approval]) -> None:
+        """New or decided approvals (a live refresh): work on the window's rows only."""
+        self.model.apply_changes(approvals)
+        if any(a.space_id is not None and self.space_combo.findData(a.space_id) < 0 for a in approvals):
             self._refresh_spaces()
         self._select_first_if_none()
         current = self.selected_approval()
-        if current is not None and current.id == approval.id:
+        if current is not None and any(current.id == a.id for a in approvals):
             self._show(current)
 
     def pending_count(self) -> int:
@@ -595,21 +833,25 @@ class InboxView(QWidget):
             raise ValueError(f"unknown status filter {status!r}")
         self.status_combo.setCurrentIndex(index)
 
+    # A filter changes the model's query; the selection is kept (or the first row taken) when
+    # the new rows are in (_on_window_replaced), which for a database is a moment later.
     def _on_kind_changed(self, index: int) -> None:
-        kept = self._selected_id()
         value = self.kind_combo.itemData(index)
         self.proxy.set_kind_filter(ApprovalKind(value) if value else None)
-        self._reselect(kept)
 
     def _on_space_changed(self, index: int) -> None:
-        kept = self._selected_id()
         self.proxy.set_space_filter(self.space_combo.itemData(index))
-        self._reselect(kept)
 
     def _on_status_changed(self, index: int) -> None:
-        kept = self._selected_id()
         self.proxy.set_status_filter(self.status_combo.itemData(index))
+
+    def _remember_selection(self) -> None:
+        self._kept = self._selected_id() or self._kept
+
+    def _on_window_replaced(self) -> None:
+        kept, self._kept = self._kept, None
         self._reselect(kept)
+        self._update_count()
 
     def _selected_id(self) -> str | None:
         selected = self.selected_approval()
@@ -621,8 +863,11 @@ class InboxView(QWidget):
             self._select_first_if_none()
 
     def _refresh_spaces(self) -> None:
+        """The space filter lists the spaces that have approvals (read from the source)."""
+        self.model.when_done(self.model.source().space_ids(), self._set_space_ids)
+
+    def _set_space_ids(self, ids: list[str]) -> None:
         current = self.space_combo.currentData()
-        ids = {a.space_id for a in self.model._items if a.space_id is not None}
         named = sorted((self.model.space_name(sid), sid) for sid in ids)
         self.space_combo.blockSignals(True)
         self.space_combo.clear()
@@ -664,6 +909,63 @@ class InboxView(QWidget):
             self._select_proxy_row(0)
         elif self.proxy.rowCount() == 0:
             self._show(None)
+
+    def reveal_approval(self, approval_id: str, then: Callable[[], None] | None = None) -> None:
+        """Select ``approval_id`` even when it is not among the rows read yet: the filters widen
+        to show it if they hide it, and older pages are read until it is in (at most
+        REVEAL_PAGES of them). ``then`` runs once it is selected."""
+        if self.select_approval(approval_id):
+            if then is not None:
+                then()
+            return
+        self._reveal = (approval_id, then, REVEAL_PAGES, False)
+        self.model.when_done(self.model.source().approval(approval_id), self._reveal_found)
+
+    def _reveal_found(self, a: Approval | None) -> None:
+        if a is None or self._reveal is None or self._reveal[0] != a.id:
+            self._reveal = None
+            return
+        self._reveal = (*self._reveal[:3], True)
+        query = self.model.query()
+        if not query.matches(a):
+            status = "pending" if a.status is ApprovalStatus.PENDING else "all"
+            if ApprovalQuery(status=query.status).matches(a):
+                status = query.status
+            query = ApprovalQuery(
+                kind=query.kind if query.kind in (None, a.kind) else None,
+                space_id=query.space_id if query.space_id in (None, a.space_id) else None,
+                status=status,
+            )
+            self._show_query(query)
+            self.model.set_query(query)  # its first page continues the reveal
+            return
+        self._continue_reveal()
+
+    def _show_query(self, query: ApprovalQuery) -> None:
+        """The filter row says what the query is (without each combo changing it on its own)."""
+        for combo, value in (
+            (self.kind_combo, query.kind.value if query.kind else None),
+            (self.space_combo, query.space_id),
+            (self.status_combo, query.status),
+        ):
+            combo.blockSignals(True)
+            combo.setCurrentIndex(max(0, combo.findData(value)))
+            combo.blockSignals(False)
+
+    def _continue_reveal(self) -> None:
+        if self._reveal is None or not self._reveal[3] or self.model.loading():
+            return  # the item itself or the rows of its query are still being read
+        approval_id, then, pages, _ = self._reveal
+        if self.select_approval(approval_id):
+            self._reveal = None
+            if then is not None:
+                then()
+        elif pages > 0 and self.model.has_more():
+            if self.model.canFetchMore():  # else a read is under way: its landing continues here
+                self._reveal = (approval_id, then, pages - 1, True)
+                self.model.fetchMore()
+        else:
+            self._reveal = None
 
     def move_selection(self, delta: int) -> None:
         current = self.table.currentIndex()
@@ -836,8 +1138,12 @@ class InboxView(QWidget):
         self.prompt_label.setStyleSheet(f"color: {c.waiting.name()}; font-weight: 600;")
 
     def _update_count(self, *_: object) -> None:
-        self.count_label.setText(f"{self.proxy.rowCount()} shown · {self.model.pending_count()} pending")
-        if self.model.rowCount() == 0 or self.status_combo.currentData() == "pending":
+        model = self.model
+        # How many match the filters in the whole history (rows are read as the list scrolls).
+        self.count_label.setText(f"{model.matching_count():,} shown · {model.pending_count():,} pending")
+        if model.rowCount() == 0 and model.loading():
+            self.empty_state.set_text(LOADING)
+        elif model.query().status == "pending" or not (model.matching_count() or model.pending_count()):
             self.empty_state.set_text(NOTHING_WAITS)
         else:
             self.empty_state.set_text("No approvals match these filters.")

@@ -53,6 +53,7 @@ from control_center.ui.bridge import RuntimeBridge, listener_for
 from control_center.ui.composer import Composer
 from control_center.ui.conversation import ConversationModel, ConversationView, copy_text
 from control_center.ui.inbox import InboxView
+from control_center.ui.inbox_source import RuntimeInboxSource
 from control_center.ui.message_queue import MessageQueue
 from control_center.ui.notifier import Notifier
 from control_center.ui.operations import Operations
@@ -260,7 +261,9 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(center)
 
         # inbox
-        self.inbox = InboxView(self._space_name)
+        # A window onto the approval history (pages read off this thread); it starts reading
+        # once the live refresh knows where it starts (_on_approval_baseline).
+        self.inbox = InboxView(self._space_name, source=RuntimeInboxSource(self.runtime), autoload=False)
         self.inbox_dock = QDockWidget("Inbox", self)
         self.inbox_dock.setObjectName("inboxDock")
         self.inbox.setMinimumWidth(260)
@@ -330,6 +333,7 @@ class MainWindow(QMainWindow):
         self.inbox.decision_requested.connect(self._on_inbox_decision)
         self.inbox.answer_requested.connect(self.answer_question)
         self.inbox.open_plan_requested.connect(self.open_plan_studio)
+        self.inbox.load_failed.connect(self._on_error)
         self.autonomy_combo.activated.connect(self._on_autonomy_changed)
         self.transport_combo.activated.connect(self._on_transport_changed)
 
@@ -383,9 +387,7 @@ class MainWindow(QMainWindow):
     def _initial_load(self) -> None:
         store = self.runtime.ws.store
         self._set_spaces(store.spaces())
-        # Pending approvals load at once (the operator's to-do list); the decided history
-        # follows from the worker.
-        self.inbox.set_approvals(store.approvals(status=ApprovalStatus.PENDING))
+        # The Inbox reads its first page off this thread once the live refresh has its start.
         self.refresh_approvals()
         self._on_space_states(self.runtime.space_states_now())
         recent = store.most_recent_space()
@@ -1088,31 +1090,47 @@ class MainWindow(QMainWindow):
     # -- approvals ------------------------------------------------------------------------------
 
     def refresh_approvals(self) -> None:
-        """The first load reads the whole history; later ones only what changed since the newest
-        timestamp seen (upserted), so a large Inbox does not reload on every decision."""
-        since = self._approvals_watermark
-        future = self.runtime.load_approvals(changed_since=since)
-        self.operations.run(future, lambda rows: self._set_approvals(rows, full=since is None))
+        """What changed since the newest change seen (read off this thread, applied to the rows
+        the Inbox shows): the cost follows the changes, not the history. The first call reads
+        where to start (the newest change's time and the waiting questions), then the Inbox
+        reads its first page."""
+        if self._approvals_watermark is None:
+            if self._baseline_asked:
+                self._refresh_after_baseline = True
+            else:
+                self._baseline_asked = True
+                self.operations.run(self.runtime.load_approval_baseline(), self._on_approval_baseline)
+            return
+        future = self.runtime.load_approvals(changed_since=self._approvals_watermark)
+        self.operations.run(future, self._set_approvals)
 
     _approvals_watermark: str | None = None
+    _baseline_asked = False
+    _refresh_after_baseline = False
 
-    def _set_approvals(self, approvals: list[Any], *, full: bool = True) -> None:
-        if full:
-            self.inbox.set_approvals(approvals)
-        else:
-            for approval in approvals:
-                self.inbox.upsert(approval)
+    def _on_approval_baseline(self, baseline: tuple[str, list[Approval]]) -> None:
+        watermark, questions = baseline
+        self._approvals_watermark = watermark
+        self._questions.clear()
+        for a in questions:
+            if a.space_id:
+                self._questions[a.space_id] = a
+        self.inbox.start()
+        self._update_activity()
+        if self._refresh_after_baseline:
+            self._refresh_after_baseline = False
+            self.refresh_approvals()
+
+    def _set_approvals(self, approvals: list[Approval]) -> None:
+        """Changed approvals (new ones, decisions): the Inbox's rows, the cards, the questions."""
+        self.inbox.apply_changes(approvals)
         stamps = [t for a in approvals for t in (a.created_at, a.decided_at) if t]
         if stamps:
             newest = max(stamps)
             if self._approvals_watermark is None or newest > self._approvals_watermark:
                 self._approvals_watermark = newest
-        elif full and self._approvals_watermark is None:
-            self._approvals_watermark = ""
         # Cards in the conversation follow every decision live (who, when, why).
         self.conversation_model.apply_approvals(approvals)
-        if full:
-            self._questions.clear()
         for a in approvals:
             if a.kind is ApprovalKind.QUESTION and a.space_id:
                 if a.status is ApprovalStatus.PENDING:
@@ -1154,17 +1172,20 @@ class MainWindow(QMainWindow):
         if decision == "grant":
             self.decide(approval_id, Decision.GRANT)
             return
-        self._focus_inbox_item(approval_id)
-        if decision == "reject":
-            self.inbox.reject_selected()
+        self._focus_inbox_item(approval_id, then=self.inbox.reject_selected if decision == "reject" else None)
 
-    def _focus_inbox_item(self, approval_id: str) -> None:
+    def _focus_inbox_item(self, approval_id: str, then: Callable[[], None] | None = None) -> None:
+        """Show the item in the Inbox (reading it and widening the filters if need be) and put
+        the cursor in its reason/answer field."""
         self.inbox_dock.show()
         self.inbox_dock.raise_()
-        if not self.inbox.select_approval(approval_id):
-            self.inbox.set_status_filter("all")
-            self.inbox.select_approval(approval_id)
-        self.inbox.reason_edit.setFocus()
+
+        def focused() -> None:
+            self.inbox.reason_edit.setFocus()
+            if then is not None:
+                then()
+
+        self.inbox.reveal_approval(approval_id, focused)
 
     def _focus_inbox(self) -> None:
         self.inbox_dock.show()

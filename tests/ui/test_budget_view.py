@@ -51,7 +51,8 @@ def test_a_paused_orchestration_shows_in_the_pipelines_tab_and_the_inbox(qtbot, 
     assert card.budget.use is not None
     assert card.budget.use.max_tokens == 60
     assert card.budget.use.tokens_used > 60
-    assert window.inbox.select_approval(budget.id)
+    # the Inbox reads its rows off the GUI thread: the item is selectable once they are in
+    qtbot.waitUntil(lambda: window.inbox.select_approval(budget.id), timeout=10_000)
     text = window.inbox.body_view.toPlainText()
     assert "Spend by role" in text
     assert "Spend by node" in text

@@ -136,8 +136,8 @@ def test_restart_shows_pending_approvals(qtbot, workspace: Path) -> None:
     window.close()
 
     again = _window(qtbot, workspace)
-    # pending approvals are there from construction, before any background load
-    assert again.inbox.pending_count() == 1
+    # The Inbox reads its first page off the GUI thread (tests/ui/test_inbox_window.py).
+    qtbot.waitUntil(lambda: again.inbox.pending_count() == 1 and again.inbox.model.rowCount() == 1)
     assert again.inbox.model.approval(0).id == pending_id
 
 

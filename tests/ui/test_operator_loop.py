@@ -274,7 +274,7 @@ def test_cards_update_on_decisions(qtbot, workspace: Path) -> None:
 
     assert card().data["status"] == "pending"
     (approval,) = window.runtime.ws.store.approvals()
-    window.inbox.select_approval(approval.id)
+    qtbot.waitUntil(lambda: window.inbox.select_approval(approval.id), timeout=5000)
     window.inbox.reason_edit.setText("not in this file")
     QTest.keyClick(window.inbox.reason_edit, Qt.Key.Key_Return, CTRL | SHIFT)
     qtbot.waitUntil(lambda: card().data.get("status") == "rejected", timeout=10_000)

@@ -84,6 +84,10 @@ def _items(window: Any, kind: ItemKind) -> list[TranscriptItem]:
 
 
 def _inbox(window: Any, kind: ApprovalKind) -> list[Approval]:
+    """The Inbox's rows of ``kind``, decided ones included (its "all" filter: the pending
+    filter drops an item from the rows once it is decided)."""
+    if window.inbox.model.query().status != "all":
+        window.inbox.set_status_filter("all")
     return [a for a in window.inbox.model.approvals() if a.kind is kind]
 
 

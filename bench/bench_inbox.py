@@ -1,0 +1,299 @@
+"""The Inbox at 100,000 realistic approvals, this code against a baseline in the same run (prints
+ratios, asserts nothing).
+
+Each side runs the real main window in a fresh process on its own workspace holding the same
+history (tool calls with diffs and commands, plans, questions; 2 % pending):
+
+- open: from the window's construction to the Inbox's first rows shown, and the longest GUI
+  stall meanwhile (a 5 ms timer's largest gap);
+- RSS once the Inbox shows its rows (target ≤ 250 MB);
+- GUI time per new approval and per decision, through the real path (the store writes, the
+  runtime's notification, the live refresh off the GUI thread, the Inbox's update on it)
+  (target ≤ 5 ms);
+- filters (kind, status, space): GUI time of the change, and the time until its rows are shown
+  (target ≤ 50 ms).
+
+The baseline is another checkout (``--baseline DIR``, default: a clone of ``--baseline-rev`` of
+this repository made in a temporary folder), run by the same interpreter from its own folder.
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/bench_inbox.py [--approvals 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+
+CHILD = r"""
+import json, os, statistics, sys, time
+t_start = time.perf_counter()
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+import control_center
+from control_center.app import create_main_window
+from control_center.core.approvals import ApprovalKind, ApprovalStatus
+from control_center.ui.main_window import MainWindow
+
+app = QApplication.instance() or QApplication([])
+out = {"code": os.path.dirname(control_center.__file__)}
+
+def rss_mb():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+
+gaps, last = [], [time.perf_counter()]
+def tick():
+    now = time.perf_counter(); gaps.append(now - last[0]); last[0] = now
+timer = QTimer(); timer.timeout.connect(tick); timer.start(5)
+
+def pump_until(pred, timeout=120.0):
+    end = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > end:
+            raise TimeoutError
+        app.processEvents()
+
+def settle(ms=150):
+    end = time.perf_counter() + ms / 1000
+    while time.perf_counter() < end:
+        app.processEvents()
+
+set_costs = []
+original = MainWindow._set_approvals
+def timed(self, *a, **kw):
+    t = time.perf_counter(); original(self, *a, **kw); set_costs.append(time.perf_counter() - t)
+MainWindow._set_approvals = timed
+
+n = int(sys.argv[2])
+last[0] = time.perf_counter(); gaps.clear()
+t0 = time.perf_counter()
+window = create_main_window(sys.argv[1])
+window.show()
+inbox = window.inbox
+windowed = hasattr(inbox.model, "loading")
+if windowed:
+    pump_until(lambda: not inbox.model.loading() and inbox.model.rowCount() > 0)
+else:
+    pump_until(lambda: inbox.model.rowCount() >= n)
+app.processEvents()
+out["open_s"] = time.perf_counter() - t0
+out["open_stall_ms"] = max(gaps) * 1000
+settle(300)
+out["rss_mb"] = rss_mb()
+
+store = window.runtime.ws.store
+space = store.spaces()[0]
+
+def through_the_app(write):
+    # The store writes (a turn would), the runtime tells the window, which refreshes off the GUI
+    # thread and applies the change on it.
+    set_costs.clear(); gaps.clear(); last[0] = time.perf_counter()
+    write()
+    window.runtime._notify("approvals_changed")
+    pump_until(lambda: set_costs)
+    settle(60)
+    return set_costs[0] * 1000, max(gaps) * 1000
+
+new_costs, new_stalls, decide_costs, decide_stalls = [], [], [], []
+made = []
+for i in range(15):
+    def create(i=i):
+        made.append(store.create_approval(kind=ApprovalKind.TOOL_CALL, space_id=space.id, turn_id=None,
+            summary=f"Run `make test{i}`", payload={"tool": "run_command", "input": {"command": f"make test{i}"}}))
+    c, s = through_the_app(create)
+    new_costs.append(c); new_stalls.append(s)
+for a in made:
+    c, s = through_the_app(lambda a=a: store.decide_approval(a.id, ApprovalStatus.GRANTED, by="bench"))
+    decide_costs.append(c); decide_stalls.append(s)
+out["new_ms"] = statistics.median(new_costs); out["new_max_ms"] = max(new_costs)
+out["new_stall_ms"] = statistics.median(new_stalls)
+out["decide_ms"] = statistics.median(decide_costs); out["decide_max_ms"] = max(decide_costs)
+out["decide_stall_ms"] = statistics.median(decide_stalls)
+
+filters = [
+    lambda: inbox.set_kind_filter(ApprovalKind.PLAN),
+    lambda: inbox.set_status_filter("all"),
+    lambda: inbox.set_space_filter(space.id),
+    lambda: inbox.set_kind_filter(ApprovalKind.QUESTION),
+    lambda: inbox.set_status_filter("decided"),
+    lambda: inbox.set_kind_filter(None),
+    lambda: inbox.set_status_filter("pending"),
+]
+gui, shown = [], []
+for change in filters:
+    settle(50)
+    t = time.perf_counter()
+    change()
+    gui.append(time.perf_counter() - t)
+    if windowed:
+        pump_until(lambda: not inbox.model.loading())
+    app.processEvents()
+    inbox.table.viewport().repaint()
+    shown.append(time.perf_counter() - t)
+out["filter_gui_ms"] = statistics.median(gui) * 1000; out["filter_gui_max_ms"] = max(gui) * 1000
+out["filter_shown_ms"] = statistics.median(shown) * 1000; out["filter_shown_max_ms"] = max(shown) * 1000
+out["rss_end_mb"] = rss_mb()
+window._closing_confirmed = True
+window.close()
+print("RESULT " + json.dumps(out))
+"""
+
+KINDS = ["tool_call"] * 7 + ["plan", "question", "plan_exit"]
+
+
+def realistic_rows(space_id: str, n: int) -> list[tuple[object, ...]]:
+    """Tool calls with diffs (~20 lines) or commands, plans with steps, questions; 2 % pending."""
+    rnd = random.Random(14)
+    rows = []
+    for i in range(n):
+        kind = KINDS[i % len(KINDS)]
+        status = "pending" if i % 50 == 0 else ("granted" if i % 4 else "rejected")
+        if kind == "question":
+            status = "pending" if i % 50 == 0 else "answered"
+        ts = f"2026-{1 + i * 11 // n:02d}-{1 + i % 28:02d}T{i % 24:02d}:{i % 60:02d}:{i % 59:02d}.{i % 1000:03d}Z"
+        if kind == "tool_call" and i % 2:
+            path = f"src/pkg{i % 97}/module_{i}.py"
+            lines = [f"+    value_{j} = compute({j}, {rnd.randint(0, 999)})" for j in range(12)]
+            diff = f"--- a/{path}\n+++ b/{path}\n@@ -1,8 +1,20 @@\n" + "\n".join(lines) + "\n-    return None\n"
+            payload = {"tool": "edit_file", "input": {"path": path, "old": "x", "new": "y"}, "diff": diff}
+            summary = f"Edit {path} (+12 −1)"
+        elif kind == "tool_call":
+            cmd = f"pytest -q tests/test_{i % 300}.py -k case_{i}"
+            payload = {"tool": "run_command", "input": {"command": cmd}, "call_id": uuid.UUID(int=i).hex}
+            summary = f"Run `{cmd}`"
+        elif kind == "plan":
+            nodes = [
+                {"key": f"n{j}", "title": f"Step {j} of plan {i}", "depends_on": [f"n{j - 1}"] if j else []}
+                for j in range(6)
+            ]
+            payload = {"plan_id": f"p{i}", "version": 1 + i % 3, "goal": f"Refactor area {i % 40}", "nodes": nodes}
+            summary = f"Plan v{payload['version']} · 6 steps · Refactor area {i % 40}"
+        elif kind == "question":
+            payload = {"question": f"Which of the {i % 9 + 2} configs should stay for job {i}?"}
+            if status == "answered":
+                payload["answer"] = "the first one"
+            summary = f"Question: {payload['question']}"
+        else:
+            payload = {"summary": f"Plan for area {i % 40} is ready"}
+            summary = f"Leave plan mode: Plan for area {i % 40} is ready"
+        decided = status != "pending"
+        rows.append(
+            (
+                f"{i:012x}{rnd.getrandbits(32):08x}",
+                kind,
+                status,
+                space_id,
+                None,
+                summary,
+                json.dumps(payload),
+                ts,
+                ts if decided else None,
+                "operator" if decided else None,
+                "not now" if status == "rejected" else None,
+            )
+        )
+    return rows
+
+
+def make_workspace(code: Path, root: Path, n: int) -> Path:
+    """A workspace made by the code in ``code`` (its own schema), filled with the history."""
+    make = r"""
+import subprocess, sys
+from pathlib import Path
+from control_center.workspace import Workspace
+root = Path(sys.argv[1]); repo = root / "repo"; repo.mkdir(parents=True)
+for args in (["init", "-q", "-b", "main"], ["config", "user.name", "B"], ["config", "user.email", "b@e.x"]):
+    subprocess.run(["git", "-C", str(repo), *args], check=True)
+(repo / "f.txt").write_text("x\n")
+subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+subprocess.run(["git", "-C", str(repo), "commit", "-qm", "init"], check=True)
+ws = Workspace.init(root / "ws", repo)
+space = ws.create_space("Bench")
+ws.store.touch_space(space.id)
+print(ws.store.path, space.id)
+ws.close()
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", make, str(root)], cwd=code, capture_output=True, text=True, check=True
+    )
+    db, space_id = done.stdout.split()
+    con = sqlite3.connect(db)
+    con.executemany(
+        "INSERT INTO approval (id, kind, status, space_id, turn_id, summary, payload, created_at, "
+        "decided_at, decided_by, reason) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        realistic_rows(space_id, n),
+    )
+    con.commit()
+    con.close()
+    return root / "ws"
+
+
+def run_child(code: Path, ws: Path, n: int) -> dict[str, float]:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "CONTROL_CENTER_CONFIG_DIR": tempfile.mkdtemp()}
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(ws), str(n)], cwd=code, env=env, capture_output=True, text=True
+    )
+    for line in done.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line.removeprefix("RESULT "))
+    raise SystemExit(f"the child on {code} failed:\n{done.stderr[-3000:]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--approvals", type=int, default=100_000)
+    parser.add_argument("--baseline", type=Path, help="a checkout to compare with")
+    parser.add_argument("--baseline-rev", default="HEAD~1", help="else this revision, cloned")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-inbox-"))
+    baseline = args.baseline
+    if baseline is None:
+        baseline = tmp / "baseline"
+        subprocess.run(["git", "clone", "-q", str(REPO), str(baseline)], check=True)
+        subprocess.run(["git", "-C", str(baseline), "checkout", "-q", args.baseline_rev], check=True)
+    n = args.approvals
+    print(f"load average before: {os.getloadavg()[0]:.1f}; {n:,} approvals; baseline {baseline}")
+    results = {}
+    for name, code in (("baseline", baseline), ("this", REPO)):
+        ws = make_workspace(code, tmp / name, n)
+        results[name] = run_child(code, ws, n)
+    old, new = results["baseline"], results["this"]
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+    print(f"code: baseline {old['code']} | this {new['code']}")
+    rows = [
+        ("open until rows shown (s)", "open_s", None),
+        ("longest GUI stall while opening (ms)", "open_stall_ms", 50),
+        ("RSS with the Inbox shown (MB)", "rss_mb", 250),
+        ("RSS at the end (MB)", "rss_end_mb", 250),
+        ("GUI time per new approval, median (ms)", "new_ms", 5),
+        ("GUI time per new approval, max (ms)", "new_max_ms", 5),
+        ("GUI time per decision, median (ms)", "decide_ms", 5),
+        ("GUI time per decision, max (ms)", "decide_max_ms", 5),
+        ("longest stall per new approval, median (ms)", "new_stall_ms", None),
+        ("longest stall per decision, median (ms)", "decide_stall_ms", None),
+        ("filter: GUI time, median (ms)", "filter_gui_ms", 50),
+        ("filter: GUI time, max (ms)", "filter_gui_max_ms", 50),
+        ("filter: until rows shown, median (ms)", "filter_shown_ms", 50),
+        ("filter: until rows shown, max (ms)", "filter_shown_max_ms", 50),
+    ]
+    print(f"{'':46} {'baseline':>10} {'this':>10} {'this/base':>10} {'this/target':>12}")
+    for label, key, target in rows:
+        ratio = new[key] / old[key] if old[key] else float("inf")
+        against = f"{new[key] / target:.2f}x" if target else ""
+        print(f"{label:46} {old[key]:10.1f} {new[key]:10.1f} {ratio:9.3f}x {against:>12}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+"""The Inbox's reads of the approval history: keyset pages that cover it exactly once under every
+filter (ties on the creation time included), counts, the space list and the live watermark, each
+answered from an index rather than a scan of the table."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from control_center.core.approvals import (
+    STATUS_FILTERS,
+    Approval,
+    ApprovalKind,
+    ApprovalQuery,
+    ApprovalStatus,
+    approval_key,
+)
+from control_center.store.store import DB_FILENAME, Store
+from control_center.workspace import Workspace
+from tests.helpers import make_repo
+
+KINDS = [ApprovalKind.TOOL_CALL, ApprovalKind.PLAN, ApprovalKind.QUESTION, ApprovalKind.BUDGET]
+STATUSES = [ApprovalStatus.PENDING, ApprovalStatus.GRANTED, ApprovalStatus.REJECTED, ApprovalStatus.ANSWERED]
+N = 1_000
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    ws = Workspace.init(tmp_path / "ws", make_repo(tmp_path / "repo"))
+    con = sqlite3.connect(ws.root / DB_FILENAME)
+    rows = []
+    for i in range(N):
+        status = STATUSES[i % 4]
+        # Every stamp is shared by three rows: pages must break ties by id, not skip or repeat.
+        at = f"2026-11-30T10:{i // 180:02d}:{(i // 3) % 60:02d}.000Z"
+        rows.append(
+            (
+                f"a{i:05d}",
+                KINDS[i % 7 % 4].value,
+                status.value,
+                f"s{i % 3}" if i % 11 else None,
+                f"row {i}",
+                json.dumps({"i": i}),
+                at,
+                None if status is ApprovalStatus.PENDING else at,
+            )
+        )
+    con.executemany(
+        "INSERT INTO approval (id, kind, status, space_id, turn_id, summary, payload, created_at, "
+        "decided_at, decided_by, reason) VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, NULL)",
+        rows,
+    )
+    con.commit()
+    con.close()
+    yield ws.store
+    ws.close()
+
+
+def _all(store: Store) -> list[Approval]:
+    return store.approvals()
+
+
+def _paged(store: Store, query: ApprovalQuery, size: int) -> list[Approval]:
+    out: list[Approval] = []
+    before = None
+    while True:
+        page = store.approval_page(query, before=before, limit=size)
+        out += page
+        if len(page) < size:
+            return out
+        before = approval_key(page[-1])
+
+
+QUERIES = [
+    ApprovalQuery(kind=kind, space_id=space, status=status)
+    for kind in (None, ApprovalKind.PLAN, ApprovalKind.QUESTION)
+    for space in (None, "s1")
+    for status in STATUS_FILTERS
+]
+
+
+@pytest.mark.parametrize("query", QUERIES, ids=str)
+def test_pages_cover_each_filter_exactly_once_newest_first(store: Store, query: ApprovalQuery) -> None:
+    everything = _all(store)
+    expected = [a.id for a in everything if query.matches(a)]
+    assert expected, "the fixture has rows for every filter"
+    paged = _paged(store, query, 37)
+    assert [a.id for a in paged] == expected
+    keys = [approval_key(a) for a in paged]
+    assert keys == sorted(keys, reverse=True)
+    counts = store.approval_counts(query)
+    assert counts.matching == len(expected)
+    assert counts.pending == sum(1 for a in everything if a.status is ApprovalStatus.PENDING)
+
+
+def test_space_ids_and_watermark(store: Store) -> None:
+    assert store.approval_space_ids() == ["s0", "s1", "s2"]
+    newest = max(t for a in _all(store) for t in (a.created_at, a.decided_at) if t)
+    assert store.approval_watermark() == newest
+    created = store.create_approval(
+        kind=ApprovalKind.TOOL_CALL, space_id="s9", turn_id=None, summary="new", payload={}
+    )
+    assert store.approval_watermark() == created.created_at
+    decided = store.decide_approval(created.id, ApprovalStatus.GRANTED, by="op")
+    assert store.approval_watermark() == decided.decided_at
+    assert "s9" in store.approval_space_ids()
+
+
+def test_an_empty_history(tmp_path: Path) -> None:
+    ws = Workspace.init(tmp_path / "ws", make_repo(tmp_path / "repo"))
+    try:
+        assert ws.store.approval_watermark() == ""
+        assert ws.store.approval_page(ApprovalQuery()) == []
+        counts = ws.store.approval_counts(ApprovalQuery(status="pending"))
+        assert (counts.matching, counts.pending) == (0, 0)
+    finally:
+        ws.close()
+
+
+def _plan(store: Store, sql: str, params: tuple[object, ...]) -> str:
+    con = sqlite3.connect(store.path)
+    try:
+        return " | ".join(row[-1] for row in con.execute("EXPLAIN QUERY PLAN " + sql, params))
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize(
+    ("where", "params", "index"),
+    [
+        ("status = ?", ("pending",), "ix_approval_status_created"),
+        ("kind = ?", ("plan",), "ix_approval_kind_created"),
+        ("space_id = ?", ("s1",), "ix_approval_space_created"),
+        ("1", (), "ix_approval_created"),
+    ],
+)
+def test_each_filter_pages_along_an_index(store: Store, where: str, params: tuple, index: str) -> None:
+    """A page is an index range read newest first, not a sort of every matching row."""
+    sql = f"SELECT id FROM approval WHERE {where} ORDER BY created_at DESC, id DESC LIMIT 200"
+    plan = _plan(store, sql, params)
+    assert index in plan, plan
+    assert "SCAN approval" not in plan.replace(f"SCAN approval USING INDEX {index}", ""), plan
+
+
+def test_changes_since_use_the_indexes(store: Store) -> None:
+    sql = "SELECT id FROM approval WHERE (created_at >= ? OR decided_at >= ?)"
+    plan = _plan(store, sql, ("2026-11-30T10:05", "2026-11-30T10:05"))
+    assert "ix_approval_decided" in plan, plan
+    assert "ix_approval_created" in plan, plan

@@ -1,0 +1,242 @@
+"""The Inbox as a window onto a real workspace database: only the pages read so far are held,
+pages are read off the GUI thread as the list scrolls, filters are answered in SQL, and a live
+change is one row inserted, replaced or removed (never a reload of the history)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtTest import QAbstractItemModelTester
+
+from control_center.core.approvals import Approval, ApprovalKind, ApprovalQuery, ApprovalStatus
+from control_center.runtime import WorkspaceRuntime
+from control_center.store.store import DB_FILENAME
+from control_center.ui.inbox import LOADING, InboxView
+from control_center.ui.inbox_source import RuntimeInboxSource
+from control_center.workspace import Workspace
+from tests.helpers import make_repo
+
+N = 2_000
+PAGE = 50
+KINDS = [ApprovalKind.TOOL_CALL, ApprovalKind.PLAN, ApprovalKind.QUESTION]
+
+
+@pytest.fixture
+def runtime(tmp_path: Path) -> Iterator[WorkspaceRuntime]:
+    ws = Workspace.init(tmp_path / "ws", make_repo(tmp_path / "repo"))
+    con = sqlite3.connect(ws.root / DB_FILENAME)
+    rows = []
+    for i in range(N):
+        pending = i % 10 == 0
+        at = f"2026-11-{1 + i // 100:02d}T10:{i % 60:02d}:{i % 100 // 60:02d}.000Z"
+        rows.append(
+            (
+                f"a{i:05d}",
+                KINDS[i % 3].value,
+                "pending" if pending else "granted",
+                f"s{i % 4}",
+                f"row {i}",
+                json.dumps({"tool": "run_command", "input": {"command": f"echo {i}"}}),
+                at,
+                None if pending else at,
+                None if pending else "operator",
+            )
+        )
+    con.executemany(
+        "INSERT INTO approval (id, kind, status, space_id, turn_id, summary, payload, created_at, "
+        "decided_at, decided_by, reason) VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, NULL)",
+        rows,
+    )
+    con.commit()
+    con.close()
+    rt = WorkspaceRuntime(ws)
+    yield rt
+    rt.shutdown()
+    ws.close()
+
+
+class CountingSource(RuntimeInboxSource):
+    """The real source, recording on which thread the store answered each read."""
+
+    page_size = PAGE
+
+    def __init__(self, runtime: WorkspaceRuntime) -> None:
+        super().__init__(runtime)
+        self.reads: list[tuple[str, bool]] = []
+        store = runtime.ws.store
+        for name in ("approval_page", "approval_counts", "approval_space_ids"):
+            original = getattr(store, name)
+
+            def recorded(*args: Any, _name: str = name, _original: Any = original, **kwargs: Any) -> Any:
+                self.reads.append((_name, threading.current_thread() is threading.main_thread()))
+                return _original(*args, **kwargs)
+
+            setattr(store, name, recorded)
+
+
+def _view(qtbot: Any, runtime: WorkspaceRuntime) -> tuple[InboxView, CountingSource]:
+    source = CountingSource(runtime)
+    view = InboxView(source=source)
+    qtbot.addWidget(view)
+    QAbstractItemModelTester(view.model, QAbstractItemModelTester.FailureReportingMode.Fatal, view)
+    view.resize(1000, 650)
+    view.show()
+    qtbot.waitUntil(lambda: not view.model.loading(), timeout=10_000)
+    return view, source
+
+
+def _ids(view: InboxView) -> list[str]:
+    return [a.id for a in view.model.approvals()]
+
+
+def _expected(runtime: WorkspaceRuntime, query: ApprovalQuery) -> list[str]:
+    return [a.id for a in runtime.ws.store.approvals() if query.matches(a)]
+
+
+def test_only_a_page_is_held_and_scrolling_reads_the_next_one_off_the_gui_thread(
+    qtbot: Any, runtime: WorkspaceRuntime
+) -> None:
+    view, source = _view(qtbot, runtime)
+    view.set_status_filter("all")
+    qtbot.waitUntil(lambda: not view.model.loading() and view.model.matching_count() == N, timeout=10_000)
+    everything = _expected(runtime, ApprovalQuery())
+    held = _ids(view)  # the first page (the view may ask for one more to fill itself)
+    assert held == everything[: len(held)]
+    assert PAGE <= len(held) <= 2 * PAGE
+    assert view.count_label.text() == f"{N:,} shown · {N // 10} pending"
+    # the selection (the newest waiting item) is still shown, so it stays selected
+    assert view.selected_approval().id == _expected(runtime, ApprovalQuery(status="pending"))[0]
+    # Scrolling to the bottom asks for the next keyset page (the view calls fetchMore).
+    for pages in (2, 3):
+        view.table.scrollToBottom()
+        qtbot.waitUntil(lambda pages=pages: view.model.rowCount() >= pages * PAGE, timeout=10_000)
+    held = _ids(view)
+    assert held == everything[: len(held)]  # whole pages, in order, nothing skipped or repeated
+    assert len(held) % PAGE == 0
+    assert len(held) < N / 4
+    assert source.reads
+    assert not any(on_gui for _name, on_gui in source.reads)
+
+
+def test_filters_are_answered_by_the_database(qtbot: Any, runtime: WorkspaceRuntime) -> None:
+    view, _source = _view(qtbot, runtime)
+    pending = ApprovalQuery(status="pending")
+    assert _ids(view) == _expected(runtime, pending)[:PAGE]
+    qtbot.waitUntil(lambda: view.space_combo.count() == 5, timeout=10_000)  # all + s0..s3, from the database
+    view.set_kind_filter(ApprovalKind.PLAN)
+    view.set_status_filter("decided")
+    view.set_space_filter("s2")
+    query = ApprovalQuery(kind=ApprovalKind.PLAN, space_id="s2", status="decided")
+    qtbot.waitUntil(lambda: view.model.query() == query and not view.model.loading(), timeout=10_000)
+    expected = _expected(runtime, query)
+    assert _ids(view) == expected[:PAGE]
+    qtbot.waitUntil(lambda: view.model.matching_count() == len(expected), timeout=10_000)
+    assert all(view.proxy.approval(r).kind is ApprovalKind.PLAN for r in range(view.proxy.rowCount()))
+
+
+def test_a_new_approval_and_a_decision_are_one_row_each(qtbot: Any, runtime: WorkspaceRuntime) -> None:
+    view, _source = _view(qtbot, runtime)
+    model = view.model
+    resets: list[int] = []
+    model.modelReset.connect(lambda: resets.append(1))
+    inserted: list[tuple[int, int]] = []
+    removed: list[tuple[int, int]] = []
+    model.rowsInserted.connect(lambda _p, first, last: inserted.append((first, last)))
+    model.rowsRemoved.connect(lambda _p, first, last: removed.append((first, last)))
+    store = runtime.ws.store
+    before = model.pending_count()
+    new = store.create_approval(
+        kind=ApprovalKind.TOOL_CALL, space_id="s1", turn_id=None, summary="Run `make`", payload={}
+    )
+    view.apply_changes([new])
+    assert inserted == [(0, 0)]
+    assert model.approval(0).id == new.id
+    qtbot.waitUntil(lambda: model.pending_count() == before + 1, timeout=10_000)
+    # An old one (far below the rows read) decided elsewhere: nothing to move in the window.
+    oldest_pending = _expected(runtime, ApprovalQuery(status="pending"))[-1]
+    assert model.row_of(oldest_pending) is None
+    old = store.decide_approval(oldest_pending, ApprovalStatus.REJECTED, by="cli")
+    view.apply_changes([old])
+    assert removed == []
+    # The new one decided here: it leaves the pending rows, the selection moves on.
+    assert view.select_approval(new.id)
+    granted = store.decide_approval(new.id, ApprovalStatus.GRANTED, by="operator")
+    view.apply_changes([granted])
+    assert removed == [(0, 0)]
+    assert model.row_of(new.id) is None
+    assert view.selected_approval() is not None
+    assert resets == []
+    qtbot.waitUntil(lambda: model.pending_count() == before - 1, timeout=10_000)
+    # Under "all" it stays, with its audit line.
+    view.set_status_filter("all")
+    qtbot.waitUntil(lambda: model.query().status == "all" and not model.loading(), timeout=10_000)
+    assert model.approval(0).id == new.id
+    assert model.approval(0).status is ApprovalStatus.GRANTED
+
+
+def test_reveal_reads_pages_and_widens_the_filters_to_show_an_old_item(
+    qtbot: Any, runtime: WorkspaceRuntime
+) -> None:
+    view, _source = _view(qtbot, runtime)
+    view.set_kind_filter(ApprovalKind.QUESTION)
+    qtbot.waitUntil(lambda: view.model.query().kind is ApprovalKind.QUESTION and not view.model.loading())
+    everything = _expected(runtime, ApprovalQuery())
+    target = next(  # several pages down
+        a
+        for a in runtime.ws.store.approvals()
+        if a.kind is ApprovalKind.PLAN and a.status.settled and everything.index(a.id) > 6 * PAGE
+    )
+    done: list[str] = []
+    view.reveal_approval(target.id, lambda: done.append(view.selected_approval().id))
+    qtbot.waitUntil(lambda: done == [target.id], timeout=10_000)
+    assert view.model.query() == ApprovalQuery(status="all")
+    assert view.status_combo.currentData() == "all"
+    assert view.kind_combo.currentData() is None
+    assert view.audit_label.text().startswith("granted by operator")
+
+
+class _Never:
+    """A source whose reads never finish (a slow disk): the Inbox says it is reading."""
+
+    page_size = PAGE
+
+    def _never(self, *_args: Any) -> Future[Any]:
+        return Future()
+
+    page = counts = first_page = approval = _never
+
+    def space_ids(self) -> Future[Any]:
+        return Future()
+
+    def remember(self, approvals: list[Approval]) -> None:
+        pass
+
+
+def test_the_inbox_says_it_is_reading_until_the_first_page_is_in(qtbot: Any) -> None:
+    view = InboxView(source=_Never())
+    qtbot.addWidget(view)
+    view.show()
+    assert view.model.loading()
+    assert view.empty_state.is_shown()
+    assert view.empty_state.label.text() == LOADING
+
+
+def test_a_failed_read_is_reported_in_one_line(qtbot: Any) -> None:
+    class Failing(_Never):
+        def first_page(self, *_args: Any) -> Future[Any]:
+            future: Future[Any] = Future()
+            future.set_exception(OSError("disk I/O error"))
+            return future
+
+    view = InboxView(source=Failing(), autoload=False)
+    qtbot.addWidget(view)
+    with qtbot.waitSignal(view.load_failed) as failed:
+        view.start()
+    assert failed.args == ["disk I/O error"]
