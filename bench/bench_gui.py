@@ -135,6 +135,11 @@ def bulk_messages(db: Path, conversation_id: str, n: int) -> None:
     con.close()
 
 
+def inbox_shown(window) -> bool:  # type: ignore[no-untyped-def]
+    """The Inbox's first page is in (it reads pages of the history, never all of it)."""
+    return not window.inbox.model.loading() and window.inbox.model.rowCount() > 0
+
+
 def pump_until(app, predicate, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
     end = time.monotonic() + timeout
     while not predicate():
@@ -181,9 +186,9 @@ def main() -> None:
 
     original_set = MainWindow._set_approvals
 
-    def timed_set(self, approvals, *, full=True):  # type: ignore[no-untyped-def]
+    def timed_set(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         t = time.perf_counter()
-        original_set(self, approvals, full=full)
+        original_set(self, *args, **kwargs)
         set_costs.append(time.perf_counter() - t)
 
     MainWindow._set_approvals = timed_set  # type: ignore[method-assign]
@@ -192,25 +197,25 @@ def main() -> None:
     window.show()
     t_window = time.perf_counter() - t0
     t1 = time.perf_counter()
-    pump_until(app, lambda: window.inbox.model.rowCount() >= N_APPROVALS)
+    pump_until(app, lambda: inbox_shown(window))
     t_inbox = time.perf_counter() - t1
     app.processEvents()
     print(
         f"window with 100,000 approvals in the store: constructed+shown in {t_window * 1000:.0f} ms "
         f"(pending rows shown at once: {N_APPROVALS // 50})"
     )
-    print(f"Inbox full history (100,000) loaded off the GUI thread and shown: {t_inbox * 1000:.0f} ms after")
-    print(f"  of which on the GUI thread (model reset + filter): {max(set_costs) * 1000:.0f} ms")
+    print(f"Inbox's first page (of 100,000) read off the GUI thread and shown: {t_inbox * 1000:.0f} ms after")
+    print("  (bench/bench_inbox.py measures the Inbox in detail, against a baseline)")
     MainWindow._set_approvals = original_set  # type: ignore[method-assign]
     times = []
     for kind in (ApprovalKind.PLAN, ApprovalKind.TOOL_CALL, None):
         t = time.perf_counter()
         window.inbox.set_kind_filter(kind)
-        app.processEvents()
+        pump_until(app, lambda: not window.inbox.model.loading())
         times.append(time.perf_counter() - t)
     t = time.perf_counter()
     window.inbox.set_status_filter("all")
-    app.processEvents()
+    pump_until(app, lambda: not window.inbox.model.loading())
     times.append(time.perf_counter() - t)
     print(
         f"Inbox filter over 100,000: median {statistics.median(times) * 1000:.0f} ms, "
@@ -227,8 +232,8 @@ def main() -> None:
     ws.close()
     window = create_main_window(root)
     window.show()
-    # the 100,000-row Inbox loads in the background first; measure the rest without it
-    pump_until(app, lambda: window.inbox.model.rowCount() >= N_APPROVALS)
+    # the Inbox reads its first page in the background first; measure the rest without it
+    pump_until(app, lambda: inbox_shown(window))
     app.processEvents()
     t = time.perf_counter()
     window.select_space(convo.id, sync=True)

@@ -81,6 +81,10 @@ last[0] = time.perf_counter(); gaps.clear()
 t0 = time.perf_counter()
 window = create_main_window(sys.argv[1])
 window.show()
+app.processEvents()
+out["window_s"] = time.perf_counter() - t0
+# From here on: what the Inbox costs the GUI thread while its rows arrive.
+last[0] = time.perf_counter(); gaps.clear()
 inbox = window.inbox
 windowed = hasattr(inbox.model, "loading")
 if windowed:
@@ -89,7 +93,7 @@ else:
     pump_until(lambda: inbox.model.rowCount() >= n)
 app.processEvents()
 out["open_s"] = time.perf_counter() - t0
-out["open_stall_ms"] = max(gaps) * 1000
+out["open_stall_ms"] = max(gaps, default=0) * 1000
 settle(300)
 out["rss_mb"] = rss_mb()
 
@@ -110,8 +114,9 @@ new_costs, new_stalls, decide_costs, decide_stalls = [], [], [], []
 made = []
 for i in range(15):
     def create(i=i):
-        made.append(store.create_approval(kind=ApprovalKind.TOOL_CALL, space_id=space.id, turn_id=None,
-            summary=f"Run `make test{i}`", payload={"tool": "run_command", "input": {"command": f"make test{i}"}}))
+        payload = {"tool": "run_command", "input": {"command": f"make test{i}"}}
+        made.append(store.create_approval(kind=ApprovalKind.TOOL_CALL, space_id=space.id,
+            turn_id=None, summary=f"Run `make test{i}`", payload=payload))
     c, s = through_the_app(create)
     new_costs.append(c); new_stalls.append(s)
 for a in made:
@@ -162,11 +167,13 @@ def realistic_rows(space_id: str, n: int) -> list[tuple[object, ...]]:
         status = "pending" if i % 50 == 0 else ("granted" if i % 4 else "rejected")
         if kind == "question":
             status = "pending" if i % 50 == 0 else "answered"
-        ts = f"2026-{1 + i * 11 // n:02d}-{1 + i % 28:02d}T{i % 24:02d}:{i % 60:02d}:{i % 59:02d}.{i % 1000:03d}Z"
+        day = f"2026-{1 + i * 11 // n:02d}-{1 + i % 28:02d}"
+        ts = f"{day}T{i % 24:02d}:{i % 60:02d}:{i % 59:02d}.{i % 1000:03d}Z"
         if kind == "tool_call" and i % 2:
             path = f"src/pkg{i % 97}/module_{i}.py"
             lines = [f"+    value_{j} = compute({j}, {rnd.randint(0, 999)})" for j in range(12)]
-            diff = f"--- a/{path}\n+++ b/{path}\n@@ -1,8 +1,20 @@\n" + "\n".join(lines) + "\n-    return None\n"
+            head = f"--- a/{path}\n+++ b/{path}\n@@ -1,8 +1,20 @@\n"
+            diff = head + "\n".join(lines) + "\n-    return None\n"
             payload = {"tool": "edit_file", "input": {"path": path, "old": "x", "new": "y"}, "diff": diff}
             summary = f"Edit {path} (+12 −1)"
         elif kind == "tool_call":
@@ -178,7 +185,8 @@ def realistic_rows(space_id: str, n: int) -> list[tuple[object, ...]]:
                 {"key": f"n{j}", "title": f"Step {j} of plan {i}", "depends_on": [f"n{j - 1}"] if j else []}
                 for j in range(6)
             ]
-            payload = {"plan_id": f"p{i}", "version": 1 + i % 3, "goal": f"Refactor area {i % 40}", "nodes": nodes}
+            goal = f"Refactor area {i % 40}"
+            payload = {"plan_id": f"p{i}", "version": 1 + i % 3, "goal": goal, "nodes": nodes}
             summary = f"Plan v{payload['version']} · 6 steps · Refactor area {i % 40}"
         elif kind == "question":
             payload = {"question": f"Which of the {i % 9 + 2} configs should stay for job {i}?"}
@@ -273,8 +281,9 @@ def main() -> None:
     print(f"load average after: {os.getloadavg()[0]:.1f}")
     print(f"code: baseline {old['code']} | this {new['code']}")
     rows = [
-        ("open until rows shown (s)", "open_s", None),
-        ("longest GUI stall while opening (ms)", "open_stall_ms", 50),
+        ("window built and shown (s)", "window_s", None),
+        ("open until the Inbox's rows are shown (s)", "open_s", None),
+        ("longest GUI stall until then, after show (ms)", "open_stall_ms", 50),
         ("RSS with the Inbox shown (MB)", "rss_mb", 250),
         ("RSS at the end (MB)", "rss_end_mb", 250),
         ("GUI time per new approval, median (ms)", "new_ms", 5),
