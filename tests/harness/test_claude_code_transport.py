@@ -199,7 +199,7 @@ def test_plan_mode_runs_claude_in_plan_permission_mode_with_our_hook(ws: Workspa
     assert env["DISABLE_AUTOUPDATER"] == "1"
     assert env["ANTHROPIC_API_KEY"] == API_KEY
     assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9/anthropic"
-    assert env["HOME"] == str(ws.root / "claude-home")
+    assert env["HOME"] == str(ws.root / "claude-homes" / space.id)
     assert Path(seen["cwd"]) == space.worktree
     assert seen["stdin"] == ""
     # Its own process group, so a cancellation can kill everything it started.
@@ -613,15 +613,16 @@ def test_read_only_turns_run_claude_under_the_os_layer(
     assert started.guarantee is not None
     assert "os_layer" in started.guarantee["layers"]
     assert started.guarantee["hook_alone"] is False
-    seen = json.loads((ws.root / "claude-home" / "probe.json").read_text())
-    assert seen["home"] == str(ws.root / "claude-home")
+    home = ws.root / "claude-homes" / space.id
+    seen = json.loads((home / "probe.json").read_text())
+    assert seen["home"] == str(home)
     assert seen["home_writable"] is True
     assert seen["worktree_writable"] is False
     assert seen["git_dir_writable"] is False
     assert seen["tmp_writable"] is True
     assert "host-tmp-marker" not in seen["tmp_entries"]  # a private /tmp
     assert seen["database_visible"] is False
-    assert set(seen["workspace_entries"]) <= {"claude-home", "worktrees"}
+    assert set(seen["workspace_entries"]) <= {"claude-homes", "worktrees"}
     assert not any("sock" in e or e in ("docker", "dbus", "user") for e in seen["run_entries"])
     assert not (space.worktree / "probe-write").exists()
     assert not (tmp_path / "probe-write").exists()
@@ -975,3 +976,66 @@ def test_cancelling_a_sandboxed_turn_ends_everything_inside_it(
     assert turn is not None
     assert turn.status is TurnStatus.INTERRUPTED
     assert turn.state["session_id"] == "sess-hang"  # kept for --resume
+
+
+# -- Claude's own home: per space, its settings ours on every turn --------------------------------
+
+
+def _planted_settings(marker: Path) -> str:
+    """Claude Code user settings with a hook that leaves ``marker`` behind whenever it runs."""
+    hook = {"type": "command", "command": f"touch {marker}"}
+    return json.dumps(
+        {
+            "hooks": {
+                "PreToolUse": [{"matcher": "*", "hooks": [hook]}],
+                "SessionStart": [{"hooks": [dict(hook)]}],
+            }
+        }
+    )
+
+
+@needs_real_cli
+@needs_bwrap
+@pytest.mark.usefixtures("loopback_key")
+def test_real_cli_a_plan_turn_cannot_plant_settings_that_a_later_agent_turn_loads(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """The attack: a read-only turn writes Claude's home (it must, for its sessions) and puts a
+    hook into the user settings there; the next turn in Agent mode runs outside the OS layer and
+    would load it. Here the write comes from a program git's configuration runs on `git status`
+    (one the command-line hook lets through; the OS layer lets it write only the home)."""
+    marker = tmp_path / "planted-hook-ran"
+    planted = _planted_settings(marker).encode().hex()
+    plant = f'mkdir -p "$HOME/.claude" && echo {planted} | xxd -r -p > "$HOME/.claude/settings.json"; false'
+    if shutil.which("xxd") is None:
+        plant = (
+            f'mkdir -p "$HOME/.claude" && {sys.executable} -c "import sys; sys.stdout.write(bytes.fromhex('
+            f'\'{planted}\').decode())" > "$HOME/.claude/settings.json"; false'
+        )
+    subprocess.run(["git", "-C", str(repo), "config", "core.fsmonitor", plant], check=True)
+    planner = ws.create_space("planner", mode=Mode.PLAN, autonomy=Autonomy.YOLO)
+    replies = [
+        [{"type": "tool_use", "name": "Bash", "input": {"command": "git status", "description": "look"}}],
+        [{"type": "text", "text": "Looked."}],
+    ]
+    ended, events, _requests = _loopback_turn(ws, planner.id, replies, "what is the status?")
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    status_call = next(e for e in events if isinstance(e, ToolCallEvent) and e.name == "Bash")
+    assert any(isinstance(e, ToolResultEvent) and e.id == status_call.id for e in events)
+    # The plant worked inside the plan turn's home (so this test can fail)...
+    planted_files = [p for p in ws.root.rglob("settings.json") if "planted-hook-ran" in p.read_text()]
+    assert planted_files, "the fsmonitor program did not write into Claude's home"
+    subprocess.run(["git", "-C", str(repo), "config", "--unset", "core.fsmonitor"], check=True)
+
+    # ...and neither the same space, once in Agent mode, nor another Agent space loads it.
+    ws.store.update_space(planner.id, mode=Mode.CHAT)
+    agent = ws.create_space("agent", mode=Mode.CHAT)
+    for space_id in (planner.id, agent.id):
+        replies = [
+            [{"type": "tool_use", "name": "Bash", "input": {"command": "true", "description": "t"}}],
+            [{"type": "text", "text": "Done."}],
+        ]
+        ended, events, _requests = _loopback_turn(ws, space_id, replies, "run true")
+        assert ended.status is TurnStatus.COMPLETED, ended.error
+        assert any(isinstance(e, ToolResultEvent) for e in events)
+        assert not marker.exists(), f"a hook planted by a plan turn ran in space {space_id}"

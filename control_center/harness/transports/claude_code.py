@@ -43,6 +43,7 @@ from control_center.harness import sandbox
 from control_center.harness.credentials import ENV_VAR as API_KEY_ENV
 from control_center.harness.credentials import resolve_api_key
 from control_center.harness.environment import scrubbed_environ
+from control_center.harness.transports.claude_home import home_key, prepare_home, remove_home
 from control_center.harness.transports.claude_hook import (
     CLAUDE_TOOL_EQUIVALENTS,
     HOOKED_TOOLS,
@@ -74,7 +75,6 @@ NO_API_KEY = (
     f"Claude Code needs an Anthropic API key: add one in Settings or set {API_KEY_ENV} "
     "(the Claude Code transport uses the same key and endpoint as the Anthropic provider)"
 )
-HOME_DIR = "claude-home"
 EXIT_PLAN_VERB = "exit_plan_mode"
 #: Environment that keeps the CLI offline apart from the model endpoint (ENVIRONMENT.md).
 QUIET_ENV: dict[str, str] = {
@@ -381,6 +381,7 @@ async def run_claude_code_turn(
         emit(ended)
         if space is None and status is TurnStatus.COMPLETED:
             harness.ws.remove_scratch(turn.worktree)
+            remove_home(harness.ws.root, home_key(None, turn.id))
         return ended
 
     cli, problem = find_claude_cli(harness.settings.claude_cli)
@@ -389,8 +390,11 @@ async def run_claude_code_turn(
     api_key, _source = resolve_api_key()
     if not api_key:
         return finish(TurnStatus.FAILED, NO_API_KEY)
-    home = harness.ws.root / HOME_DIR
-    home.mkdir(parents=True, exist_ok=True)
+    try:
+        # Rebuilt on every run: nothing a previous turn left in it is loaded (claude_home).
+        home = prepare_home(harness.ws.root, home_key(space.id if space else None, turn.id))
+    except OSError as exc:
+        return finish(TurnStatus.FAILED, f"could not prepare Claude Code's home: {exc}")
     permission = _permission_decider(calls, profile) if profile.read_only else None
     try:
         mcp = TurnMcpServer(calls.verbs, calls.call, permission)
