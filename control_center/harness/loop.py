@@ -7,6 +7,7 @@ prompt, tool surface and model handler are rebuilt from that mode's capability p
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import logging
 import threading
@@ -73,7 +74,7 @@ from control_center.harness.tools.registry import PURE_TOOLS
 from control_center.harness.tools.shell import run_gate, tool_output_path
 from control_center.harness.turn_claim import claim_for_resume, free_dead_turns, owner_state, refuse_busy
 from control_center.harness.verbs import VERBS, VerbContext
-from control_center.store.store import SpaceBusy, new_id
+from control_center.store.store import SpaceBusy, StoreError, new_id
 from control_center.workspace import Workspace, WorkspaceError, resolved_mode
 
 log = logging.getLogger(__name__)
@@ -899,12 +900,26 @@ class Harness:
         )
 
 
+#: How often a call from another transport looks for the operator's decision (any process may
+#: record it: the app, ``control-center approvals decide``).
+DECISION_POLL_S = 0.25
+#: Who withdraws an approval nobody can act on any more.
+SYSTEM_ACTOR = "control-center"
+#: Turn-state key: approvals opened over another transport that a call has already used.
+_USED_APPROVALS = "used_approvals"
+
+
 @dataclass
 class ExternalCalls:
-    """One turn's calls from another transport, run as the built-in harness runs them."""
+    """One turn's calls from another transport, run as the built-in harness runs them. A call
+    that needs the operator opens the same durable Inbox item and WAITS for the decision (the
+    other transport's process waits for the call's result); ``close`` ends every wait."""
 
     harness: Harness
     ctx: _TurnCtx
+    closed: asyncio.Event = field(default_factory=asyncio.Event)
+    #: Approvals calls of this run are waiting on.
+    waiting: set[str] = field(default_factory=set)
 
     @property
     def verbs(self) -> list[ToolSpec]:
@@ -915,20 +930,103 @@ class ExternalCalls:
     def delivered(self) -> bool:
         return self.ctx.delivered
 
-    async def call(self, name: str, args: dict[str, Any]) -> ToolOutput:
-        result = await self.harness._dispatch(self.ctx, name, args, approved=False)
+    def close(self, *, final: bool) -> None:
+        """End every wait. ``final`` (the turn cannot be resumed): an item still pending would
+        wait for nothing, so it is withdrawn with the reason; otherwise it stays for the resume."""
+        self.closed.set()
+        if not final:
+            return
+        store = self.harness.ws.store
+        for approval_id in self.waiting:
+            approval = store.approval(approval_id)
+            if approval is not None and approval.status is ApprovalStatus.PENDING:
+                question = approval.kind is ApprovalKind.QUESTION
+                with contextlib.suppress(StoreError):
+                    store.decide_approval(
+                        approval_id,
+                        ApprovalStatus.ANSWERED if question else ApprovalStatus.REJECTED,
+                        by=SYSTEM_ACTOR,
+                        reason="the turn ended before a decision",
+                    )
+
+    async def call(self, name: str, args: dict[str, Any], call_id: str = "") -> ToolOutput:
+        call_id = call_id or new_id()
+        result = await self.harness._dispatch(self.ctx, name, args, approved=False, call_id=call_id)
         if isinstance(result, _Needs):
-            return ToolOutput(
-                f"{name} needs the operator's approval at this autonomy level, and a call over this "
-                "transport cannot wait for it: ask the operator to raise the autonomy or use the "
-                "built-in harness.",
-                is_error=True,
+            approval = self._waiting_approval(result.kind, name, args) or suspension_for(result.kind).open(
+                WaitingCall(
+                    store=self.harness.ws.store,
+                    space_id=self.ctx.space.id if self.ctx.space else None,
+                    turn_id=self.ctx.turn.id,
+                    conversation_id=self.ctx.conversation_id,
+                    worktree=self.ctx.turn.worktree,
+                    call_id=call_id,
+                    name=name,
+                    args=args,
+                    emit=self.ctx.emit,
+                )
             )
+            self.waiting.add(approval.id)
+            decided = await self._decision(approval.id)
+            self.waiting.discard(approval.id)
+            if decided is None and not self.closed.is_set():
+                return missing_outcome()
+            if decided is None:
+                return ToolOutput(
+                    f"{name} waited for the operator's decision and the turn ended first; it did not run.",
+                    is_error=True,
+                )
+            self._mark_used(decided.id)
+            settled = suspension_for(decided.kind).outcome(decided)
+            if settled is not None:
+                return settled
+            result = await self.harness._dispatch(self.ctx, name, args, approved=True, call_id=call_id)
+            if isinstance(result, _Needs):
+                return ToolOutput(f"{name} cannot wait twice in one call", is_error=True)
         out, _end = result
         self.ctx.state["last_tool"] = name
         if self.ctx.delivered:
             self.harness.ws.store.write_turn(self.ctx.turn.id, delivered=True)
         return out
+
+    def _waiting_approval(self, kind: ApprovalKind, name: str, args: dict[str, Any]) -> Any:
+        """The same call's Inbox item from before an interruption (pending, or decided and not
+        yet used): a resumed session that repeats the call waits on it, never opens a second."""
+        used = set(self.ctx.state.get(_USED_APPROVALS) or ())
+        for approval in self.harness.ws.store.approvals(kind=kind, turn_id=self.ctx.turn.id):
+            if approval.id in used or approval.status is ApprovalStatus.SUPERSEDED:
+                continue
+            payload = approval.payload
+            same = (
+                payload.get("question") == args.get("question")
+                if kind is ApprovalKind.QUESTION
+                else payload.get("tool") == name and payload.get("input") == args
+            )
+            if same:
+                return approval
+        return None
+
+    async def _decision(self, approval_id: str) -> Any:
+        store = self.harness.ws.store
+        while True:
+            approval = store.approval(approval_id)
+            if approval is None or approval.status.settled:
+                return approval
+            if self.closed.is_set():
+                return None
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.closed.wait(), DECISION_POLL_S)
+
+    def _mark_used(self, approval_id: str) -> None:
+        used = [*(self.ctx.state.get(_USED_APPROVALS) or ()), approval_id]
+        self.ctx.state[_USED_APPROVALS] = used
+        self.harness.ws.store.write_turn(self.ctx.turn.id, state=self._turn_state())
+
+    def _turn_state(self) -> dict[str, Any]:
+        # The other transport keeps its own keys in the row (its session id, its process):
+        # merged, never replaced.
+        row = self.harness.ws.store.turn(self.ctx.turn.id)
+        return {**(row.state if row else {}), _USED_APPROVALS: self.ctx.state[_USED_APPROVALS]}
 
 
 def _claude_session(turn: Turn) -> str:

@@ -17,6 +17,7 @@ import pytest
 
 from control_center.core.approvals import ApprovalKind, ApprovalStatus, Decision
 from control_center.core.events import (
+    NudgeEvent,
     TextDelta,
     ToolCallEvent,
     ToolResultEvent,
@@ -49,8 +50,9 @@ info = {{"argv": sys.argv[1:], "cwd": os.getcwd(), "env": dict(os.environ), "std
         "pid": os.getpid(), "pgid": os.getpgid(0)}}
 if os.environ.get("FAKE_CLAUDE_HANG"):
     info["child"] = subprocess.Popen(["sleep", "300"]).pid
+runs = json.load(open(record)) if os.path.exists(record) else []
 with open(record + ".tmp", "w") as f:
-    json.dump(info, f)
+    json.dump([*runs, info], f)
 os.replace(record + ".tmp", record)
 if os.environ.get("FAKE_CLAUDE_HANG"):
     print(json.dumps({{"type": "assistant", "parent_tool_use_id": None,
@@ -113,7 +115,7 @@ CANNED = [
 
 
 class Fake:
-    """The fake CLI on disk, and what its last run recorded."""
+    """The fake CLI on disk, and what its runs recorded."""
 
     def __init__(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         self.path = tmp_path / "fakebin" / "claude"
@@ -133,8 +135,17 @@ class Fake:
         )
 
     @property
-    def seen(self) -> dict[str, Any]:
+    def runs(self) -> list[dict[str, Any]]:
+        """Every start of the CLI since the last ``forget`` (a turn nudged once starts it twice)."""
         return json.loads(self.record.read_text())
+
+    @property
+    def seen(self) -> dict[str, Any]:
+        """How the CLI was started first."""
+        return self.runs[0]
+
+    def forget(self) -> None:
+        self.record.unlink(missing_ok=True)
 
 
 @pytest.fixture
@@ -274,13 +285,14 @@ def test_the_cli_is_found_on_path_when_no_setting_names_it(
 
 
 def test_stream_json_becomes_events_and_stored_messages(ws: Workspace, fake: Fake) -> None:
-    space = ws.create_space("planning", mode=Mode.PLAN)
+    # A review space: read-only without a completion contract (a plan space would be nudged).
+    space = ws.open_review(base="main", head="feature")
     ended, events = run(ws, AppSettings(claude_cli=str(fake.path)), space.id)
 
     started = events[0]
     assert isinstance(started, TurnStarted)
-    assert (started.mode, started.transport, started.space) == ("plan", "claude-code", space.id)
-    assert started.tools == surface_names(Mode.PLAN)
+    assert (started.mode, started.transport, started.space) == ("review", "claude-code", space.id)
+    assert started.tools == surface_names(Mode.REVIEW)
     assert [e.text for e in events if isinstance(e, TextDelta)] == ["Let me look.", "Here is the plan."]
     assert [(e.id, e.name) for e in events if isinstance(e, ToolCallEvent)] == [
         ("toolu_1", "Bash"),
@@ -325,6 +337,31 @@ def test_stream_json_becomes_events_and_stored_messages(ws: Workspace, fake: Fak
     assert turn.status is TurnStatus.COMPLETED
     assert (turn.input_tokens, turn.output_tokens, turn.model_calls) == (120, 30, 3)
     assert turn.state["session_id"] == "sess-1"
+
+
+def test_a_plan_turn_that_ends_without_its_plan_is_nudged_once_in_the_same_session(
+    ws: Workspace, fake: Fake
+) -> None:
+    space = ws.create_space("planning", mode=Mode.PLAN)
+    ended, events = run(ws, AppSettings(claude_cli=str(fake.path)), space.id)
+    nudge = profile_for(Mode.PLAN).nudge
+    assert nudge
+    # The built-in loop's completion contract: one reminder, then the turn ends.
+    assert [e.text for e in events if isinstance(e, NudgeEvent)] == [nudge]
+    first, second = fake.runs  # never a third start
+    assert option(first["argv"], "-p") == "make a plan"
+    assert option(first["argv"], "--resume") is None
+    assert option(second["argv"], "-p") == nudge
+    assert option(second["argv"], "--resume") == "sess-1"  # the same Claude session
+    assert option(second["argv"], "--permission-mode") == "plan"
+    assert (ended.status, ended.delivered) == (TurnStatus.COMPLETED, False)
+    assert ended.usage == {"input_tokens": 240, "output_tokens": 60, "cost_usd": 0.0246, "model_calls": 6}
+    rows = ws.store.messages(space.conversation_id)
+    assert [m.text for m in rows if m.kind == "nudge"] == [nudge]
+    turn = ws.store.turn(ended.turn)
+    assert turn is not None
+    assert turn.nudged is True
+    assert (turn.input_tokens, turn.output_tokens, turn.model_calls) == (240, 60, 6)
 
 
 def test_an_error_result_fails_the_turn_with_its_message(ws: Workspace, fake: Fake) -> None:
@@ -885,6 +922,7 @@ def test_an_interrupted_turn_resumes_claudes_session_with_the_modes_flags_and_mc
     ended, _events = run(ws, settings, space.id)
     assert ws.store.turn(ended.turn).state["session_id"] == "sess-1"  # type: ignore[union-attr]
     ws.store.update_turn(ended.turn, status=TurnStatus.INTERRUPTED, error="cancelled by the operator")
+    fake.forget()
     events: list[TurnEvent] = []
     resumed = asyncio.run(Harness(ws, settings).resume(ended.turn, emit=events.append))
     assert resumed.status is TurnStatus.COMPLETED, resumed.error
@@ -1039,3 +1077,95 @@ def test_real_cli_a_plan_turn_cannot_plant_settings_that_a_later_agent_turn_load
         assert ended.status is TurnStatus.COMPLETED, ended.error
         assert any(isinstance(e, ToolResultEvent) for e in events)
         assert not marker.exists(), f"a hook planted by a plan turn ran in space {space_id}"
+
+
+# -- calls that wait for the operator -------------------------------------------------------------
+
+
+def _answer_when_asked(ws: Workspace, space_id: str, text: str, after_s: float) -> Any:
+    """A coroutine that answers the space's question once it is in the Inbox (after ``after_s``)."""
+    from control_center.pipeline.decisions import answer
+
+    async def answering() -> str:
+        deadline = time.monotonic() + 120
+        while True:
+            pending = ws.store.approvals(
+                kind=ApprovalKind.QUESTION, space_id=space_id, status=ApprovalStatus.PENDING
+            )
+            if pending:
+                break
+            assert time.monotonic() < deadline, "the question never reached the Inbox"
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(after_s)
+        await asyncio.to_thread(answer, ws, pending[0].id, text, by="operator")
+        return pending[0].id
+
+    return answering()
+
+
+@needs_real_cli
+@pytest.mark.usefixtures("loopback_key")
+def test_real_cli_ask_user_over_mcp_waits_for_the_operators_answer(ws: Workspace) -> None:
+    """The question waits in the Inbox while Claude waits for the call (it was refused before:
+    "a call over this transport cannot wait"); the operator's answer is the call's result."""
+    space = ws.create_space("asks", mode=Mode.CHAT)
+    replies = [
+        [
+            {
+                "type": "tool_use",
+                "name": "mcp__control_center__ask_user",
+                "input": {"question": "Which colour?"},
+            }
+        ],
+        [{"type": "text", "text": "Thanks."}],
+    ]
+    events: list[TurnEvent] = []
+
+    async def scenario() -> tuple[TurnEnded, str]:
+        with LoopbackMessagesServer(replies) as server:
+            settings = AppSettings(claude_cli=str(REAL_CLI), base_url=server.base_url)
+            turn = asyncio.create_task(
+                Harness(ws, settings).run(
+                    RunRequest("ask me", space.id, transport=Transport.CLAUDE_CODE), emit=events.append
+                )
+            )
+            answered = await _answer_when_asked(ws, space.id, "blue", after_s=2)
+            return await turn, answered
+
+    ended, approval_id = asyncio.run(scenario())
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    result = _result_of(events, "mcp__control_center__ask_user")
+    assert not result.is_error, result.content
+    assert "The operator answered: blue" in result.content
+    approval = ws.store.approval(approval_id)
+    assert approval is not None
+    assert approval.status is ApprovalStatus.ANSWERED
+    questions = ws.store.approvals(kind=ApprovalKind.QUESTION, space_id=space.id)
+    assert len(questions) == 1
+
+
+@needs_real_cli
+@pytest.mark.usefixtures("loopback_key")
+def test_real_cli_a_plan_turn_without_its_plan_is_nudged_and_then_delivers(ws: Workspace) -> None:
+    space = ws.create_space("nudged", mode=Mode.PLAN)
+    replies = [
+        [{"type": "text", "text": "I would add a logger first."}],
+        [{"type": "tool_use", "name": "mcp__control_center__submit_plan", "input": PLAN_INPUT}],
+        [{"type": "text", "text": "Submitted."}],
+    ]
+    events: list[TurnEvent] = []
+    with LoopbackMessagesServer(replies) as server:
+        settings = AppSettings(claude_cli=str(REAL_CLI), base_url=server.base_url)
+        req = RunRequest("plan logging", space.id, transport=Transport.CLAUDE_CODE)
+        ended = asyncio.run(Harness(ws, settings).run(req, emit=events.append))
+        requests = list(server.requests)
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    nudge = profile_for(Mode.PLAN).nudge
+    assert [e.text for e in events if isinstance(e, NudgeEvent)] == [nudge]
+    assert not _result_of(events, "mcp__control_center__submit_plan").is_error
+    assert ended.delivered is True
+    assert len(ws.store.approvals(kind=ApprovalKind.PLAN, space_id=space.id)) == 1
+    # The reminder went into the same Claude session: the model saw its first answer again.
+    after_nudge = next(r for r in requests if nudge and nudge in json.dumps(r.body))
+    assert "I would add a logger first." in json.dumps(after_nudge.body)
+    assert ended.usage["model_calls"] >= 3

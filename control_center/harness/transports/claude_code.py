@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from control_center.core.events import (
+    NudgeEvent,
     TextDelta,
     ThinkingDelta,
     ToolCallEvent,
@@ -50,6 +51,7 @@ from control_center.harness.transports.claude_hook import (
     claude_tool_on_surface,
 )
 from control_center.harness.transports.turn_mcp import (
+    CALL_TIMEOUT_MS,
     PERMISSION_TOOL,
     DecidePermission,
     TurnMcpServer,
@@ -81,6 +83,8 @@ QUIET_ENV: dict[str, str] = {
     "DISABLE_TELEMETRY": "1",
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     "DISABLE_AUTOUPDATER": "1",
+    # A verb may wait for the operator's decision: no wall-clock limit on the turn's MCP calls.
+    "MCP_TOOL_TIMEOUT": str(CALL_TIMEOUT_MS),
 }
 #: One stream-json line carries a whole tool result; a file read can be large.
 _LINE_LIMIT = 64 * 1024 * 1024
@@ -369,15 +373,17 @@ async def run_claude_code_turn(
         _note(harness, turn, "note", GUIDANCE_NOTE)
 
     calls = harness.external_calls(turn, space, profile, emit)
+    usage = _Usage(turn.model_calls, turn.input_tokens, turn.output_tokens, turn.cost_usd)
 
-    def finish(
-        status: TurnStatus, error: str | None = None, usage: dict[str, Any] | None = None
-    ) -> TurnEnded:
+    def finish(status: TurnStatus, error: str | None = None) -> TurnEnded:
+        # A call still waiting for the operator ends with the turn; its Inbox item stays only
+        # when the turn can be resumed (a resumed session that repeats the call waits on it).
+        calls.close(final=status in (TurnStatus.COMPLETED, TurnStatus.FAILED))
         delivered = calls.delivered
         store.update_turn(turn.id, status=status, error=error, delivered=delivered)
         if error:
             _note(harness, turn, "error" if status is TurnStatus.FAILED else "note", error)
-        ended = TurnEnded(turn.id, status, delivered, error, usage or {})
+        ended = TurnEnded(turn.id, status, delivered, error, usage.to_json())
         emit(ended)
         if space is None and status is TurnStatus.COMPLETED:
             harness.ws.remove_scratch(turn.worktree)
@@ -401,24 +407,109 @@ async def run_claude_code_turn(
         await mcp.__aenter__()
     except OSError as exc:
         return finish(TurnStatus.FAILED, f"could not serve the mode's verbs to Claude Code: {exc}")
+    launch = _Launch(harness, turn, profile, emit, cli, api_key, home, names, os_layer, mcp)
+    nudged = turn.nudged
     try:
-        return await _run_cli(
-            harness,
-            turn,
-            profile,
-            message,
-            emit,
-            finish,
-            cli,
-            api_key,
-            home,
-            names,
-            os_layer,
-            mcp,
-            resume_session,
-        )
+        prompt, session = message, resume_session
+        while True:
+            run = await _run_cli(launch, prompt, session)
+            if run.usage is not None:
+                usage.add(run.usage)
+                store.update_turn(turn.id, **usage.turn_fields())
+                emit(UsageEvent(run.usage.input_tokens, run.usage.output_tokens, run.usage.cost))
+            if run.status is TurnStatus.COMPLETED and run.session_id and not nudged:
+                nudge = _nudge_text(profile, calls.delivered)
+                if nudge is not None:
+                    # The completion contract, as on the built-in loop: one reminder, in the
+                    # same Claude session, when the run ended without the mode's output verb.
+                    nudged = True
+                    _record_nudge(harness, turn, nudge, emit)
+                    prompt, session = nudge, run.session_id
+                    continue
+            return finish(run.status, run.error)
+    except asyncio.CancelledError:
+        finish(TurnStatus.INTERRUPTED, "cancelled by the operator")
+        raise
     finally:
         await mcp.__aexit__(None, None, None)
+
+
+def _nudge_text(profile: CapabilityProfile, delivered: bool) -> str | None:
+    if not profile.has_completion_contract or delivered or not profile.nudge:
+        return None
+    return profile.nudge
+
+
+def _record_nudge(harness: Harness, turn: Turn, nudge: str, emit: Callable[[TurnEvent], None]) -> None:
+    if turn.conversation_id:
+        harness.ws.store.add_message(
+            turn.conversation_id,
+            role="user",
+            kind="nudge",
+            text=nudge,
+            blocks=[{"type": "text", "text": nudge}],
+            turn_id=turn.id,
+        )
+    harness.ws.store.write_turn(turn.id, nudged=True)
+    emit(NudgeEvent(nudge))
+
+
+@dataclass
+class _Usage:
+    """What a turn has used (across its runs and resumes)."""
+
+    model_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+
+    def add(self, other: _Usage) -> None:
+        self.model_calls += other.model_calls
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cost += other.cost
+
+    def turn_fields(self) -> dict[str, Any]:
+        return {
+            "model_calls": self.model_calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": round(self.cost, 6),
+            "model_calls": self.model_calls,
+        }
+
+
+@dataclass(frozen=True)
+class _CliRun:
+    """How one ``claude`` process ended."""
+
+    status: TurnStatus
+    error: str | None
+    session_id: str | None
+    usage: _Usage | None = None
+
+
+@dataclass(frozen=True)
+class _Launch:
+    """Everything one turn's ``claude`` processes are started with."""
+
+    harness: Harness
+    turn: Turn
+    profile: CapabilityProfile
+    emit: Callable[[TurnEvent], None]
+    cli: str
+    api_key: str
+    home: Path
+    names: frozenset[str]
+    os_layer: bool
+    mcp: TurnMcpServer
 
 
 def _permission_decider(calls: ExternalCalls, profile: CapabilityProfile) -> DecidePermission:
@@ -447,31 +538,21 @@ def _permission_decider(calls: ExternalCalls, profile: CapabilityProfile) -> Dec
     return decide
 
 
-async def _run_cli(
-    harness: Harness,
-    turn: Turn,
-    profile: CapabilityProfile,
-    message: str,
-    emit: Callable[[TurnEvent], None],
-    finish: Callable[..., TurnEnded],
-    cli: str,
-    api_key: str,
-    home: Path,
-    names: frozenset[str],
-    os_layer: bool,
-    mcp: TurnMcpServer,
-    resume_session: str | None,
-) -> TurnEnded:
+async def _run_cli(launch: _Launch, message: str, resume_session: str | None) -> _CliRun:
+    """One ``claude`` process, from start to its result; cancelling kills its whole group."""
+    harness, turn, profile, cli = launch.harness, launch.turn, launch.profile, launch.cli
     store = harness.ws.store
     model = turn.settings.get("model")
-    argv = build_argv(cli, message, profile, names, model if isinstance(model, str) else None, mcp)
+    argv = build_argv(
+        cli, message, profile, launch.names, model if isinstance(model, str) else None, launch.mcp
+    )
     if resume_session:
         argv[1:1] = ["--resume", resume_session]
-    env = build_env(harness, profile, api_key, home)
-    if os_layer:
+    env = build_env(harness, profile, launch.api_key, launch.home)
+    if launch.os_layer:
         box = sandbox.ClaudeSandbox(
             Path(turn.worktree),
-            home,
+            launch.home,
             hidden=(harness.ws.root,),
             readable=(Path(cli), Path(sys.prefix), Path(sys.executable), _PACKAGE_ROOT),
         )
@@ -493,8 +574,9 @@ async def _run_cli(
             limit=_LINE_LIMIT,
         )
     except OSError as exc:
-        return finish(TurnStatus.FAILED, f"could not start Claude Code ({cli}): {exc}")
-    state = {**turn.state, **owner_state(), "claude_pid": proc.pid}
+        return _CliRun(TurnStatus.FAILED, f"could not start Claude Code ({cli}): {exc}", resume_session)
+    row = store.turn(turn.id)
+    state = {**(row.state if row else turn.state), **owner_state(), "claude_pid": proc.pid}
     store.update_turn(turn.id, status=TurnStatus.RUNNING, error=None, state=state)
 
     def session_started(session_id: str) -> None:
@@ -502,7 +584,7 @@ async def _run_cli(
         state["session_id"] = session_id
         store.update_turn(turn.id, state=state)
 
-    stream = _Stream(harness, turn, emit, on_session=session_started)
+    stream = _Stream(harness, turn, launch.emit, on_session=session_started)
     stderr_tail: deque[str] = deque()
     stderr_task = asyncio.create_task(_drain(proc.stderr, stderr_tail))
     try:
@@ -514,47 +596,33 @@ async def _run_cli(
     except asyncio.CancelledError:
         await _kill_group(proc, always=True)
         stderr_task.cancel()
-        finish(TurnStatus.INTERRUPTED, "cancelled by the operator")
         raise
     except Exception as exc:  # a bug must end the turn visibly, never leave it "running"
         log.exception("claude-code turn %s failed", turn.id)
         await _kill_group(proc)
         stderr_task.cancel()
-        return finish(TurnStatus.FAILED, f"internal error: {type(exc).__name__}: {exc}")
+        return _CliRun(TurnStatus.FAILED, f"internal error: {type(exc).__name__}: {exc}", stream.session_id)
     finally:
         if proc.returncode is None:
             await _kill_group(proc)
-    return _conclude(harness, turn, stream, code, "".join(stderr_tail), emit, finish)
+    return _conclude(harness, turn, stream, code, "".join(stderr_tail))
 
 
-def _conclude(
-    harness: Harness,
-    turn: Turn,
-    stream: _Stream,
-    code: int,
-    stderr: str,
-    emit: Callable[[TurnEvent], None],
-    finish: Callable[..., TurnEnded],
-) -> TurnEnded:
+def _conclude(harness: Harness, turn: Turn, stream: _Stream, code: int, stderr: str) -> _CliRun:
     result = stream.result
+    session = stream.session_id
     if result is None:
         detail = stderr.strip()[-_STDERR_TAIL_CHARS:] or "no output"
-        return finish(TurnStatus.FAILED, f"Claude Code exited with code {code} without a result: {detail}")
+        return _CliRun(
+            TurnStatus.FAILED, f"Claude Code exited with code {code} without a result: {detail}", session
+        )
     usage_in = result.get("usage") if isinstance(result.get("usage"), dict) else {}
-    input_tokens = int(usage_in.get("input_tokens") or 0)
-    output_tokens = int(usage_in.get("output_tokens") or 0)
-    cost = float(result.get("total_cost_usd") or 0.0)
-    calls = int(result.get("num_turns") or 0)
-    harness.ws.store.update_turn(
-        turn.id, model_calls=calls, input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost
+    usage = _Usage(
+        model_calls=int(result.get("num_turns") or 0),
+        input_tokens=int(usage_in.get("input_tokens") or 0),
+        output_tokens=int(usage_in.get("output_tokens") or 0),
+        cost=float(result.get("total_cost_usd") or 0.0),
     )
-    emit(UsageEvent(input_tokens, output_tokens, cost))
-    usage = {
-        "input_tokens": input_tokens,
-        "output_tokens": output_tokens,
-        "cost_usd": round(cost, 6),
-        "model_calls": calls,
-    }
     denials = result.get("permission_denials") or []
     if isinstance(denials, list) and denials:
         refused = "; ".join(_describe_denial(d) for d in denials)
@@ -562,8 +630,8 @@ def _conclude(
     if result.get("is_error") or result.get("subtype") != "success":
         errors = result.get("errors")
         detail = result.get("result") or (errors and "; ".join(map(str, errors))) or result.get("subtype")
-        return finish(TurnStatus.FAILED, f"Claude Code: {detail or 'the run failed'}", usage)
-    return finish(TurnStatus.COMPLETED, None, usage)
+        return _CliRun(TurnStatus.FAILED, f"Claude Code: {detail or 'the run failed'}", session, usage)
+    return _CliRun(TurnStatus.COMPLETED, None, session, usage)
 
 
 def _note(harness: Harness, turn: Turn, kind: str, text: str, **meta: Any) -> None:

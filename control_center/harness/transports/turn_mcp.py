@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 SERVER_NAME = "control_center"
 TOOL_PREFIX = f"mcp__{SERVER_NAME}__"
 _START_TIMEOUT_S = 20.0
+#: Claude Code's limit on one call to this server (its largest: a decision may take days).
+CALL_TIMEOUT_MS = 2_147_483_647
 
 CallVerb = Callable[[str, dict[str, Any]], Awaitable[ToolOutput]]
 #: Claude Code's ``--permission-prompt-tool`` contract: the tool asking and its input in, a
@@ -77,6 +79,8 @@ class TurnMcpServer:
                     "type": "http",
                     "url": self.url,
                     "headers": {"Authorization": f"Bearer {self.secret}"},
+                    # A call may wait for the operator's decision as long as it takes.
+                    "timeout": CALL_TIMEOUT_MS,
                 }
             }
         }
@@ -85,7 +89,9 @@ class TurnMcpServer:
         import uvicorn
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-        manager = StreamableHTTPSessionManager(self._build(), stateless=True, json_response=True)
+        # Server-sent events, not one JSON body: the response starts at once and keeps pinging
+        # while a call waits for the operator, so the client's idle timeout never fires.
+        manager = StreamableHTTPSessionManager(self._build(), stateless=True, json_response=False)
         await self._stack.enter_async_context(manager.run())
         expected = f"Bearer {self.secret}".encode()
 
