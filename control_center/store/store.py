@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -906,8 +907,20 @@ class Store:
 
     def approval_counts(self, query: ApprovalQuery) -> ApprovalCounts:
         """How many approvals match ``query`` and how many wait (two counts over indexes)."""
-        where, params = self._approval_query_where(query)
-        sql = "SELECT count(*) FROM approval" + (" WHERE " + " AND ".join(where) if where else "")
+
+        def count(q: ApprovalQuery) -> str:
+            where, _ = self._approval_query_where(q)
+            return "(SELECT count(*) FROM approval" + (" WHERE " + " AND ".join(where) if where else "") + ")"
+
+        _, params = self._approval_query_where(query)
+        if query.status == "decided":
+            # Everything minus what waits: two index ranges, where "status <> 'pending'" would
+            # scan every row.
+            params["pending"] = ApprovalStatus.PENDING.value
+            every, waiting = replace(query, status="all"), replace(query, status="pending")
+            sql = f"SELECT {count(every)} - {count(waiting)}"
+        else:
+            sql = f"SELECT {count(query)}"
         with self.engine.connect() as conn:
             matching = conn.execute(text(sql), params).scalar_one()
             pending = conn.execute(

@@ -119,6 +119,9 @@ class ApprovalRow(SQLModel, table=True):
         Index("ix_approval_kind_created", "kind", "created_at"),
         Index("ix_approval_space_created", "space_id", "created_at"),
         Index("ix_approval_decided", "decided_at"),
+        # ... by kind or space together with a status (counts read these alone).
+        Index("ix_approval_kind_status", "kind", "status", "created_at", "space_id"),
+        Index("ix_approval_space_status", "space_id", "status", "created_at"),
     )
     id: str = Field(primary_key=True)
     kind: str = Field(index=True)

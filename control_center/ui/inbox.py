@@ -155,6 +155,7 @@ class InboxModel(QAbstractTableModel):
         self._changes: dict[str, Approval] = {}
         self._counts_asked = 0
         self._counts_applied = 0
+        self._counts_due = False
         self._pending = 0
         self._matching = 0
         self._landed.connect(self._deliver)
@@ -287,6 +288,15 @@ class InboxModel(QAbstractTableModel):
         )
 
     def refresh_counts(self) -> None:
+        """Read the counts again, once this turn of the event loop is done: the read then never
+        competes with the GUI work of the change that asked for it, and a burst of changes asks
+        once."""
+        if not self._counts_due:
+            self._counts_due = True
+            QTimer.singleShot(0, self._read_counts)
+
+    def _read_counts(self) -> None:
+        self._counts_due = False
         self._counts_asked += 1
         ticket = self._counts_asked
         self.when_done(self._source.counts(self._query), lambda counts: self._on_counts(ticket, counts))
