@@ -1,59 +1,60 @@
-"""The turn loop: a step machine over (call the model, run tools, wait for an approval, nudge,
-finish). No Qt here: the CLI runs it directly, the GUI on a worker thread.
+"""The turn loop. ``Harness`` is every turn's entry (run, resume, compact): it claims the turn,
+stores the operator's message, reads the mode from the space's row at the start of every run
+and hands the run to the driver of the turn's transport (``DRIVERS``; the seam is
+``harness/driver.py``). ``BuiltinDriver`` is the built-in step machine over (call the model, run
+the calls, wait for an approval, nudge, end), whose steps return a typed ``NextStep``.
 
-At the start of every turn (and every resume) the mode is read from the space's row and the
-prompt, tool surface and model handler are rebuilt from that mode's capability profile."""
+No Qt here: the CLI runs it directly, the GUI on a worker thread. The prompt, tool surface and
+model handler are rebuilt from the mode's capability profile at the start of every run."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import difflib
 import logging
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
-from control_center.core.approvals import ApprovalKind, ApprovalStatus
+from control_center.core.approvals import ApprovalStatus
 from control_center.core.events import (
     ModelRetry,
-    NudgeEvent,
     TextDelta,
     ThinkingDelta,
     ToolCallEvent,
     ToolResultEvent,
     TurnEnded,
-    TurnEvent,
     TurnStarted,
     TurnStatus,
-    UsageEvent,
 )
 from control_center.core.guarantees import guarantee_for
 from control_center.core.modes import Autonomy, Transport
-from control_center.core.profiles import CapabilityProfile, profile_for
+from control_center.core.profiles import profile_for
 from control_center.core.records import Space, Turn
-from control_center.core.review import AxisResult, AxisStatus
-from control_center.core.schema import validate
-from control_center.core.surface import (
-    Deny,
-    build_system_prompt,
-    guardrail,
-    materialize_surface,
-    needs_approval,
+from control_center.core.surface import build_system_prompt, materialize_surface
+from control_center.harness import call_journal, sandbox
+from control_center.harness.calls import (
+    GATE_TIMEOUT_S,
+    CallPath,
+    CallScope,
+    Needs,
+    preview_diff,
 )
-from control_center.core.tools import ToolSpec
-from control_center.harness import call_journal, extra_tools, sandbox
 from control_center.harness.context import (
     CompactionDone,
     ConversationHistory,
     compact_by_hand,
     history_for_call,
 )
+from control_center.harness.driver import (
+    BudgetCheck,
+    DriverFactory,
+    DriverHost,
+    TurnRun,
+    contract_nudge,
+)
 from control_center.harness.errors import HarnessError
 from control_center.harness.history import model_history
-from control_center.harness.preflight import claude_code_problem
 from control_center.harness.pricing import cost_usd, unknown_price_note
 from control_center.harness.providers.base import (
     ModelProvider,
@@ -65,22 +66,26 @@ from control_center.harness.providers.base import (
     ThinkingChunk,
 )
 from control_center.harness.providers.factory import make_provider
-from control_center.harness.providers.scripted import ScriptedProvider
+from control_center.harness.recorder import EventSink, TurnRecorder, Usage
 from control_center.harness.settings import AppSettings
-from control_center.harness.suspensions import WaitingCall, missing_outcome, suspension_for
-from control_center.harness.tools.base import ToolContext, ToolError, ToolOutput
-from control_center.harness.tools.bounded import run_bounded
-from control_center.harness.tools.registry import PURE_TOOLS
-from control_center.harness.tools.shell import run_gate, tool_output_path
+from control_center.harness.suspensions import missing_outcome, suspension_for
+from control_center.harness.tools.base import ToolOutput
+from control_center.harness.transports.claude_code import ClaudeCodeDriver
 from control_center.harness.turn_claim import claim_for_resume, free_dead_turns, owner_state, refuse_busy
-from control_center.harness.verbs import VERBS, VerbContext
-from control_center.store.store import SpaceBusy, StoreError, new_id
-from control_center.workspace import Workspace, WorkspaceError, resolved_mode
+from control_center.store.store import SpaceBusy, new_id
+from control_center.workspace import Workspace, resolved_mode
+
+__all__ = [
+    "GATE_TIMEOUT_S",
+    "SCRIPT_META_PREFIX",
+    "BuiltinDriver",
+    "Harness",
+    "HarnessError",
+    "RunRequest",
+    "preview_diff",
+]
 
 log = logging.getLogger(__name__)
-
-EventSink = Callable[[TurnEvent], None]
-BudgetCheck = Callable[[int, float], "str | None"]
 
 FALLBACK_SCRIPT: list[list[dict[str, Any]]] = [
     [
@@ -91,7 +96,6 @@ FALLBACK_SCRIPT: list[list[dict[str, Any]]] = [
         }
     ]
 ]
-GATE_TIMEOUT_S = 600.0
 SCRIPT_META_PREFIX = "script:"
 
 
@@ -112,45 +116,6 @@ class RunRequest:
     budget_check: BudgetCheck | None = None
 
 
-@dataclass
-class _Needs:
-    """A call that waits for the operator (an approval, an answer)."""
-
-    kind: ApprovalKind = ApprovalKind.TOOL_CALL
-
-
-@dataclass
-class _TurnCtx:
-    turn: Turn
-    space: Space | None
-    profile: CapabilityProfile
-    autonomy: Autonomy
-    transport: Transport
-    surface: dict[str, ToolSpec]
-    system: str
-    settings: ModelSettings
-    provider: ModelProvider
-    conversation_id: str
-    author: str
-    state: dict[str, Any] = field(default_factory=dict)
-    delivered: bool = False
-    nudged: bool = False
-    model_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost: float = 0.0
-    cancel_event: threading.Event = field(default_factory=threading.Event)
-    emit: EventSink = field(default=lambda _e: None)
-    #: The surface as the model request carries it, built once per run (schemas are frozen).
-    tool_defs: list[dict[str, Any]] = field(default_factory=list)
-    history: ConversationHistory | None = None
-    #: On resume: calls whose result is already in the conversation (never answered twice).
-    answered_calls: frozenset[str] = frozenset()
-    #: ``state`` changed in a way that may wait for the next turn-row write (see _process_calls).
-    state_dirty: bool = False
-    budget_check: BudgetCheck | None = None
-
-
 class Harness:
     """Runs turns of one workspace. ``emit`` receives every event as it happens."""
 
@@ -166,6 +131,11 @@ class Harness:
         self.provider_factory = provider_factory
         #: The model's view of each conversation, kept across turns (harness/context.py).
         self._histories: dict[str, ConversationHistory] = {}
+
+    @property
+    def calls(self) -> CallPath:
+        """The per-call path every transport's calls run on."""
+        return CallPath(self.ws, self.settings.allowed_env)
 
     async def compact(self, space_ref: str) -> CompactionDone:
         """Compact the space's conversation by hand, with its mode's model (harness/context.py)."""
@@ -205,17 +175,8 @@ class Harness:
         script = req.script
         if settings.provider == "scripted" and script is None:
             script = self._space_script(space)
-        # A run that cannot start stores nothing: check before the turn row exists.
-        provider: ModelProvider | None = None
-        if transport is Transport.CLAUDE_CODE:
-            problem = claude_code_problem(self.settings.claude_cli)
-            if problem is not None:
-                raise HarnessError(problem)
-        else:
-            try:
-                provider = self.provider_factory(settings, script=script, start=0)
-            except ProviderError as exc:
-                raise HarnessError(str(exc)) from None
+        driver = DRIVERS[transport](self, settings, script)
+        driver.check_start()  # a run that cannot start stores nothing: before the turn row exists
         if space is not None:
             worktree, conversation_id = space.worktree, req.conversation_id or space.conversation_id
         else:
@@ -237,45 +198,14 @@ class Harness:
             )
         except SpaceBusy as exc:
             raise refuse_busy(space, exc.turn, store) from None
-        try:
-            if space is not None:
-                store.touch_space(space.id)
-            store.add_message(
-                conversation_id,
-                role="user",
-                kind="user",
-                text=req.message,
-                blocks=[{"type": "text", "text": req.message}],
-                turn_id=turn.id,
-            )
-            if transport is Transport.CLAUDE_CODE:
-                return await self._run_external(turn, space, profile, req.message, emit)
-            ctx = self._context(
-                store.turn(turn.id) or turn, space, profile, settings, script, 0, req.author, provider
-            )
-            ctx.budget_check = req.budget_check
-        except ProviderError as exc:
-            return self._finish_early(turn, space, mode.value, transport, emit, str(exc))
-        except asyncio.CancelledError:
-            # Cancelled while setting up: never leave the row "running" under a live pid.
-            store.write_turn(
-                turn.id, status=TurnStatus.INTERRUPTED, error="cancelled before the first model call"
-            )
-            raise
-        emit(
-            TurnStarted(
-                turn.id,
-                ctx.space.id if ctx.space else None,
-                mode.value,
-                transport.value,
-                tuple(ctx.surface),
-                provider=settings.provider,
-                model=settings.model,
-                guarantee=guarantee_for(profile, transport, sandbox.sandbox_available()).to_json(),
-            )
+        recorder = TurnRecorder(self.ws, turn, emit, has_space=space is not None)
+        if space is not None:
+            store.touch_space(space.id)
+        recorder.user_message(req.message)
+        run = TurnRun(
+            store.turn(turn.id) or turn, space, profile, recorder, req.message, False, req.budget_check
         )
-        self._price_note(ctx)
-        return await self._drive(ctx, emit)
+        return await driver.drive(run)
 
     async def resume(
         self, turn_id: str, emit: EventSink | None = None, *, budget_check: BudgetCheck | None = None
@@ -285,131 +215,25 @@ class Harness:
         turn = store.turn(turn_id)
         if turn is None:
             raise HarnessError(f"no turn {turn_id!r} in this workspace")
-        if turn.transport is Transport.CLAUDE_CODE:
-            session = _claude_session(turn)  # refusals write nothing
-            turn = claim_for_resume(store, turn)
-            return await self._resume_external(turn, session, emit)
+        driver = DRIVERS[turn.transport](
+            self, ModelSettings.from_json(turn.settings), turn.settings.get("script")
+        )
+        driver.check_resume(turn)  # refusals write nothing
         turn = claim_for_resume(store, turn)  # nothing is written before the claim succeeds
         # The mode is re-read at the start of the resumed run, like any turn.
         space = store.space(turn.space_id) if turn.space_id else None
         mode = resolved_mode(space) if turn.space_id else turn.mode
-        profile = profile_for(mode)
-        settings = ModelSettings.from_json(turn.settings)
         if space is not None and space.mode != turn.mode:
             store.write_turn(turn.id, mode=space.mode)
         turn = store.turn(turn.id) or turn
-        self._restore_lost_message(turn)
-        answered = self._settle_unfinished_calls(turn)
-        try:
-            ctx = self._context(
-                turn,
-                space,
-                profile,
-                settings,
-                turn.settings.get("script"),
-                turn.cursor,
-                turn.settings.get("agent", "agent"),
-            )
-        except ProviderError as exc:
-            return self._finish_early(turn, space, mode.value, turn.transport, emit, str(exc))
-        ctx.budget_check = budget_check
-        ctx.answered_calls = answered
-        emit(
-            TurnStarted(
-                turn.id,
-                space.id if space else None,
-                mode.value,
-                turn.transport.value,
-                tuple(ctx.surface),
-                resumed=True,
-                provider=settings.provider,
-                model=settings.model,
-                guarantee=guarantee_for(profile, turn.transport, sandbox.sandbox_available()).to_json(),
-            )
-        )
-        return await self._drive(ctx, emit)
-
-    def _restore_lost_message(self, turn: Turn) -> None:
-        """The operator's message, when the run that created the turn died before storing it."""
-        message = turn.settings.get("message")
-        if not turn.conversation_id or not isinstance(message, str):
-            return
-        store = self.ws.store
-        if any(m.turn_id == turn.id and m.kind == "user" for m in store.messages(turn.conversation_id)):
-            return
-        store.add_message(
-            turn.conversation_id,
-            role="user",
-            kind="user",
-            text=message,
-            blocks=[{"type": "text", "text": message}],
-            turn_id=turn.id,
-        )
-
-    def _settle_unfinished_calls(self, turn: Turn) -> frozenset[str]:
-        """Journaled calls whose result never reached the conversation get one now: the recorded
-        result, or "may have run, outcome unknown" — never a second run (call_journal). Returns
-        the ids of the calls of this turn whose result is in the conversation (a crash after the
-        result and before the turn row moved on must not answer them twice)."""
-        store = self.ws.store
-        pending = turn.state.get("pending") or {}
-        if not turn.conversation_id or not (pending or store.call_records(turn.id)):
-            return frozenset()
-        waiting = {u.get("id") for u in (pending.get("uses") or [])[pending.get("index", 0) :]}
-        answered = {
-            str(m.meta.get("call_id"))
-            for m in store.messages(turn.conversation_id)
-            if m.turn_id == turn.id and m.kind == "tool_result"
-        }
-        for record, out in call_journal.settle_unfinished(store, turn.id, answered | waiting):
-            self._record_result(turn.conversation_id, turn.id, record.call_id, record.name, out)
-            answered.add(record.call_id)
-        return frozenset(answered)
-
-    def _record_result(
-        self,
-        conversation_id: str,
-        turn_id: str,
-        call_id: str,
-        name: str,
-        out: ToolOutput,
-        status_note: str | None = None,
-    ) -> None:
-        self.ws.store.add_message(
-            conversation_id,
-            role="user",
-            kind="tool_result",
-            text=out.content,
-            blocks=[
-                {
-                    "type": "tool_result",
-                    "tool_use_id": call_id,
-                    "content": out.content,
-                    "is_error": out.is_error,
-                }
-            ],
-            meta={
-                "call_id": call_id,
-                "name": name,
-                "is_error": out.is_error,
-                "diff": out.data.get("diff"),
-                "full_output": out.data.get("full_output"),
-                # A rejected call is the operator's decision, not a failure of the tool.
-                **({"status": status_note} if status_note else {}),
-            },
-            turn_id=turn_id,
-        )
+        recorder = TurnRecorder(self.ws, turn, emit, has_space=space is not None)
+        return await driver.drive(TurnRun(turn, space, profile_for(mode), recorder, "", True, budget_check))
 
     # -- set-up ---------------------------------------------------------------------------------
 
     def _settings_for(self, mode: Any, provider: str | None) -> ModelSettings:
         # Resolved from the mode's own settings at the start of each turn (SPEC §8).
         return self.settings.resolve(mode, provider)
-
-    def _price_note(self, ctx: _TurnCtx) -> None:
-        note = unknown_price_note(ctx.settings.provider, ctx.settings.model)
-        if note:
-            self._note(ctx.conversation_id, ctx.turn.id, "note", note)
 
     def _space_script(self, space: Space | None) -> list[Any]:
         if space is not None:
@@ -421,23 +245,162 @@ class Harness:
                 return load_script(p if p.is_absolute() else self.ws.root / p)
         return FALLBACK_SCRIPT
 
-    def _context(
-        self,
-        turn: Turn,
-        space: Space | None,
-        profile: CapabilityProfile,
-        settings: ModelSettings,
-        script: list[Any] | None,
-        cursor: int,
-        author: str,
-        provider: ModelProvider | None = None,
-    ) -> _TurnCtx:
+
+# -- the built-in driver: a step machine over typed steps ----------------------------------------
+
+
+@dataclass(frozen=True)
+class CallModel:
+    """Call the model (after the run's limits allow it)."""
+
+
+@dataclass(frozen=True)
+class RunCalls:
+    """Run the calls of one model response from ``start`` (``resumed``: the first of them waited
+    for the operator, whose decision is now its outcome)."""
+
+    uses: list[dict[str, Any]]
+    start: int = 0
+    resumed: bool = False
+
+
+@dataclass(frozen=True)
+class CheckContract:
+    """The run would end: nudge once when the mode's output verb is missing, else complete."""
+
+
+@dataclass(frozen=True)
+class End:
+    """The turn stops: completed, waiting for the operator, interrupted or failed."""
+
+    status: TurnStatus
+    error: str | None = None
+
+
+NextStep = CallModel | RunCalls | CheckContract | End
+
+
+@dataclass(kw_only=True)
+class _TurnCtx(CallScope):
+    """One run of a built-in turn: the calls' scope plus the model side."""
+
+    transport: Transport
+    system: str
+    settings: ModelSettings
+    provider: ModelProvider
+    recorder: TurnRecorder
+    nudged: bool = False
+    usage: Usage = field(default_factory=Usage)
+    #: The surface as the model request carries it, built once per run (schemas are frozen).
+    tool_defs: list[dict[str, Any]] = field(default_factory=list)
+    history: ConversationHistory | None = None
+    #: On resume: calls whose result is already in the conversation (never answered twice).
+    answered_calls: frozenset[str] = frozenset()
+    #: ``state`` changed in a way that may wait for the next turn-row write (see _run_calls).
+    state_dirty: bool = False
+    budget_check: BudgetCheck | None = None
+    #: This run's allowance (the operator's per-mode limits, else the mode's defaults).
+    calls_this_run: int = 0
+    tokens_at_start: int = 0
+    cost_at_start: float = 0.0
+
+
+class BuiltinDriver:
+    """The built-in harness: our model provider, our tools, our loop."""
+
+    def __init__(self, host: DriverHost, settings: ModelSettings, script: list[Any] | None) -> None:
+        self.host = host
+        self.ws = host.ws
+        self.settings = settings
+        self.script = script
+        self.provider: ModelProvider | None = None
+        self.calls = host.calls
+
+    def check_start(self) -> None:
+        try:
+            self.provider = self.host.provider_factory(self.settings, script=self.script, start=0)
+        except ProviderError as exc:
+            raise HarnessError(str(exc)) from None
+
+    def check_resume(self, turn: Turn) -> None:
+        return None
+
+    async def drive(self, run: TurnRun) -> TurnEnded:
+        answered: frozenset[str] = frozenset()
+        if run.resumed:
+            self._restore_lost_message(run)
+            answered = self._settle_unfinished_calls(run)
+        try:
+            ctx = self._context(run)
+        except ProviderError as exc:
+            return self._finish_early(run, str(exc))
+        ctx.budget_check = run.budget_check
+        ctx.answered_calls = answered
+        space = run.space
+        run.recorder.started(
+            TurnStarted(
+                run.turn.id,
+                space.id if space else None,
+                run.profile.mode.value,
+                run.turn.transport.value,
+                tuple(ctx.surface),
+                resumed=run.resumed,
+                provider=self.settings.provider,
+                model=self.settings.model,
+                guarantee=guarantee_for(
+                    run.profile, run.turn.transport, sandbox.sandbox_available()
+                ).to_json(),
+            )
+        )
+        if not run.resumed:
+            note = unknown_price_note(self.settings.provider, self.settings.model)
+            if note:
+                run.recorder.note("note", note)
+        return await self._drive(ctx)
+
+    def _restore_lost_message(self, run: TurnRun) -> None:
+        """The operator's message, when the run that created the turn died before storing it."""
+        turn = run.turn
+        message = turn.settings.get("message")
+        if not turn.conversation_id or not isinstance(message, str):
+            return
+        if any(
+            m.turn_id == turn.id and m.kind == "user" for m in self.ws.store.messages(turn.conversation_id)
+        ):
+            return
+        run.recorder.user_message(message)
+
+    def _settle_unfinished_calls(self, run: TurnRun) -> frozenset[str]:
+        """Journaled calls whose result never reached the conversation get one now: the recorded
+        result, or "may have run, outcome unknown" — never a second run (call_journal). Returns
+        the ids of the calls of this turn whose result is in the conversation (a crash after the
+        result and before the turn row moved on must not answer them twice)."""
+        store = self.ws.store
+        turn = run.turn
+        pending = turn.state.get("pending") or {}
+        if not turn.conversation_id or not (pending or store.call_records(turn.id)):
+            return frozenset()
+        waiting = {u.get("id") for u in (pending.get("uses") or [])[pending.get("index", 0) :]}
+        answered = {
+            str(m.meta.get("call_id"))
+            for m in store.messages(turn.conversation_id)
+            if m.turn_id == turn.id and m.kind == "tool_result"
+        }
+        for record, out in call_journal.settle_unfinished(store, turn.id, answered | waiting):
+            run.recorder.tool_result(record.call_id, record.name, out)
+            answered.add(record.call_id)
+        return frozenset(answered)
+
+    def _context(self, run: TurnRun) -> _TurnCtx:
+        turn, space, profile = run.turn, run.space, run.profile
         autonomy = space.autonomy if space else Autonomy.ASK
         transport = turn.transport
         tools = materialize_surface(profile, autonomy, transport)
         system = build_system_prompt(profile, tools, autonomy, transport)
-        if provider is None:
-            provider = self.provider_factory(settings, script=script, start=cursor)
+        provider = self.provider or self.host.provider_factory(
+            self.settings, script=self.script, start=turn.cursor
+        )
+        usage = Usage.of(turn)
         return _TurnCtx(
             turn=turn,
             space=space,
@@ -446,144 +409,117 @@ class Harness:
             transport=transport,
             surface={t.name: t for t in tools},
             system=system,
-            settings=settings,
+            settings=self.settings,
             provider=provider,
+            recorder=run.recorder,
             conversation_id=turn.conversation_id or "",
-            author=author,
+            author=str(turn.settings.get("agent", "agent")),
             state=dict(turn.state),
             delivered=turn.delivered,
+            emit=run.recorder.emit,
             nudged=turn.nudged,
-            model_calls=turn.model_calls,
-            input_tokens=turn.input_tokens,
-            output_tokens=turn.output_tokens,
-            cost=turn.cost_usd,
+            usage=usage,
             tool_defs=[
                 {"name": t.name, "description": t.description, "input_schema": t.schema_dict()} for t in tools
             ],
-            history=self.history_of(turn.conversation_id or ""),
+            history=self.host.history_of(turn.conversation_id or ""),
+            tokens_at_start=usage.input_tokens + usage.output_tokens,
+            cost_at_start=usage.cost_usd,
         )
 
-    def _finish_early(
-        self, turn: Turn, space: Space | None, mode: str, transport: Transport, emit: EventSink, error: str
-    ) -> TurnEnded:
-        emit(
+    def _finish_early(self, run: TurnRun, error: str) -> TurnEnded:
+        turn = run.turn
+        run.recorder.started(
             TurnStarted(
                 turn.id,
-                space.id if space else None,
-                mode,
-                transport.value,
+                run.space.id if run.space else None,
+                run.profile.mode.value,
+                turn.transport.value,
                 (),
                 provider=turn.settings.get("provider"),
                 model=turn.settings.get("model"),
             )
         )
-        self.ws.store.write_turn(turn.id, status=TurnStatus.FAILED, error=error)
-        self._note(turn.conversation_id, turn.id, "error", error)
-        ended = TurnEnded(turn.id, TurnStatus.FAILED, False, error)
-        emit(ended)
-        return ended
-
-    def _note(self, conversation_id: str | None, turn_id: str, kind: str, text: str, **meta: Any) -> None:
-        if conversation_id:
-            self.ws.store.add_message(
-                conversation_id, role="system", kind=kind, text=text, meta=meta, turn_id=turn_id
-            )
+        return run.recorder.end(TurnStatus.FAILED, delivered=False, error=error)
 
     # -- the step machine -----------------------------------------------------------------------
 
-    async def _drive(self, ctx: _TurnCtx, emit: EventSink) -> TurnEnded:
-        store = self.ws.store
-        ctx.emit = emit
-        calls_this_run = 0
-        tokens_at_start = ctx.input_tokens + ctx.output_tokens
-        cost_at_start = ctx.cost
-        # The operator's per-mode limits, else the mode's defaults; each run gets a fresh allowance.
-        max_steps = ctx.settings.max_steps or ctx.profile.max_model_calls
-        max_tokens = ctx.settings.max_tokens_per_run or ctx.profile.max_turn_tokens
+    async def _drive(self, ctx: _TurnCtx) -> TurnEnded:
+        pending = ctx.state.get("pending")
+        step: NextStep = RunCalls(pending["uses"], pending["index"], resumed=True) if pending else CallModel()
         try:
-            pending = ctx.state.get("pending")
-            if pending:
-                outcome = await self._process_calls(
-                    ctx, pending["uses"], pending["index"], emit, resumed=True
-                )
-                if outcome == "awaiting":
-                    return self._end(ctx, TurnStatus.AWAITING_APPROVAL, emit)
-                if outcome == "end_run" and not self._nudge(ctx, emit):
-                    return self._end(ctx, TurnStatus.COMPLETED, emit)
             while True:
-                if calls_this_run >= max_steps:
-                    return self._end(
-                        ctx,
-                        TurnStatus.INTERRUPTED,
-                        emit,
-                        f"step limit reached: {calls_this_run} model calls this run "
-                        f"(max_steps {max_steps}); resume to continue",
-                    )
-                used = ctx.input_tokens + ctx.output_tokens - tokens_at_start
-                over = ctx.budget_check(used, ctx.cost - cost_at_start) if ctx.budget_check else None
-                if over and calls_this_run:
-                    # The pipeline's budget ran out: this node stops after its current model call.
-                    return self._end(ctx, TurnStatus.INTERRUPTED, emit, over)
-                if used >= max_tokens:
-                    return self._end(
-                        ctx,
-                        TurnStatus.INTERRUPTED,
-                        emit,
-                        f"token limit reached: {used} tokens this run (max_tokens_per_run {max_tokens}); "
-                        "resume to continue",
-                    )
-                response = await self._call_model(ctx, emit)
-                calls_this_run += 1
-                uses = response.tool_uses
-                if not uses:
-                    if self._nudge(ctx, emit):
-                        continue
-                    return self._end(ctx, TurnStatus.COMPLETED, emit)
-                outcome = await self._process_calls(ctx, uses, 0, emit)
-                if outcome == "awaiting":
-                    return self._end(ctx, TurnStatus.AWAITING_APPROVAL, emit)
-                if outcome == "end_run":
-                    if self._nudge(ctx, emit):
-                        continue
-                    return self._end(ctx, TurnStatus.COMPLETED, emit)
+                match step:
+                    case CallModel():
+                        step = await self._call_model_step(ctx)
+                    case RunCalls(uses=uses, start=start, resumed=resumed):
+                        step = await self._run_calls(ctx, uses, start, resumed=resumed)
+                    case CheckContract():
+                        step = self._check_contract(ctx)
+                    case End(status=status, error=error):
+                        return self._end(ctx, status, error)
+                    case _:
+                        assert_never(step)
         except asyncio.CancelledError:
             ctx.cancel_event.set()
-            self._end(ctx, TurnStatus.INTERRUPTED, emit, "cancelled by the operator; resume to continue")
+            self._end(ctx, TurnStatus.INTERRUPTED, "cancelled by the operator; resume to continue")
             raise
         except ProviderError as exc:
-            return self._end(ctx, TurnStatus.FAILED, emit, str(exc))
+            return self._end(ctx, TurnStatus.FAILED, str(exc))
         except Exception as exc:  # a bug must end the turn visibly, never leave it "running"
             log.exception("turn %s failed", ctx.turn.id)
-            return self._end(ctx, TurnStatus.FAILED, emit, f"internal error: {type(exc).__name__}: {exc}")
+            return self._end(ctx, TurnStatus.FAILED, f"internal error: {type(exc).__name__}: {exc}")
         finally:
-            store.write_turn(ctx.turn.id, cursor=ctx.provider.cursor)
+            ctx.recorder.progress(cursor=ctx.provider.cursor)
 
-    def _nudge(self, ctx: _TurnCtx, emit: EventSink) -> bool:
+    def _check_contract(self, ctx: _TurnCtx) -> NextStep:
         """One reminder when a run with a completion contract ends without its output verb."""
-        if not ctx.profile.has_completion_contract or ctx.delivered or ctx.nudged or not ctx.profile.nudge:
-            return False
+        nudge = contract_nudge(ctx.profile, delivered=ctx.delivered, nudged=ctx.nudged)
+        if nudge is None:
+            return End(TurnStatus.COMPLETED)
         ctx.nudged = True
-        self.ws.store.add_message(
-            ctx.conversation_id,
-            role="user",
-            kind="nudge",
-            text=ctx.profile.nudge,
-            blocks=[{"type": "text", "text": ctx.profile.nudge}],
-            turn_id=ctx.turn.id,
-        )
-        self.ws.store.write_turn(ctx.turn.id, nudged=True)
-        emit(NudgeEvent(ctx.profile.nudge))
-        return True
+        ctx.recorder.nudge(nudge)
+        return CallModel()
 
-    async def _call_model(self, ctx: _TurnCtx, emit: EventSink) -> ModelResponse:
+    def _limit_reached(self, ctx: _TurnCtx) -> End | None:
+        max_steps = ctx.settings.max_steps or ctx.profile.max_model_calls
+        max_tokens = ctx.settings.max_tokens_per_run or ctx.profile.max_turn_tokens
+        if ctx.calls_this_run >= max_steps:
+            return End(
+                TurnStatus.INTERRUPTED,
+                f"step limit reached: {ctx.calls_this_run} model calls this run "
+                f"(max_steps {max_steps}); resume to continue",
+            )
+        used = ctx.usage.input_tokens + ctx.usage.output_tokens - ctx.tokens_at_start
+        over = ctx.budget_check(used, ctx.usage.cost_usd - ctx.cost_at_start) if ctx.budget_check else None
+        if over and ctx.calls_this_run:
+            # The pipeline's budget ran out: this node stops after its current model call.
+            return End(TurnStatus.INTERRUPTED, over)
+        if used >= max_tokens:
+            return End(
+                TurnStatus.INTERRUPTED,
+                f"token limit reached: {used} tokens this run (max_tokens_per_run {max_tokens}); "
+                "resume to continue",
+            )
+        return None
+
+    async def _call_model_step(self, ctx: _TurnCtx) -> NextStep:
+        limit = self._limit_reached(ctx)
+        if limit is not None:
+            return limit
+        response = await self._call_model(ctx)
+        ctx.calls_this_run += 1
+        return RunCalls(response.tool_uses) if response.tool_uses else CheckContract()
+
+    async def _call_model(self, ctx: _TurnCtx) -> ModelResponse:
         store = self.ws.store
+        emit = ctx.emit
         if ctx.history is not None:
             messages, compacted = await history_for_call(
                 ctx.history, store, ctx.provider, ctx.settings, ctx.system, ctx.tool_defs, ctx.turn.id
             )
             if compacted is not None:  # the summary call is the turn's cost too
-                ctx.input_tokens += compacted.input_tokens
-                ctx.output_tokens += compacted.output_tokens
+                ctx.usage.add(0, compacted.input_tokens, compacted.output_tokens, 0.0)
         else:
             messages = model_history(store.messages(ctx.conversation_id))
         request = ModelRequest(
@@ -605,52 +541,31 @@ class Harness:
         except asyncio.CancelledError:
             if streamed:  # keep what the operator already saw
                 text = "".join(streamed)
-                store.add_message(
-                    ctx.conversation_id,
-                    role="assistant",
-                    kind="assistant",
-                    text=text,
-                    blocks=[{"type": "text", "text": text}],
-                    turn_id=ctx.turn.id,
-                )
+                ctx.recorder.assistant(text, [{"type": "text", "text": text}])
             raise
         if response is None:
             raise ProviderError("the model stream ended without a response")
-        ctx.model_calls += 1
-        ctx.input_tokens += response.input_tokens
-        ctx.output_tokens += response.output_tokens
         call_cost = cost_usd(
             ctx.settings.model, response.input_tokens, response.output_tokens, ctx.settings.provider
         )
-        ctx.cost += call_cost
-        emit(UsageEvent(response.input_tokens, response.output_tokens, call_cost))
+        step = Usage(1, response.input_tokens, response.output_tokens, call_cost)
+        ctx.usage.add(step.model_calls, step.input_tokens, step.output_tokens, step.cost_usd)
         text = "".join(b.get("text", "") for b in response.content if b.get("type") == "text")
-        blocks = [_clean_block(b) for b in response.content]
-        store.add_message(
-            ctx.conversation_id,
-            role="assistant",
-            kind="assistant",
-            text=text,
-            blocks=blocks,
-            turn_id=ctx.turn.id,
-        )
-        store.write_turn(
-            ctx.turn.id,
-            model_calls=ctx.model_calls,
-            input_tokens=ctx.input_tokens,
-            output_tokens=ctx.output_tokens,
-            cost_usd=ctx.cost,
+        ctx.recorder.assistant(text, [_clean_block(b) for b in response.content])
+        ctx.recorder.usage(
+            ctx.usage,
+            step,
             cursor=ctx.provider.cursor,
             **({"state": ctx.state} if ctx.state_dirty else {}),
         )
         ctx.state_dirty = False
         return response
 
-    async def _process_calls(
-        self, ctx: _TurnCtx, uses: list[dict[str, Any]], start: int, emit: EventSink, *, resumed: bool = False
-    ) -> str:
-        """Run the calls of one model response from ``start``; returns "continue", "end_run" or
-        "awaiting" (a call waits for a decision; its place is saved for resume)."""
+    async def _run_calls(
+        self, ctx: _TurnCtx, uses: list[dict[str, Any]], start: int, *, resumed: bool = False
+    ) -> NextStep:
+        """Run the calls of one model response from ``start``: the model goes on, the run would
+        end (a call ended it), or a call waits for a decision (its place is saved for resume)."""
         store = self.ws.store
         end_run = False
         delivered_before = ctx.delivered
@@ -669,420 +584,61 @@ class Harness:
                 if approval is not None and approval.status is ApprovalStatus.REJECTED:
                     status_note = "rejected"
             else:
-                emit(ToolCallEvent(call_id, name, args if isinstance(args, dict) else {"_": args}))
+                ctx.emit(ToolCallEvent(call_id, name, args if isinstance(args, dict) else {"_": args}))
             if settled is not None:
                 out, end_flag = settled, False
             else:
-                result = await self._dispatch(ctx, name, args, approved=approved, call_id=call_id)
-                if isinstance(result, _Needs):
-                    self._suspend(ctx, result.kind, uses, index, call_id, name, args, emit)
-                    return "awaiting"
+                result = await self.calls.dispatch(ctx, name, args, approved=approved, call_id=call_id)
+                if isinstance(result, Needs):
+                    self._suspend(ctx, result, uses, index, call_id, name, args)
+                    return End(TurnStatus.AWAITING_APPROVAL)
                 out, end_flag = result
             ctx.state["last_tool"] = name
             end_run = end_run or end_flag
-            self._record_result(ctx.conversation_id, ctx.turn.id, call_id, name, out, status_note)
-            emit(ToolResultEvent(call_id, name, out.is_error, out.content))
+            ctx.recorder.tool_result(call_id, name, out, status_note)
+            ctx.emit(ToolResultEvent(call_id, name, out.is_error, out.content))
         had_pending = ctx.state.pop("pending", None) is not None
         if had_pending or ctx.delivered != delivered_before:
-            store.write_turn(ctx.turn.id, state=ctx.state, delivered=ctx.delivered)
+            ctx.recorder.progress(state=ctx.state, delivered=ctx.delivered)
         else:
             # Only last_tool moved: it rides on the next turn-row write (the next model call's, or
             # the end's), one write fewer per step. A crash in between forgets only which tool ran
             # last (the report_progress rule), never a delivery or a pending call.
             ctx.state_dirty = True
-        return "end_run" if end_run else "continue"
+        return CheckContract() if end_run else CallModel()
 
     def _suspend(
         self,
         ctx: _TurnCtx,
-        kind: ApprovalKind,
+        needs: Needs,
         uses: list[dict[str, Any]],
         index: int,
         call_id: str,
         name: str,
         args: dict[str, Any],
-        emit: EventSink,
     ) -> None:
         """The call waits for the operator: its Inbox item opens and its place is saved."""
-        approval = suspension_for(kind).open(
-            WaitingCall(
-                store=self.ws.store,
-                space_id=ctx.space.id if ctx.space else None,
-                turn_id=ctx.turn.id,
-                conversation_id=ctx.conversation_id,
-                worktree=ctx.turn.worktree,
-                call_id=call_id,
-                name=name,
-                args=args,
-                emit=emit,
-            )
-        )
+        approval = self.calls.open_wait(ctx, needs, call_id, name, args)
         ctx.state["pending"] = {"uses": uses, "index": index, "approval_id": approval.id}
-        self.ws.store.write_turn(ctx.turn.id, state=ctx.state)
+        ctx.recorder.progress(state=ctx.state)
 
-    async def _dispatch(
-        self, ctx: _TurnCtx, name: str, args: Any, *, approved: bool, call_id: str = ""
-    ) -> tuple[ToolOutput, bool] | _Needs:
-        spec = ctx.surface.get(name)
-        if spec is None:
-            # Off the surface: invisible, so answered exactly like a tool that does not exist.
-            return ToolOutput(f"unknown tool {name!r}", is_error=True), False
-        if not isinstance(args, dict):
-            return ToolOutput(f"invalid input for {name}: input must be an object", is_error=True), False
-        problems = validate(spec.input_schema, args)
-        if problems:
-            return ToolOutput(f"invalid input for {name}: " + "; ".join(problems), is_error=True), False
-        if name == "report_progress" and ctx.state.get("last_tool") == "report_progress":
-            return ToolOutput(
-                "report_progress refused: it was the previous call too; never call it twice in a row. "
-                "Do some work, or end your turn with your answer.",
-                is_error=True,
-            ), False
-        escape = _path_problem(ctx.turn.worktree, name, args)
-        if escape is not None:
-            # Refused before the gate: the operator is never asked to approve a path that leaves
-            # the worktree.
-            return ToolOutput(escape, is_error=True), False
-        if not approved and needs_approval(spec, ctx.profile, ctx.autonomy):
-            return _Needs()
-        verdict = guardrail(spec, ctx.profile)
-        if isinstance(verdict, Deny):
-            return ToolOutput(verdict.reason, is_error=True), False
-        try:
-            if name in VERBS:
-                vctx = VerbContext(
-                    ws=self.ws,
-                    space=ctx.space,
-                    turn_id=ctx.turn.id,
-                    conversation_id=ctx.conversation_id,
-                    profile=ctx.profile,
-                    author=ctx.author,
-                    emit=ctx.emit,
-                    run_gates=self._run_gates,
-                )
-                res = await VERBS[name](vctx, args)
-                if res.suspend is not None:
-                    return _Needs(res.suspend)
-                if res.delivered and name == ctx.profile.output_verb:
-                    ctx.delivered = True
-                return res.output, res.end_run
-            tool_ctx = ToolContext(
-                worktree=ctx.turn.worktree,
-                read_only=ctx.profile.read_only,
-                env_allow=self.settings.allowed_env,
-                extras={
-                    "cancel_event": ctx.cancel_event,
-                    "output_file": tool_output_path(self.ws.root, call_id),
-                    **({"base": ctx.space.pr_base, "head": "HEAD"} if ctx.space and ctx.space.is_pr else {}),
-                },
-            )
-            fn = PURE_TOOLS.get(name) or extra_tools.EXTRA_TOOLS.get(name)
-            if fn is None:
-                return ToolOutput(
-                    f"tool {name} has no implementation on this transport", is_error=True
-                ), False
-            extra = (self.ws,) if name in extra_tools.WORKSPACE_TOOLS else ()
-            if not (call_id and call_journal.is_effectful(spec)):
-                return await run_bounded(name, fn, tool_ctx, args, *extra), False
-
-            async def run_journaled(spool: Path) -> ToolOutput:
-                # The command's output goes to the spool as it arrives: after a crash it is what the
-                # model is shown of a call that may have run.
-                spooled = replace(tool_ctx, extras={**tool_ctx.extras, "output_file": spool})
-                try:
-                    return await run_bounded(name, fn, spooled, args, *extra)
-                except (ToolError, WorkspaceError) as exc:
-                    return ToolOutput(str(exc), is_error=True)
-
-            out = await call_journal.run_at_most_once(
-                self.ws.store,
-                self.ws.root,
-                turn_id=ctx.turn.id,
-                call_id=call_id,
-                name=name,
-                args=args,
-                run=run_journaled,
-            )
-            return out, False
-        except ToolError as exc:
-            return ToolOutput(str(exc), is_error=True), False
-        except WorkspaceError as exc:
-            return ToolOutput(str(exc), is_error=True), False
-
-    async def _run_gates(self, space: Space) -> list[AxisResult]:
-        results = []
-        for gate in space.gates:
-            outcome = await asyncio.to_thread(
-                run_gate,
-                gate.command,
-                space.worktree,
-                GATE_TIMEOUT_S,
-                network=gate.network,
-                env_allow=self.settings.allowed_env,
-            )
-            results.append(AxisResult(gate.name, AxisStatus(outcome.status), outcome.detail))
-        return results
-
-    def _end(self, ctx: _TurnCtx, status: TurnStatus, emit: EventSink, error: str | None = None) -> TurnEnded:
-        store = self.ws.store
-        store.write_turn(
-            ctx.turn.id,
-            status=status,
+    def _end(self, ctx: _TurnCtx, status: TurnStatus, error: str | None = None) -> TurnEnded:
+        return ctx.recorder.end(
+            status,
             delivered=ctx.delivered,
+            usage=ctx.usage,
             error=error,
             state=ctx.state,
             cursor=ctx.provider.cursor,
         )
-        if error:
-            kind = "error" if status is TurnStatus.FAILED else "note"
-            self._note(ctx.conversation_id, ctx.turn.id, kind, error)
-        usage = {
-            "input_tokens": ctx.input_tokens,
-            "output_tokens": ctx.output_tokens,
-            "cost_usd": round(ctx.cost, 6),
-            "model_calls": ctx.model_calls,
-        }
-        ended = TurnEnded(ctx.turn.id, status, ctx.delivered, error, usage)
-        emit(ended)
-        # A one-shot run's scratch worktree goes once nothing can resume the turn.
-        if ctx.space is None and status in (TurnStatus.COMPLETED, TurnStatus.FAILED):
-            self.ws.remove_scratch(ctx.turn.worktree)
-        return ended
-
-    def external_calls(
-        self, turn: Turn, space: Space | None, profile: CapabilityProfile, emit: EventSink
-    ) -> ExternalCalls:
-        """The built-in per-call path for calls that arrive from another transport (Claude
-        Code's MCP verbs): the same surface, schema check, gate, guardrail, verbs and delivery."""
-        autonomy = space.autonomy if space else Autonomy.ASK
-        tools = materialize_surface(profile, autonomy, turn.transport)
-        ctx = _TurnCtx(
-            turn=turn,
-            space=space,
-            profile=profile,
-            autonomy=autonomy,
-            transport=turn.transport,
-            surface={t.name: t for t in tools},
-            system="",
-            settings=ModelSettings.from_json(turn.settings),
-            provider=ScriptedProvider([]),  # never called: the other transport owns the model
-            conversation_id=turn.conversation_id or "",
-            author="agent",
-            state=dict(turn.state),
-            delivered=turn.delivered,
-            emit=emit,
-        )
-        return ExternalCalls(self, ctx)
-
-    async def _run_external(
-        self,
-        turn: Turn,
-        space: Space | None,
-        profile: CapabilityProfile,
-        message: str,
-        emit: EventSink,
-        resume_session: str | None = None,
-    ) -> TurnEnded:
-        from control_center.harness.transports.claude_code import run_claude_code_turn
-
-        return await run_claude_code_turn(
-            self, turn, space, profile, message, emit, resume_session=resume_session
-        )
-
-    async def _resume_external(self, turn: Turn, session: str, emit: EventSink) -> TurnEnded:
-        """An interrupted Claude Code turn continues Claude's own session (``--resume``)."""
-        space = self.ws.store.space(turn.space_id) if turn.space_id else None
-        mode = resolved_mode(space) if turn.space_id else turn.mode
-        if space is not None and space.mode != turn.mode:
-            self.ws.store.write_turn(turn.id, mode=space.mode)
-        return await self._run_external(
-            turn, space, profile_for(mode), RESUME_MESSAGE, emit, resume_session=session
-        )
-
-
-#: How often a call from another transport looks for the operator's decision (any process may
-#: record it: the app, ``control-center approvals decide``).
-DECISION_POLL_S = 0.25
-#: Who withdraws an approval nobody can act on any more.
-SYSTEM_ACTOR = "control-center"
-#: Turn-state key: approvals opened over another transport that a call has already used.
-_USED_APPROVALS = "used_approvals"
-
-
-@dataclass
-class ExternalCalls:
-    """One turn's calls from another transport, run as the built-in harness runs them. A call
-    that needs the operator opens the same durable Inbox item and WAITS for the decision (the
-    other transport's process waits for the call's result); ``close`` ends every wait."""
-
-    harness: Harness
-    ctx: _TurnCtx
-    closed: asyncio.Event = field(default_factory=asyncio.Event)
-    #: Approvals calls of this run are waiting on.
-    waiting: set[str] = field(default_factory=set)
-
-    @property
-    def verbs(self) -> list[ToolSpec]:
-        """The verbs on this turn's surface (what the turn's MCP server lists)."""
-        return [spec for name, spec in self.ctx.surface.items() if name in VERBS]
-
-    @property
-    def delivered(self) -> bool:
-        return self.ctx.delivered
-
-    def close(self, *, final: bool) -> None:
-        """End every wait. ``final`` (the turn cannot be resumed): an item still pending would
-        wait for nothing, so it is withdrawn with the reason; otherwise it stays for the resume."""
-        self.closed.set()
-        if not final:
-            return
-        store = self.harness.ws.store
-        for approval_id in self.waiting:
-            approval = store.approval(approval_id)
-            if approval is not None and approval.status is ApprovalStatus.PENDING:
-                question = approval.kind is ApprovalKind.QUESTION
-                with contextlib.suppress(StoreError):
-                    store.decide_approval(
-                        approval_id,
-                        ApprovalStatus.ANSWERED if question else ApprovalStatus.REJECTED,
-                        by=SYSTEM_ACTOR,
-                        reason="the turn ended before a decision",
-                    )
-
-    async def call(self, name: str, args: dict[str, Any], call_id: str = "") -> ToolOutput:
-        call_id = call_id or new_id()
-        result = await self.harness._dispatch(self.ctx, name, args, approved=False, call_id=call_id)
-        if isinstance(result, _Needs):
-            approval = self._waiting_approval(result.kind, name, args) or suspension_for(result.kind).open(
-                WaitingCall(
-                    store=self.harness.ws.store,
-                    space_id=self.ctx.space.id if self.ctx.space else None,
-                    turn_id=self.ctx.turn.id,
-                    conversation_id=self.ctx.conversation_id,
-                    worktree=self.ctx.turn.worktree,
-                    call_id=call_id,
-                    name=name,
-                    args=args,
-                    emit=self.ctx.emit,
-                )
-            )
-            self.waiting.add(approval.id)
-            decided = await self._decision(approval.id)
-            self.waiting.discard(approval.id)
-            if decided is None and not self.closed.is_set():
-                return missing_outcome()
-            if decided is None:
-                return ToolOutput(
-                    f"{name} waited for the operator's decision and the turn ended first; it did not run.",
-                    is_error=True,
-                )
-            self._mark_used(decided.id)
-            settled = suspension_for(decided.kind).outcome(decided)
-            if settled is not None:
-                return settled
-            result = await self.harness._dispatch(self.ctx, name, args, approved=True, call_id=call_id)
-            if isinstance(result, _Needs):
-                return ToolOutput(f"{name} cannot wait twice in one call", is_error=True)
-        out, _end = result
-        self.ctx.state["last_tool"] = name
-        if self.ctx.delivered:
-            self.harness.ws.store.write_turn(self.ctx.turn.id, delivered=True)
-        return out
-
-    def _waiting_approval(self, kind: ApprovalKind, name: str, args: dict[str, Any]) -> Any:
-        """The same call's Inbox item from before an interruption (pending, or decided and not
-        yet used): a resumed session that repeats the call waits on it, never opens a second."""
-        used = set(self.ctx.state.get(_USED_APPROVALS) or ())
-        for approval in self.harness.ws.store.approvals(kind=kind, turn_id=self.ctx.turn.id):
-            if approval.id in used or approval.status is ApprovalStatus.SUPERSEDED:
-                continue
-            payload = approval.payload
-            same = (
-                payload.get("question") == args.get("question")
-                if kind is ApprovalKind.QUESTION
-                else payload.get("tool") == name and payload.get("input") == args
-            )
-            if same:
-                return approval
-        return None
-
-    async def _decision(self, approval_id: str) -> Any:
-        store = self.harness.ws.store
-        while True:
-            approval = store.approval(approval_id)
-            if approval is None or approval.status.settled:
-                return approval
-            if self.closed.is_set():
-                return None
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.closed.wait(), DECISION_POLL_S)
-
-    def _mark_used(self, approval_id: str) -> None:
-        used = [*(self.ctx.state.get(_USED_APPROVALS) or ()), approval_id]
-        self.ctx.state[_USED_APPROVALS] = used
-        self.harness.ws.store.write_turn(self.ctx.turn.id, state=self._turn_state())
-
-    def _turn_state(self) -> dict[str, Any]:
-        # The other transport keeps its own keys in the row (its session id, its process):
-        # merged, never replaced.
-        row = self.harness.ws.store.turn(self.ctx.turn.id)
-        return {**(row.state if row else {}), _USED_APPROVALS: self.ctx.state[_USED_APPROVALS]}
-
-
-def _claude_session(turn: Turn) -> str:
-    session = turn.state.get("session_id")
-    if turn.status in (TurnStatus.COMPLETED, TurnStatus.FAILED):
-        raise HarnessError(f"turn {turn.id} has ended ({turn.status.value}); start a new turn instead")
-    if not isinstance(session, str) or not session:
-        raise HarnessError(
-            f"turn {turn.id} stopped before Claude Code started a session; start a new turn instead"
-        )
-    return session
-
-
-#: What a resumed Claude Code session is told (its own transcript holds the rest).
-RESUME_MESSAGE = "The previous turn was interrupted. Continue where you left off."
 
 
 def _clean_block(block: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in block.items() if v is not None}
 
 
-#: Tools whose "path" argument names a file of the worktree.
-_PATH_TOOLS = frozenset({"read_file", "list_files", "search_files", "write_file", "edit_file", "delete_file"})
-
-
-def _path_problem(worktree: Path, name: str, args: dict[str, Any]) -> str | None:
-    if name not in _PATH_TOOLS or not isinstance(args.get("path"), str):
-        return None
-    from control_center.harness.tools.paths import resolve_in_worktree
-
-    try:
-        resolve_in_worktree(worktree, args["path"], must_exist=False)
-    except ToolError as exc:
-        return str(exc)
-    return None
-
-
-def preview_diff(worktree: Path, name: str, args: dict[str, Any]) -> str | None:
-    """What a write would change, computed without writing (for the approval's preview)."""
-    if name not in ("write_file", "edit_file", "delete_file") or not isinstance(args.get("path"), str):
-        return None
-    rel = args["path"]
-    try:
-        from control_center.harness.tools.paths import resolve_in_worktree
-
-        path = resolve_in_worktree(worktree, rel, must_exist=False)
-        old = path.read_text(errors="replace") if path.is_file() else ""
-    except (ToolError, OSError):
-        return None
-    if name == "write_file":
-        new = str(args.get("content", ""))
-    elif name == "edit_file":
-        new = old.replace(str(args.get("old", "")), str(args.get("new", "")), 1)
-    else:
-        new = ""
-    diff = difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{rel}", f"b/{rel}"
-    )
-    return "".join(diff) or None
+#: The driver of each transport: a new transport is one module and one row here.
+DRIVERS: dict[Transport, DriverFactory] = {
+    Transport.BUILTIN: BuiltinDriver,
+    Transport.CLAUDE_CODE: ClaudeCodeDriver,
+}

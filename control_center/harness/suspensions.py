@@ -53,7 +53,7 @@ class ToolCallApproval:
     kind = ApprovalKind.TOOL_CALL
 
     def open(self, call: WaitingCall) -> Approval:
-        from control_center.harness.loop import preview_diff
+        from control_center.harness.calls import preview_diff
 
         payload = {
             "tool": call.name,

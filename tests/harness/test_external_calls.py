@@ -14,7 +14,9 @@ from control_center.core.approvals import ApprovalKind, ApprovalStatus, Decision
 from control_center.core.modes import Autonomy, Effect, Mode, Transport
 from control_center.core.profiles import profile_for
 from control_center.core.records import Space
+from control_center.harness.calls import external_calls
 from control_center.harness.loop import Harness
+from control_center.harness.recorder import TurnRecorder
 from control_center.pipeline.decisions import decide
 from control_center.workspace import Workspace
 
@@ -34,9 +36,11 @@ def _calls(ws: Workspace, space: Space, turn_id: str | None = None) -> Any:
         settings={},
         worktree=space.worktree,
     )
-    calls = Harness(ws).external_calls(turn, space, profile_for(space.mode), lambda _e: None)
-    spec = calls.ctx.surface["create_ticket"]
-    calls.ctx.surface["create_ticket"] = dataclasses.replace(spec, effects=frozenset({Effect.OUTSIDE_WRITE}))
+    recorder = TurnRecorder(ws, turn, lambda _e: None, has_space=True)
+    calls = external_calls(Harness(ws).calls, turn, space, profile_for(space.mode), recorder)
+    spec = calls.scope.surface["create_ticket"]
+    gated = dataclasses.replace(spec, effects=frozenset({Effect.OUTSIDE_WRITE}))
+    calls.scope.surface["create_ticket"] = gated
     return calls
 
 
@@ -88,7 +92,7 @@ def test_a_wait_cut_by_an_interruption_resumes_on_the_same_inbox_item(ws: Worksp
         assert ws.store.approval(approval_id).status is ApprovalStatus.PENDING  # type: ignore[union-attr]
         # The resumed session repeats the call: it waits on the same item, granted meanwhile.
         await asyncio.to_thread(decide, ws, approval_id, Decision.GRANT, by="operator")
-        again = _calls(ws, space, first.ctx.turn.id)
+        again = _calls(ws, space, first.scope.turn.id)
         return await asyncio.wait_for(again.call("create_ticket", dict(TICKET)), 30)
 
     out = asyncio.run(scenario())

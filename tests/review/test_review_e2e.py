@@ -310,7 +310,7 @@ def test_each_gate_outcome_folds_into_the_verdict(
     status: str,
     verdict: str,
 ) -> None:
-    monkeypatch.setattr("control_center.harness.loop.GATE_TIMEOUT_S", 0.5)
+    monkeypatch.setattr("control_center.harness.calls.GATE_TIMEOUT_S", 0.5)
     sid = open_review(capsys, ws, f"tests={command}")
     ended, _ = run(ws, sid, [use("finalize_review", verdict="ship")])
     assert ended.status is TurnStatus.COMPLETED

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from control_center.core.events import (
-    NudgeEvent,
     TextDelta,
     ThinkingDelta,
     ToolCallEvent,
@@ -33,17 +32,21 @@ from control_center.core.events import (
     TurnEnded,
     TurnStarted,
     TurnStatus,
-    UsageEvent,
 )
 from control_center.core.guarantees import guarantee_for
 from control_center.core.modes import Autonomy, Transport
 from control_center.core.profiles import CapabilityProfile
-from control_center.core.records import Space, Turn
+from control_center.core.records import Turn
 from control_center.core.surface import materialize_surface
 from control_center.harness import sandbox
+from control_center.harness.calls import ExternalCalls, external_calls
 from control_center.harness.credentials import ENV_VAR as API_KEY_ENV
 from control_center.harness.credentials import resolve_api_key
+from control_center.harness.driver import DriverHost, TurnRun, contract_nudge
 from control_center.harness.environment import scrubbed_environ
+from control_center.harness.errors import HarnessError
+from control_center.harness.recorder import TurnRecorder, Usage
+from control_center.harness.tools.base import ToolOutput
 from control_center.harness.transports.claude_home import home_key, prepare_home, remove_home
 from control_center.harness.transports.claude_hook import (
     CLAUDE_TOOL_EQUIVALENTS,
@@ -63,7 +66,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from control_center.core.events import TurnEvent
-    from control_center.harness.loop import ExternalCalls, Harness
+    from control_center.harness.providers.base import ModelSettings
 
 log = logging.getLogger(__name__)
 
@@ -189,15 +192,15 @@ def build_argv(
     return argv
 
 
-def build_env(harness: Harness, profile: CapabilityProfile, api_key: str, home: Path) -> dict[str, str]:
+def build_env(host: DriverHost, profile: CapabilityProfile, api_key: str, home: Path) -> dict[str, str]:
     """The same endpoint and key as the Anthropic provider, a scratch HOME, no side traffic.
 
     Every other credential-like variable is withheld (unless the operator allowed it by name):
     Claude runs commands, and whatever it can read it can print into the model's context."""
-    env = scrubbed_environ(allow=harness.settings.allowed_env)
+    env = scrubbed_environ(allow=host.settings.allowed_env)
     # Another credential in the environment would make the CLI authenticate differently.
     env.pop("ANTHROPIC_AUTH_TOKEN", None)
-    base_url = harness.settings.model_for(profile.mode).base_url or os.environ.get("ANTHROPIC_BASE_URL")
+    base_url = host.settings.model_for(profile.mode).base_url or os.environ.get("ANTHROPIC_BASE_URL")
     if base_url:
         env["ANTHROPIC_BASE_URL"] = base_url
     else:
@@ -236,17 +239,12 @@ def _result_text(content: Any) -> str:
 class _Stream:
     """Maps Claude Code's stream-json messages onto our events and stored messages."""
 
-    harness: Harness
-    turn: Turn
+    recorder: TurnRecorder
     emit: Callable[[TurnEvent], None]
     on_session: Callable[[str], None] | None = None
     names: dict[str, str] = field(default_factory=dict)
     session_id: str | None = None
     result: dict[str, Any] | None = None
-
-    @property
-    def conversation_id(self) -> str:
-        return self.turn.conversation_id or ""
 
     def feed(self, line: str) -> None:
         line = line.strip()
@@ -298,14 +296,7 @@ class _Stream:
         # A subagent's messages (parent_tool_use_id set) are shown live but not stored: stored
         # rows form the model history, where they would break the tool_use/tool_result pairs.
         if blocks and msg.get("parent_tool_use_id") is None:
-            self.harness.ws.store.add_message(
-                self.conversation_id,
-                role="assistant",
-                kind="assistant",
-                text="".join(texts),
-                blocks=blocks,
-                turn_id=self.turn.id,
-            )
+            self.recorder.assistant("".join(texts), blocks)
 
     def _user(self, msg: dict[str, Any]) -> None:
         content = (msg.get("message") or {}).get("content")
@@ -321,169 +312,127 @@ class _Stream:
             self.emit(ToolResultEvent(call_id, name, is_error, text))
             if msg.get("parent_tool_use_id") is not None:
                 continue
-            self.harness.ws.store.add_message(
-                self.conversation_id,
-                role="user",
-                kind="tool_result",
-                text=text,
-                blocks=[
-                    {"type": "tool_result", "tool_use_id": call_id, "content": text, "is_error": is_error}
-                ],
-                meta={"call_id": call_id, "name": name, "is_error": is_error, "diff": None},
-                turn_id=self.turn.id,
-            )
+            self.recorder.tool_result(call_id, name, ToolOutput(text, is_error=is_error))
 
 
 # -- the turn -----------------------------------------------------------------------------------
 
+#: What a resumed Claude Code session is told (its own transcript holds the rest).
+RESUME_MESSAGE = "The previous turn was interrupted. Continue where you left off."
 
-async def run_claude_code_turn(
-    harness: Harness,
-    turn: Turn,
-    space: Space | None,
-    profile: CapabilityProfile,
-    message: str,
-    emit: Callable[[TurnEvent], None],
-    *,
-    resume_session: str | None = None,
-) -> TurnEnded:
-    """Run one turn through the ``claude`` CLI; returns how it ended (also emitted last).
-    ``resume_session``: continue Claude's session of an interrupted turn (``--resume``), with
-    the mode's flags, the OS layer and the MCP server set up again as for a new turn."""
-    store = harness.ws.store
-    autonomy = space.autonomy if space else Autonomy.ASK
-    surface = materialize_surface(profile, autonomy, Transport.CLAUDE_CODE)
-    names = frozenset(t.name for t in surface)
-    os_layer = profile.read_only and sandbox.sandbox_available()
-    guarantee = guarantee_for(profile, Transport.CLAUDE_CODE, os_layer)
-    emit(
-        TurnStarted(
-            turn.id,
-            space.id if space else None,
-            profile.mode.value,
-            Transport.CLAUDE_CODE.value,
-            tuple(t.name for t in surface),
-            provider=turn.settings.get("provider"),
-            model=turn.settings.get("model"),
-            resumed=resume_session is not None,
-            guarantee=guarantee.to_json(),
+
+class ClaudeCodeDriver:
+    """One turn is one ``claude -p`` run (``--resume`` for a resume or the completion contract's
+    reminder), with the mode's flags, the OS layer and the turn's MCP server."""
+
+    def __init__(self, host: DriverHost, settings: ModelSettings, script: list[Any] | None) -> None:
+        self.host = host
+
+    def check_start(self) -> None:
+        # Through this module's own lookups: the CLI and key it would use are the ones that count.
+        _path, problem = find_claude_cli(self.host.settings.claude_cli)
+        if problem is None and not resolve_api_key()[0]:
+            problem = NO_API_KEY
+        if problem is not None:
+            raise HarnessError(problem)
+
+    def check_resume(self, turn: Turn) -> None:
+        _claude_session(turn)
+
+    async def drive(self, run: TurnRun) -> TurnEnded:
+        """Run the turn through the ``claude`` CLI; returns how it ended (also emitted last). A
+        resume continues Claude's session of the interrupted turn (``--resume``), with the mode's
+        flags, the OS layer and the MCP server set up again as for a new turn."""
+        turn, space, profile, recorder = run.turn, run.space, run.profile, run.recorder
+        ws = self.host.ws
+        resume_session = _claude_session(turn) if run.resumed else None
+        autonomy = space.autonomy if space else Autonomy.ASK
+        surface = materialize_surface(profile, autonomy, Transport.CLAUDE_CODE)
+        names = frozenset(t.name for t in surface)
+        os_layer = profile.read_only and sandbox.sandbox_available()
+        guarantee = guarantee_for(profile, Transport.CLAUDE_CODE, os_layer)
+        recorder.started(
+            TurnStarted(
+                turn.id,
+                space.id if space else None,
+                profile.mode.value,
+                Transport.CLAUDE_CODE.value,
+                tuple(t.name for t in surface),
+                provider=turn.settings.get("provider"),
+                model=turn.settings.get("model"),
+                resumed=run.resumed,
+                guarantee=guarantee.to_json(),
+            )
         )
-    )
-    if profile.read_only and not os_layer:
-        _note(harness, turn, "note", GUIDANCE_NOTE)
+        if profile.read_only and not os_layer:
+            recorder.note("note", GUIDANCE_NOTE)
 
-    calls = harness.external_calls(turn, space, profile, emit)
-    usage = _Usage(turn.model_calls, turn.input_tokens, turn.output_tokens, turn.cost_usd)
+        calls = external_calls(self.host.calls, turn, space, profile, recorder)
+        usage = Usage.of(turn)
 
-    def finish(status: TurnStatus, error: str | None = None) -> TurnEnded:
-        # A call still waiting for the operator ends with the turn; its Inbox item stays only
-        # when the turn can be resumed (a resumed session that repeats the call waits on it).
-        calls.close(final=status in (TurnStatus.COMPLETED, TurnStatus.FAILED))
-        delivered = calls.delivered
-        store.update_turn(turn.id, status=status, error=error, delivered=delivered)
-        if error:
-            _note(harness, turn, "error" if status is TurnStatus.FAILED else "note", error)
-        ended = TurnEnded(turn.id, status, delivered, error, usage.to_json())
-        emit(ended)
-        if space is None and status is TurnStatus.COMPLETED:
-            harness.ws.remove_scratch(turn.worktree)
-            remove_home(harness.ws.root, home_key(None, turn.id))
-        return ended
+        def finish(status: TurnStatus, error: str | None = None) -> TurnEnded:
+            # A call still waiting for the operator ends with the turn; its Inbox item stays
+            # only when the turn can be resumed (a resumed session repeating the call waits on it).
+            calls.close(final=status in (TurnStatus.COMPLETED, TurnStatus.FAILED))
+            ended = recorder.end(status, delivered=calls.delivered, usage=usage, error=error)
+            if space is None and status in (TurnStatus.COMPLETED, TurnStatus.FAILED):
+                remove_home(ws.root, home_key(None, turn.id))
+            return ended
 
-    cli, problem = find_claude_cli(harness.settings.claude_cli)
-    if cli is None:
-        return finish(TurnStatus.FAILED, problem)
-    api_key, _source = resolve_api_key()
-    if not api_key:
-        return finish(TurnStatus.FAILED, NO_API_KEY)
-    try:
-        # Rebuilt on every run: nothing a previous turn left in it is loaded (claude_home).
-        home = prepare_home(harness.ws.root, home_key(space.id if space else None, turn.id))
-    except OSError as exc:
-        return finish(TurnStatus.FAILED, f"could not prepare Claude Code's home: {exc}")
-    permission = _permission_decider(calls, profile) if profile.read_only else None
-    try:
-        mcp = TurnMcpServer(calls.verbs, calls.call, permission)
-        await mcp.__aenter__()
-    except OSError as exc:
-        return finish(TurnStatus.FAILED, f"could not serve the mode's verbs to Claude Code: {exc}")
-    launch = _Launch(harness, turn, profile, emit, cli, api_key, home, names, os_layer, mcp)
-    nudged = turn.nudged
-    try:
-        prompt, session = message, resume_session
-        while True:
-            run = await _run_cli(launch, prompt, session)
-            if run.usage is not None:
-                usage.add(run.usage)
-                store.update_turn(turn.id, **usage.turn_fields())
-                emit(UsageEvent(run.usage.input_tokens, run.usage.output_tokens, run.usage.cost))
-            if run.status is TurnStatus.COMPLETED and run.session_id and not nudged:
-                nudge = _nudge_text(profile, calls.delivered)
-                if nudge is not None:
-                    # The completion contract, as on the built-in loop: one reminder, in the
-                    # same Claude session, when the run ended without the mode's output verb.
-                    nudged = True
-                    _record_nudge(harness, turn, nudge, emit)
-                    prompt, session = nudge, run.session_id
-                    continue
-            return finish(run.status, run.error)
-    except asyncio.CancelledError:
-        finish(TurnStatus.INTERRUPTED, "cancelled by the operator")
-        raise
-    finally:
-        await mcp.__aexit__(None, None, None)
+        cli, problem = find_claude_cli(self.host.settings.claude_cli)
+        if cli is None:
+            return finish(TurnStatus.FAILED, problem)
+        api_key, _source = resolve_api_key()
+        if not api_key:
+            return finish(TurnStatus.FAILED, NO_API_KEY)
+        try:
+            # Rebuilt on every run: nothing a previous turn left in it is loaded (claude_home).
+            home = prepare_home(ws.root, home_key(space.id if space else None, turn.id))
+        except OSError as exc:
+            return finish(TurnStatus.FAILED, f"could not prepare Claude Code's home: {exc}")
+        permission = _permission_decider(calls, profile) if profile.read_only else None
+        try:
+            mcp = TurnMcpServer(calls.verbs, calls.call, permission)
+            await mcp.__aenter__()
+        except OSError as exc:
+            return finish(TurnStatus.FAILED, f"could not serve the mode's verbs to Claude Code: {exc}")
+        launch = _Launch(self.host, turn, profile, recorder, calls, cli, api_key, home, names, os_layer, mcp)
+        nudged = turn.nudged
+        try:
+            prompt, session = (RESUME_MESSAGE if run.resumed else run.message), resume_session
+            while True:
+                cli_run = await _run_cli(launch, prompt, session)
+                if cli_run.usage is not None:
+                    step = cli_run.usage
+                    usage.add(step.model_calls, step.input_tokens, step.output_tokens, step.cost_usd)
+                    recorder.usage(usage, step)
+                if cli_run.status is TurnStatus.COMPLETED and cli_run.session_id:
+                    nudge = contract_nudge(profile, delivered=calls.delivered, nudged=nudged)
+                    if nudge is not None:
+                        # The completion contract, as on the built-in loop: one reminder, in the
+                        # same Claude session, when the run ended without the mode's output verb.
+                        nudged = True
+                        recorder.nudge(nudge)
+                        prompt, session = nudge, cli_run.session_id
+                        continue
+                return finish(cli_run.status, cli_run.error)
+        except asyncio.CancelledError:
+            finish(TurnStatus.INTERRUPTED, "cancelled by the operator")
+            raise
+        finally:
+            await mcp.__aexit__(None, None, None)
 
 
-def _nudge_text(profile: CapabilityProfile, delivered: bool) -> str | None:
-    if not profile.has_completion_contract or delivered or not profile.nudge:
-        return None
-    return profile.nudge
-
-
-def _record_nudge(harness: Harness, turn: Turn, nudge: str, emit: Callable[[TurnEvent], None]) -> None:
-    if turn.conversation_id:
-        harness.ws.store.add_message(
-            turn.conversation_id,
-            role="user",
-            kind="nudge",
-            text=nudge,
-            blocks=[{"type": "text", "text": nudge}],
-            turn_id=turn.id,
+def _claude_session(turn: Turn) -> str:
+    """The Claude session an interrupted turn resumes; refusals write nothing."""
+    session = turn.state.get("session_id")
+    if turn.status in (TurnStatus.COMPLETED, TurnStatus.FAILED):
+        raise HarnessError(f"turn {turn.id} has ended ({turn.status.value}); start a new turn instead")
+    if not isinstance(session, str) or not session:
+        raise HarnessError(
+            f"turn {turn.id} stopped before Claude Code started a session; start a new turn instead"
         )
-    harness.ws.store.write_turn(turn.id, nudged=True)
-    emit(NudgeEvent(nudge))
-
-
-@dataclass
-class _Usage:
-    """What a turn has used (across its runs and resumes)."""
-
-    model_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost: float = 0.0
-
-    def add(self, other: _Usage) -> None:
-        self.model_calls += other.model_calls
-        self.input_tokens += other.input_tokens
-        self.output_tokens += other.output_tokens
-        self.cost += other.cost
-
-    def turn_fields(self) -> dict[str, Any]:
-        return {
-            "model_calls": self.model_calls,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cost_usd": self.cost,
-        }
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cost_usd": round(self.cost, 6),
-            "model_calls": self.model_calls,
-        }
+    return session
 
 
 @dataclass(frozen=True)
@@ -493,17 +442,18 @@ class _CliRun:
     status: TurnStatus
     error: str | None
     session_id: str | None
-    usage: _Usage | None = None
+    usage: Usage | None = None
 
 
 @dataclass(frozen=True)
 class _Launch:
     """Everything one turn's ``claude`` processes are started with."""
 
-    harness: Harness
+    host: DriverHost
     turn: Turn
     profile: CapabilityProfile
-    emit: Callable[[TurnEvent], None]
+    recorder: TurnRecorder
+    calls: ExternalCalls
     cli: str
     api_key: str
     home: Path
@@ -540,25 +490,25 @@ def _permission_decider(calls: ExternalCalls, profile: CapabilityProfile) -> Dec
 
 async def _run_cli(launch: _Launch, message: str, resume_session: str | None) -> _CliRun:
     """One ``claude`` process, from start to its result; cancelling kills its whole group."""
-    harness, turn, profile, cli = launch.harness, launch.turn, launch.profile, launch.cli
-    store = harness.ws.store
+    turn, profile, cli, recorder = launch.turn, launch.profile, launch.cli, launch.recorder
+    ws = launch.host.ws
     model = turn.settings.get("model")
     argv = build_argv(
         cli, message, profile, launch.names, model if isinstance(model, str) else None, launch.mcp
     )
     if resume_session:
         argv[1:1] = ["--resume", resume_session]
-    env = build_env(harness, profile, launch.api_key, launch.home)
+    env = build_env(launch.host, profile, launch.api_key, launch.home)
     if launch.os_layer:
         box = sandbox.ClaudeSandbox(
             Path(turn.worktree),
             launch.home,
-            hidden=(harness.ws.root,),
+            hidden=(ws.root,),
             readable=(Path(cli), Path(sys.prefix), Path(sys.executable), _PACKAGE_ROOT),
         )
         wrapped = sandbox.claude_sandbox_argv(argv, box)
         if wrapped is None:  # bubblewrap went away since the probe: say so, run on the hook
-            _note(harness, turn, "note", GUIDANCE_NOTE)
+            recorder.note("note", GUIDANCE_NOTE)
         else:
             argv = wrapped
     try:
@@ -575,16 +525,17 @@ async def _run_cli(launch: _Launch, message: str, resume_session: str | None) ->
         )
     except OSError as exc:
         return _CliRun(TurnStatus.FAILED, f"could not start Claude Code ({cli}): {exc}", resume_session)
-    row = store.turn(turn.id)
-    state = {**(row.state if row else turn.state), **owner_state(), "claude_pid": proc.pid}
-    store.update_turn(turn.id, status=TurnStatus.RUNNING, error=None, state=state)
+    # The turn row's state is shared with the calls (the approvals they used): one dict.
+    state = launch.calls.state
+    state.update({**owner_state(), "claude_pid": proc.pid})
+    recorder.progress(status=TurnStatus.RUNNING, error=None, state=state)
 
     def session_started(session_id: str) -> None:
         # Kept at once: an interrupted turn resumes this session (--resume).
         state["session_id"] = session_id
-        store.update_turn(turn.id, state=state)
+        recorder.progress(state=state)
 
-    stream = _Stream(harness, turn, launch.emit, on_session=session_started)
+    stream = _Stream(recorder, recorder.emit, on_session=session_started)
     stderr_tail: deque[str] = deque()
     stderr_task = asyncio.create_task(_drain(proc.stderr, stderr_tail))
     try:
@@ -605,10 +556,10 @@ async def _run_cli(launch: _Launch, message: str, resume_session: str | None) ->
     finally:
         if proc.returncode is None:
             await _kill_group(proc)
-    return _conclude(harness, turn, stream, code, "".join(stderr_tail))
+    return _conclude(recorder, stream, code, "".join(stderr_tail))
 
 
-def _conclude(harness: Harness, turn: Turn, stream: _Stream, code: int, stderr: str) -> _CliRun:
+def _conclude(recorder: TurnRecorder, stream: _Stream, code: int, stderr: str) -> _CliRun:
     result = stream.result
     session = stream.session_id
     if result is None:
@@ -617,28 +568,21 @@ def _conclude(harness: Harness, turn: Turn, stream: _Stream, code: int, stderr: 
             TurnStatus.FAILED, f"Claude Code exited with code {code} without a result: {detail}", session
         )
     usage_in = result.get("usage") if isinstance(result.get("usage"), dict) else {}
-    usage = _Usage(
+    usage = Usage(
         model_calls=int(result.get("num_turns") or 0),
         input_tokens=int(usage_in.get("input_tokens") or 0),
         output_tokens=int(usage_in.get("output_tokens") or 0),
-        cost=float(result.get("total_cost_usd") or 0.0),
+        cost_usd=float(result.get("total_cost_usd") or 0.0),
     )
     denials = result.get("permission_denials") or []
     if isinstance(denials, list) and denials:
         refused = "; ".join(_describe_denial(d) for d in denials)
-        _note(harness, turn, "note", f"Claude Code refused {refused}.", denials=denials)
+        recorder.note("note", f"Claude Code refused {refused}.", denials=denials)
     if result.get("is_error") or result.get("subtype") != "success":
         errors = result.get("errors")
         detail = result.get("result") or (errors and "; ".join(map(str, errors))) or result.get("subtype")
         return _CliRun(TurnStatus.FAILED, f"Claude Code: {detail or 'the run failed'}", session, usage)
     return _CliRun(TurnStatus.COMPLETED, None, session, usage)
-
-
-def _note(harness: Harness, turn: Turn, kind: str, text: str, **meta: Any) -> None:
-    if turn.conversation_id:
-        harness.ws.store.add_message(
-            turn.conversation_id, role="system", kind=kind, text=text, meta=meta, turn_id=turn.id
-        )
 
 
 def _describe_denial(denial: Any) -> str:

@@ -1,0 +1,374 @@
+"""The per-call path every transport shares: a call is checked against the turn's surface and
+the tool's schema, refused when its path leaves the worktree, stopped at the approval gate,
+checked by the mode's guardrail, and then run (a verb, or a tool with a wall-clock limit and, for
+calls with an effect, at most once). ``ExternalCalls`` runs the calls that arrive from another
+transport's process (Claude Code's MCP verbs) on the same path, waiting for the operator where
+the built-in loop would suspend the turn."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import difflib
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
+from control_center.core.modes import Autonomy
+from control_center.core.profiles import CapabilityProfile
+from control_center.core.records import Space, Turn
+from control_center.core.review import AxisResult, AxisStatus
+from control_center.core.schema import validate
+from control_center.core.surface import Deny, guardrail, materialize_surface, needs_approval
+from control_center.core.tools import ToolSpec
+from control_center.harness import call_journal, extra_tools
+from control_center.harness.recorder import EventSink, TurnRecorder
+from control_center.harness.suspensions import WaitingCall, missing_outcome, suspension_for
+from control_center.harness.tools.base import ToolContext, ToolError, ToolOutput
+from control_center.harness.tools.bounded import run_bounded
+from control_center.harness.tools.registry import PURE_TOOLS
+from control_center.harness.tools.shell import run_gate, tool_output_path
+from control_center.harness.verbs import VERBS, VerbContext
+from control_center.store.store import StoreError, new_id
+from control_center.workspace import Workspace, WorkspaceError
+
+GATE_TIMEOUT_S = 600.0
+
+
+@dataclass
+class Needs:
+    """A call that waits for the operator (an approval, an answer)."""
+
+    kind: ApprovalKind = ApprovalKind.TOOL_CALL
+
+
+#: What a call comes to: its result and whether it ends the run, or a wait for the operator.
+CallOutcome = tuple[ToolOutput, bool] | Needs
+
+
+@dataclass(kw_only=True)
+class CallScope:
+    """One turn, as its calls see it: the surface, the mode, where it runs, what it delivered."""
+
+    turn: Turn
+    space: Space | None
+    profile: CapabilityProfile
+    autonomy: Autonomy
+    surface: dict[str, ToolSpec]
+    conversation_id: str
+    author: str = "agent"
+    state: dict[str, Any] = field(default_factory=dict)
+    delivered: bool = False
+    emit: EventSink = field(default=lambda _e: None)
+    cancel_event: threading.Event = field(default_factory=threading.Event)
+
+
+class CallPath:
+    """Runs one call of a turn (see the module's docstring)."""
+
+    def __init__(self, ws: Workspace, env_allow: tuple[str, ...]) -> None:
+        self.ws = ws
+        self.env_allow = env_allow
+
+    async def dispatch(
+        self, ctx: CallScope, name: str, args: Any, *, approved: bool, call_id: str = ""
+    ) -> CallOutcome:
+        spec = ctx.surface.get(name)
+        if spec is None:
+            # Off the surface: invisible, so answered exactly like a tool that does not exist.
+            return ToolOutput(f"unknown tool {name!r}", is_error=True), False
+        if not isinstance(args, dict):
+            return ToolOutput(f"invalid input for {name}: input must be an object", is_error=True), False
+        problems = validate(spec.input_schema, args)
+        if problems:
+            return ToolOutput(f"invalid input for {name}: " + "; ".join(problems), is_error=True), False
+        if name == "report_progress" and ctx.state.get("last_tool") == "report_progress":
+            return ToolOutput(
+                "report_progress refused: it was the previous call too; never call it twice in a row. "
+                "Do some work, or end your turn with your answer.",
+                is_error=True,
+            ), False
+        escape = path_problem(ctx.turn.worktree, name, args)
+        if escape is not None:
+            # Refused before the gate: the operator is never asked to approve a path that leaves
+            # the worktree.
+            return ToolOutput(escape, is_error=True), False
+        if not approved and needs_approval(spec, ctx.profile, ctx.autonomy):
+            return Needs()
+        verdict = guardrail(spec, ctx.profile)
+        if isinstance(verdict, Deny):
+            return ToolOutput(verdict.reason, is_error=True), False
+        try:
+            if name in VERBS:
+                vctx = VerbContext(
+                    ws=self.ws,
+                    space=ctx.space,
+                    turn_id=ctx.turn.id,
+                    conversation_id=ctx.conversation_id,
+                    profile=ctx.profile,
+                    author=ctx.author,
+                    emit=ctx.emit,
+                    run_gates=self.run_gates,
+                )
+                res = await VERBS[name](vctx, args)
+                if res.suspend is not None:
+                    return Needs(res.suspend)
+                if res.delivered and name == ctx.profile.output_verb:
+                    ctx.delivered = True
+                return res.output, res.end_run
+            tool_ctx = ToolContext(
+                worktree=ctx.turn.worktree,
+                read_only=ctx.profile.read_only,
+                env_allow=self.env_allow,
+                extras={
+                    "cancel_event": ctx.cancel_event,
+                    "output_file": tool_output_path(self.ws.root, call_id),
+                    **({"base": ctx.space.pr_base, "head": "HEAD"} if ctx.space and ctx.space.is_pr else {}),
+                },
+            )
+            fn = PURE_TOOLS.get(name) or extra_tools.EXTRA_TOOLS.get(name)
+            if fn is None:
+                return ToolOutput(
+                    f"tool {name} has no implementation on this transport", is_error=True
+                ), False
+            extra = (self.ws,) if name in extra_tools.WORKSPACE_TOOLS else ()
+            if not (call_id and call_journal.is_effectful(spec)):
+                return await run_bounded(name, fn, tool_ctx, args, *extra), False
+
+            async def run_journaled(spool: Path) -> ToolOutput:
+                # The command's output goes to the spool as it arrives: after a crash it is what the
+                # model is shown of a call that may have run.
+                spooled = replace(tool_ctx, extras={**tool_ctx.extras, "output_file": spool})
+                try:
+                    return await run_bounded(name, fn, spooled, args, *extra)
+                except (ToolError, WorkspaceError) as exc:
+                    return ToolOutput(str(exc), is_error=True)
+
+            out = await call_journal.run_at_most_once(
+                self.ws.store,
+                self.ws.root,
+                turn_id=ctx.turn.id,
+                call_id=call_id,
+                name=name,
+                args=args,
+                run=run_journaled,
+            )
+            return out, False
+        except ToolError as exc:
+            return ToolOutput(str(exc), is_error=True), False
+        except WorkspaceError as exc:
+            return ToolOutput(str(exc), is_error=True), False
+
+    def open_wait(
+        self, scope: CallScope, needs: Needs, call_id: str, name: str, args: dict[str, Any]
+    ) -> Approval:
+        """The durable Inbox item a call waits on (and its conversation card), announced."""
+        return suspension_for(needs.kind).open(
+            WaitingCall(
+                store=self.ws.store,
+                space_id=scope.space.id if scope.space else None,
+                turn_id=scope.turn.id,
+                conversation_id=scope.conversation_id,
+                worktree=scope.turn.worktree,
+                call_id=call_id,
+                name=name,
+                args=args,
+                emit=scope.emit,
+            )
+        )
+
+    async def run_gates(self, space: Space) -> list[AxisResult]:
+        results = []
+        for gate in space.gates:
+            outcome = await asyncio.to_thread(
+                run_gate,
+                gate.command,
+                space.worktree,
+                GATE_TIMEOUT_S,
+                network=gate.network,
+                env_allow=self.env_allow,
+            )
+            results.append(AxisResult(gate.name, AxisStatus(outcome.status), outcome.detail))
+        return results
+
+
+#: How often a call from another transport looks for the operator's decision (any process may
+#: record it: the app, ``control-center approvals decide``).
+DECISION_POLL_S = 0.25
+#: Who withdraws an approval nobody can act on any more.
+SYSTEM_ACTOR = "control-center"
+#: Turn-state key: approvals opened over another transport that a call has already used.
+_USED_APPROVALS = "used_approvals"
+
+
+def external_calls(
+    path: CallPath, turn: Turn, space: Space | None, profile: CapabilityProfile, recorder: TurnRecorder
+) -> ExternalCalls:
+    """The calls of one turn driven by another transport, on the built-in per-call path."""
+    autonomy = space.autonomy if space else Autonomy.ASK
+    tools = materialize_surface(profile, autonomy, turn.transport)
+    scope = CallScope(
+        turn=turn,
+        space=space,
+        profile=profile,
+        autonomy=autonomy,
+        surface={t.name: t for t in tools},
+        conversation_id=turn.conversation_id or "",
+        author=str(turn.settings.get("agent") or "agent"),
+        state=dict(turn.state),
+        delivered=turn.delivered,
+        emit=recorder.emit,
+    )
+    return ExternalCalls(path, scope, recorder)
+
+
+@dataclass
+class ExternalCalls:
+    """One turn's calls from another transport, run as the built-in harness runs them. A call
+    that needs the operator opens the same durable Inbox item and WAITS for the decision (the
+    other transport's process waits for the call's result); ``close`` ends every wait. ``state``
+    is the turn row's state, shared with the driver (its own keys ride in it)."""
+
+    path: CallPath
+    scope: CallScope
+    recorder: TurnRecorder
+    closed: asyncio.Event = field(default_factory=asyncio.Event)
+    #: Approvals calls of this run are waiting on.
+    waiting: set[str] = field(default_factory=set)
+
+    @property
+    def verbs(self) -> list[ToolSpec]:
+        """The verbs on this turn's surface (what the turn's MCP server lists)."""
+        return [spec for name, spec in self.scope.surface.items() if name in VERBS]
+
+    @property
+    def delivered(self) -> bool:
+        return self.scope.delivered
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self.scope.state
+
+    def close(self, *, final: bool) -> None:
+        """End every wait. ``final`` (the turn cannot be resumed): an item still pending would
+        wait for nothing, so it is withdrawn with the reason; otherwise it stays for the resume."""
+        self.closed.set()
+        if not final:
+            return
+        store = self.path.ws.store
+        for approval_id in self.waiting:
+            approval = store.approval(approval_id)
+            if approval is not None and approval.status is ApprovalStatus.PENDING:
+                question = approval.kind is ApprovalKind.QUESTION
+                with contextlib.suppress(StoreError):
+                    store.decide_approval(
+                        approval_id,
+                        ApprovalStatus.ANSWERED if question else ApprovalStatus.REJECTED,
+                        by=SYSTEM_ACTOR,
+                        reason="the turn ended before a decision",
+                    )
+
+    async def call(self, name: str, args: dict[str, Any], call_id: str = "") -> ToolOutput:
+        call_id = call_id or new_id()
+        scope = self.scope
+        result = await self.path.dispatch(scope, name, args, approved=False, call_id=call_id)
+        if isinstance(result, Needs):
+            approval = self._waiting_approval(result.kind, name, args) or self.path.open_wait(
+                scope, result, call_id, name, args
+            )
+            self.waiting.add(approval.id)
+            decided = await self._decision(approval.id)
+            self.waiting.discard(approval.id)
+            if decided is None and not self.closed.is_set():
+                return missing_outcome()
+            if decided is None:
+                return ToolOutput(
+                    f"{name} waited for the operator's decision and the turn ended first; it did not run.",
+                    is_error=True,
+                )
+            self._mark_used(decided.id)
+            settled = suspension_for(decided.kind).outcome(decided)
+            if settled is not None:
+                return settled
+            result = await self.path.dispatch(scope, name, args, approved=True, call_id=call_id)
+            if isinstance(result, Needs):
+                return ToolOutput(f"{name} cannot wait twice in one call", is_error=True)
+        out, _end = result
+        scope.state["last_tool"] = name
+        if scope.delivered:
+            self.recorder.progress(delivered=True)
+        return out
+
+    def _waiting_approval(self, kind: ApprovalKind, name: str, args: dict[str, Any]) -> Any:
+        """The same call's Inbox item from before an interruption (pending, or decided and not
+        yet used): a resumed session that repeats the call waits on it, never opens a second."""
+        used = set(self.scope.state.get(_USED_APPROVALS) or ())
+        for approval in self.path.ws.store.approvals(kind=kind, turn_id=self.scope.turn.id):
+            if approval.id in used or approval.status is ApprovalStatus.SUPERSEDED:
+                continue
+            payload = approval.payload
+            same = (
+                payload.get("question") == args.get("question")
+                if kind is ApprovalKind.QUESTION
+                else payload.get("tool") == name and payload.get("input") == args
+            )
+            if same:
+                return approval
+        return None
+
+    async def _decision(self, approval_id: str) -> Any:
+        store = self.path.ws.store
+        while True:
+            approval = store.approval(approval_id)
+            if approval is None or approval.status.settled:
+                return approval
+            if self.closed.is_set():
+                return None
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.closed.wait(), DECISION_POLL_S)
+
+    def _mark_used(self, approval_id: str) -> None:
+        self.scope.state[_USED_APPROVALS] = [*(self.scope.state.get(_USED_APPROVALS) or ()), approval_id]
+        self.recorder.progress(state=self.scope.state)
+
+
+#: Tools whose "path" argument names a file of the worktree.
+_PATH_TOOLS = frozenset({"read_file", "list_files", "search_files", "write_file", "edit_file", "delete_file"})
+
+
+def path_problem(worktree: Path, name: str, args: dict[str, Any]) -> str | None:
+    if name not in _PATH_TOOLS or not isinstance(args.get("path"), str):
+        return None
+    from control_center.harness.tools.paths import resolve_in_worktree
+
+    try:
+        resolve_in_worktree(worktree, args["path"], must_exist=False)
+    except ToolError as exc:
+        return str(exc)
+    return None
+
+
+def preview_diff(worktree: Path, name: str, args: dict[str, Any]) -> str | None:
+    """What a write would change, computed without writing (for the approval's preview)."""
+    if name not in ("write_file", "edit_file", "delete_file") or not isinstance(args.get("path"), str):
+        return None
+    rel = args["path"]
+    try:
+        from control_center.harness.tools.paths import resolve_in_worktree
+
+        path = resolve_in_worktree(worktree, rel, must_exist=False)
+        old = path.read_text(errors="replace") if path.is_file() else ""
+    except (ToolError, OSError):
+        return None
+    if name == "write_file":
+        new = str(args.get("content", ""))
+    elif name == "edit_file":
+        new = old.replace(str(args.get("old", "")), str(args.get("new", "")), 1)
+    else:
+        new = ""
+    diff = difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{rel}", f"b/{rel}"
+    )
+    return "".join(diff) or None

@@ -1,0 +1,178 @@
+"""The one writer of a turn: its start, its messages (the operator's, the model's, tool results,
+nudges, notes), its usage, its progress and its end, each stored and announced the same way
+whatever drives the turn (the built-in loop, Claude Code, a transport still to come). Drivers
+decide what happens; the recorder is how it is kept."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from control_center.core.events import (
+    NudgeEvent,
+    TurnEnded,
+    TurnEvent,
+    TurnStarted,
+    TurnStatus,
+    UsageEvent,
+)
+from control_center.core.records import Turn
+from control_center.harness.tools.base import ToolOutput
+from control_center.workspace import Workspace
+
+EventSink = Callable[[TurnEvent], None]
+
+
+@dataclass
+class Usage:
+    """What a turn has used, across its model calls, runs and resumes."""
+
+    model_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+    @classmethod
+    def of(cls, turn: Turn) -> Usage:
+        return cls(turn.model_calls, turn.input_tokens, turn.output_tokens, turn.cost_usd)
+
+    def add(self, model_calls: int, input_tokens: int, output_tokens: int, cost_usd: float) -> None:
+        self.model_calls += model_calls
+        self.input_tokens += input_tokens
+        self.output_tokens += output_tokens
+        self.cost_usd += cost_usd
+
+    def turn_fields(self) -> dict[str, Any]:
+        return {
+            "model_calls": self.model_calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost_usd,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": round(self.cost_usd, 6),
+            "model_calls": self.model_calls,
+        }
+
+
+class TurnRecorder:
+    """Every write one turn makes, and the event that announces it."""
+
+    def __init__(self, ws: Workspace, turn: Turn, emit: EventSink, *, has_space: bool) -> None:
+        self.ws = ws
+        self.turn = turn
+        self.emit = emit
+        self.has_space = has_space
+
+    @property
+    def conversation_id(self) -> str:
+        return self.turn.conversation_id or ""
+
+    # -- start ------------------------------------------------------------------------------------
+
+    def started(self, event: TurnStarted) -> None:
+        self.emit(event)
+
+    # -- messages ---------------------------------------------------------------------------------
+
+    def user_message(self, text: str) -> None:
+        self._message("user", "user", text, [{"type": "text", "text": text}])
+
+    def assistant(self, text: str, blocks: list[dict[str, Any]]) -> None:
+        self._message("assistant", "assistant", text, blocks)
+
+    def tool_result(self, call_id: str, name: str, out: ToolOutput, status_note: str | None = None) -> None:
+        self._message(
+            "user",
+            "tool_result",
+            out.content,
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": call_id,
+                    "content": out.content,
+                    "is_error": out.is_error,
+                }
+            ],
+            meta={
+                "call_id": call_id,
+                "name": name,
+                "is_error": out.is_error,
+                "diff": out.data.get("diff"),
+                "full_output": out.data.get("full_output"),
+                # A rejected call is the operator's decision, not a failure of the tool.
+                **({"status": status_note} if status_note else {}),
+            },
+        )
+
+    def note(self, kind: str, text: str, **meta: Any) -> None:
+        """A system line in the conversation (``note``, ``error``)."""
+        if self.conversation_id:
+            self.ws.store.add_message(
+                self.conversation_id, role="system", kind=kind, text=text, meta=meta, turn_id=self.turn.id
+            )
+
+    def nudge(self, text: str) -> None:
+        """The completion contract's one reminder."""
+        self._message("user", "nudge", text, [{"type": "text", "text": text}])
+        self.ws.store.write_turn(self.turn.id, nudged=True)
+        self.emit(NudgeEvent(text))
+
+    def _message(
+        self,
+        role: str,
+        kind: str,
+        text: str,
+        blocks: list[dict[str, Any]],
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        if self.conversation_id:
+            self.ws.store.add_message(
+                self.conversation_id,
+                role=role,
+                kind=kind,
+                text=text,
+                blocks=blocks,
+                meta=meta,
+                turn_id=self.turn.id,
+            )
+
+    # -- usage and progress -----------------------------------------------------------------------
+
+    def usage(self, total: Usage, step: Usage, **fields: Any) -> None:
+        """One model call's (or one external run's) usage: ``step`` announced, ``total`` kept
+        (with any other ``fields`` of the same write)."""
+        self.emit(UsageEvent(step.input_tokens, step.output_tokens, step.cost_usd))
+        self.ws.store.write_turn(self.turn.id, **total.turn_fields(), **fields)
+
+    def progress(self, **fields: Any) -> None:
+        """Fields of the turn row that moved (state, delivery, cursor, mode, status)."""
+        if fields:
+            self.ws.store.write_turn(self.turn.id, **fields)
+
+    # -- end --------------------------------------------------------------------------------------
+
+    def end(
+        self,
+        status: TurnStatus,
+        *,
+        delivered: bool,
+        usage: Usage | None = None,
+        error: str | None = None,
+        **fields: Any,
+    ) -> TurnEnded:
+        """The turn's last write and event. A one-shot run's scratch worktree goes once nothing
+        can resume the turn."""
+        self.ws.store.write_turn(self.turn.id, status=status, delivered=delivered, error=error, **fields)
+        if error:
+            self.note("error" if status is TurnStatus.FAILED else "note", error)
+        ended = TurnEnded(self.turn.id, status, delivered, error, usage.to_json() if usage else {})
+        self.emit(ended)
+        if not self.has_space and status in (TurnStatus.COMPLETED, TurnStatus.FAILED):
+            self.ws.remove_scratch(self.turn.worktree)
+        return ended
