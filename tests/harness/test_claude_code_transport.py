@@ -1169,3 +1169,65 @@ def test_real_cli_a_plan_turn_without_its_plan_is_nudged_and_then_delivers(ws: W
     after_nudge = next(r for r in requests if nudge and nudge in json.dumps(r.body))
     assert "I would add a logger first." in json.dumps(after_nudge.body)
     assert ended.usage["model_calls"] >= 3
+
+
+@needs_real_cli
+@pytest.mark.usefixtures("loopback_key")
+def test_real_cli_an_interrupted_turn_resumes_its_real_claude_session(ws: Workspace) -> None:
+    """Cancel a real Claude Code turn in the middle of a command, then resume it: the CLI is
+    started with ``--resume`` on the session it reported, finds that session in the space's home
+    (rebuilt for the resume, transcripts kept) and sends the model the whole earlier exchange."""
+    space = ws.create_space("resume-real", mode=Mode.CHAT)
+    replies = [
+        [{"type": "tool_use", "name": "Bash", "input": {"command": "timeout 120 tail -f /dev/null", "description": "wait"}}],
+        [{"type": "text", "text": "Back, and I remember the pelican."}],
+    ]
+    events: list[TurnEvent] = []
+    with LoopbackMessagesServer(replies) as server:
+        settings = AppSettings(claude_cli=str(REAL_CLI), base_url=server.base_url)
+
+        async def interrupted() -> None:
+            task = asyncio.create_task(
+                Harness(ws, settings).run(
+                    RunRequest("remember the word pelican", space.id, transport=Transport.CLAUDE_CODE),
+                    emit=events.append,
+                )
+            )
+            deadline = time.monotonic() + 120
+            while not any(isinstance(e, ToolCallEvent) and e.name == "Bash" for e in events):
+                assert time.monotonic() < deadline, "Claude never started the command"
+                assert not task.done(), task
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.5)
+            assert not task.done(), [e for e in events if isinstance(e, ToolResultEvent)]
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(interrupted())
+        turn = ws.store.turn(events[0].turn)  # type: ignore[attr-defined]
+        assert turn is not None
+        assert turn.status is TurnStatus.INTERRUPTED
+        session = turn.state["session_id"]
+        before = len(server.requests)
+
+        resumed_events: list[TurnEvent] = []
+        ended = asyncio.run(Harness(ws, settings).resume(turn.id, emit=resumed_events.append))
+        requests = list(server.requests)[before:]
+
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert ended.turn == turn.id
+    started = resumed_events[0]
+    assert isinstance(started, TurnStarted)
+    assert started.resumed is True
+    assert requests, "the resumed CLI never called the model"
+    # The model saw the interrupted session: the operator's first message and the cut command.
+    seen = json.dumps(requests[-1].body)
+    assert "remember the word pelican" in seen
+    assert "timeout 120 tail -f /dev/null" in seen
+    assert "Continue where you left off" in seen
+    texts = [m.text for m in ws.store.messages(space.conversation_id) if m.kind == "assistant"]
+    assert "Back, and I remember the pelican." in texts
+    row = ws.store.turn(turn.id)
+    assert row is not None
+    assert row.state["session_id"] == session
