@@ -3,9 +3,11 @@ event, the UI and the README share."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from control_center.core.guarantees import Layer, guarantee_for, operator_note, readme_table
+from control_center.core.guarantees import Layer, guarantee_for, layers_line, operator_note, readme_table
 from control_center.core.modes import Mode, Transport
 from control_center.core.profiles import profile_for
 
@@ -51,3 +53,14 @@ def test_the_readme_table_has_a_row_per_mode_and_transport() -> None:
     assert table.count("\n") == 1 + len(Mode) * len(Transport)
     assert "| Plan | claude-code |" in table
     assert "OS layer" in table
+
+
+def test_the_readme_says_per_mode_and_transport_what_guarantee_for_says() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    for mode in Mode:
+        profile = profile_for(mode)
+        for transport in Transport:
+            with_os = layers_line(guarantee_for(profile, transport, True))
+            without = layers_line(guarantee_for(profile, transport, False))
+            row = f"| {profile.label} | {transport.value} | {with_os} | {without} |"
+            assert row in readme, f"the README's guarantee table lacks or contradicts: {row}"
