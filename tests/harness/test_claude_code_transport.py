@@ -1179,7 +1179,13 @@ def test_real_cli_an_interrupted_turn_resumes_its_real_claude_session(ws: Worksp
     (rebuilt for the resume, transcripts kept) and sends the model the whole earlier exchange."""
     space = ws.create_space("resume-real", mode=Mode.CHAT)
     replies = [
-        [{"type": "tool_use", "name": "Bash", "input": {"command": "timeout 120 tail -f /dev/null", "description": "wait"}}],
+        [
+            {
+                "type": "tool_use",
+                "name": "Bash",
+                "input": {"command": "timeout 120 tail -f /dev/null", "description": "wait"},
+            }
+        ],
         [{"type": "text", "text": "Back, and I remember the pelican."}],
     ]
     events: list[TurnEvent] = []
