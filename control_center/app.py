@@ -4,14 +4,16 @@ and the main window are created and wired here, and nowhere else."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 
-from control_center.harness.settings import AppSettings
+if TYPE_CHECKING:
+    from control_center.harness.settings import AppSettings
+    from control_center.ui.startup import StartupShell
 
 #: The desktop entry's name (resources/<APP_ID>.desktop) and the AppStream id: the desktop shell
 #: matches the running window to its entry and icon through it.
@@ -49,6 +51,8 @@ def create_main_window(workspace_dir: str | os.PathLike[str]) -> QMainWindow:
 def _run_event_loop(app: QApplication) -> int:
     """Qt's loop drives asyncio through qasync, so async code can run on the GUI thread without
     blocking it; the harness itself runs on the runtime's worker thread."""
+    import asyncio
+
     import qasync
 
     done = asyncio.Event()
@@ -66,9 +70,10 @@ def start_gui(workspace: Path | None) -> QWidget:
     """Show the first window: the workspace asked for (or the last one used), else the welcome
     screen. A workspace that cannot be opened never ends the app silently: the welcome screen
     opens with what is wrong and what to do, and the same message goes to stderr."""
+    from control_center.harness.settings import AppSettings
     from control_center.ui.workspace_errors import diagnose
 
-    app = _application()
+    _application()
     settings = AppSettings.load()
     if workspace is None and settings.last_workspace:
         workspace = Path(settings.last_workspace)
@@ -79,8 +84,13 @@ def start_gui(workspace: Path | None) -> QWidget:
         except Exception as exc:  # shown as a sentence on the welcome screen, never a traceback
             problem = diagnose(workspace, exc)
             print(f"error: {problem.message()}", file=sys.stderr)
+    return _welcome(settings, problem)
+
+
+def _welcome(settings: AppSettings, problem: Any = None) -> QWidget:
     from control_center.ui.welcome import WelcomeWindow
 
+    app = _application()
     welcome = WelcomeWindow(open_workspace=lambda p: _open_and_remember(p, settings))
     welcome.show()
     if problem is not None:
@@ -89,8 +99,78 @@ def start_gui(workspace: Path | None) -> QWidget:
     return welcome
 
 
+def open_staged(workspace: Path | None) -> QWidget:
+    """What ``start_gui`` does, with the first paint first: the settings are read and a shell
+    window (PySide6 and the theme, in the operator's appearance) is shown at once; after it
+    painted, a worker thread imports the runtime and the main window's modules and opens the
+    workspace's database; then the main window is built on the GUI thread and takes the shell's
+    place, or the welcome screen says what is wrong. Once loaded, the operator sees exactly
+    what ``start_gui`` shows. Returns the shell (or the welcome screen, with nothing to open)."""
+    from control_center.harness.settings import AppSettings
+    from control_center.ui import theme
+    from control_center.ui.startup import StartupShell
+
+    app = _application()
+    settings = AppSettings.load()
+    theme.apply_appearance(app, settings.appearance)
+    app.setWindowIcon(theme.app_icon())
+    target = workspace
+    if target is None and settings.last_workspace:
+        target = Path(settings.last_workspace)
+    if target is None:  # nothing to open: the welcome screen is light, shown at once
+        return _welcome(settings)
+    shell = StartupShell(target)
+
+    def prepare() -> Any:
+        # Imported here, off the GUI thread: most of a start is these imports.
+        import control_center.ui.main_window  # noqa: F401
+        from control_center.runtime import open_runtime
+
+        return open_runtime(target)
+
+    def finish(outcome: tuple[str, Any]) -> None:
+        from control_center.ui.workspace_errors import diagnose
+
+        status, opened = outcome
+        if status == "ok":
+            try:
+                shell.opened_window = _show_main_window(opened, target, settings, shell)
+                return
+            except Exception as exc:  # shown as a sentence on the welcome screen
+                opened = exc
+        problem = diagnose(target, opened)
+        print(f"error: {problem.message()}", file=sys.stderr)
+        shell.opened_window = _welcome(settings, problem)
+        shell.close()
+
+    shell.prepared.connect(finish)
+    shell.show()
+    shell.run_after_first_paint(prepare)
+    app._startup_shell = shell  # type: ignore[attr-defined]  # keep it alive until replaced
+    return shell
+
+
+def _show_main_window(
+    runtime: Any, workspace: Path, settings: AppSettings, shell: StartupShell
+) -> QMainWindow:
+    from control_center.ui.main_window import MainWindow
+
+    try:
+        window = MainWindow(runtime)
+        runtime.resume_pipelines()
+    except Exception:
+        runtime.shutdown()
+        runtime.ws.close()
+        raise
+    settings.last_workspace = str(Path(workspace).resolve())
+    settings.save()
+    shell.hand_over(window)
+    _windows.append(window)
+    return window
+
+
 def run_gui(workspace: Path | None) -> int:
-    start_gui(workspace)
+    open_staged(workspace)
     return _run_event_loop(_application())
 
 
