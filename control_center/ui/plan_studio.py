@@ -124,6 +124,14 @@ MARKER_COLORS: dict[str, str] = {"new": "#27ae60", "changed": "#f2994a"}
 _BAND = 8.0  # width of the status band on a node's left edge
 _PAD = 10.0
 _DIM_OPACITY = 0.22
+#: In high contrast what is set aside stays readable (card text at least 4.5:1 on black/white).
+_DIM_OPACITY_HIGH_CONTRAST = 0.6
+
+
+def _dim_opacity() -> float:
+    return _DIM_OPACITY_HIGH_CONTRAST if ui_theme.colors().high_contrast else _DIM_OPACITY
+
+
 _TEXT_LOD = 0.35  # below this zoom, text is unreadable anyway: skip it
 _MIN_SCALE, _MAX_SCALE = 0.03, 4.0
 #: Fit never zooms below this: card text is drawn in the UI font, so at 1.0 it reads like the rest
@@ -246,7 +254,7 @@ class PlanNodeItem(QGraphicsItem):
     def set_dimmed(self, dimmed: bool) -> None:
         if dimmed != self.dimmed:
             self.dimmed = dimmed
-            self.setOpacity(_DIM_OPACITY if dimmed else 1.0)
+            self.setOpacity(_dim_opacity() if dimmed else 1.0)
 
     def set_on_critical_path(self, on: bool) -> None:
         if on != self.on_critical_path:
@@ -444,11 +452,11 @@ class PlanEdgeBundle(QGraphicsItem):
         plain = theme.far_edge if far else theme.edge
         if self._mixed:
             _hairline(painter, self._plain, self._plain_arrows, plain)
-            painter.setOpacity(base * _DIM_OPACITY)
+            painter.setOpacity(base * _dim_opacity())
             _hairline(painter, self._faded, self._faded_arrows, plain)
         else:
             if self._any_dimmed:
-                painter.setOpacity(base * _DIM_OPACITY)
+                painter.setOpacity(base * _dim_opacity())
             _hairline(painter, self._all, self._all_arrows, plain)
         painter.setOpacity(base)
         if not self._lit.isEmpty():

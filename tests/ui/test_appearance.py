@@ -96,3 +96,21 @@ def test_the_appearance_setting() -> None:
         settings.set_key("appearance", "purple")
     assert settings.appearance == "high-contrast"
     assert AppSettings.from_json({"appearance": "neon"}).appearance == "system"
+
+
+@pytest.mark.parametrize("dark", [False, True])
+def test_plan_studio_dims_less_in_high_contrast(app: QApplication, dark: bool) -> None:
+    from PySide6.QtGui import QColor
+
+    from control_center.ui.plan_studio import _dim_opacity
+
+    theme.apply_appearance(app, "dark" if dark else "light")
+    assert _dim_opacity() < 0.3  # set-aside nodes recede
+    theme.apply_appearance(app, "high-contrast-dark" if dark else "high-contrast")
+    pal = app.palette()
+    fg, bg = pal.color(Role.Text), pal.color(Role.Base)
+    a = _dim_opacity()
+    seen = QColor.fromRgbF(
+        *(a * f + (1 - a) * b for f, b in zip(fg.getRgbF()[:3], bg.getRgbF()[:3], strict=True))
+    )
+    assert theme.contrast_ratio(seen, bg) >= 4.5  # ... but a dimmed card's text still reads
