@@ -27,7 +27,6 @@ from control_center.app import create_main_window
 from control_center.core.events import ModelRetry
 from control_center.demo import DEMO_SPACES, REVIEW_SPACE, create_demo
 from control_center.ui import theme
-from control_center.ui.main_window import MODEL_RETRY_ITEM
 from control_center.workspace import Workspace
 
 LONG_NAME = "A space named at great length " + "x" * 170
@@ -154,7 +153,7 @@ def shot_selection_and_retry(window: Any, shot: Any) -> None:
         retry = ModelRetry(2, 5, 4.0, "529 overloaded", 529, "https://api.anthropic.com")
         window._on_turn_event(space.id, retry)
         shot("conversation_model_retry")
-        model.remove_item(MODEL_RETRY_ITEM)
+        window.retry_line.clear()
 
 
 def main() -> None:

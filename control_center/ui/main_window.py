@@ -57,6 +57,7 @@ from control_center.ui.inbox_source import RuntimeInboxSource
 from control_center.ui.message_queue import MessageQueue
 from control_center.ui.notifier import Notifier
 from control_center.ui.operations import Operations
+from control_center.ui.retry_line import MODEL_RETRY_ITEM, RetryLine
 from control_center.ui.side_tabs import SideTabs
 from control_center.ui.space_list import SpaceListModel, SpaceListView
 from control_center.ui.widgets import ElidedLabel, EmptyState
@@ -65,8 +66,6 @@ from control_center.ui.widgets import ElidedLabel, EmptyState
 #: explicitly so a panel whose preferred width grows (a long name, a wide tab) can never make the
 #: window grow by itself; panels elide, wrap, scroll or overflow into menus instead.
 MINIMUM_WINDOW = (900, 560)
-#: The conversation's live line while the provider waits to retry a model call.
-MODEL_RETRY_ITEM = "live:model-retry"
 #: Below this width of the conversation area the Autonomy/Transport captions are hidden.
 HEADER_CAPTIONS_MIN_WIDTH = 560
 
@@ -208,6 +207,9 @@ class MainWindow(QMainWindow):
             header.addWidget(combo, 0)
 
         self.conversation_model = ConversationModel(self)
+        self.retry_line = RetryLine(
+            self.conversation_model, lambda text: self.statusBar().showMessage(text, 10_000), self
+        )
         self.conversation_view = ConversationView()
         self.conversation_view.setModel(self.conversation_model)
         self.composer = Composer()
@@ -886,19 +888,11 @@ class MainWindow(QMainWindow):
             model.append_item(TranscriptItem(f"nudge:{next(self._live_counter)}", ItemKind.NUDGE, event.text))
 
     def _show_model_retry(self, event: TurnEvent) -> bool:
-        """A ``model_retry`` shows as one live line ("retrying (2/5) in 4 s: 529 overloaded") that
-        each new retry replaces and any other event of the turn takes away. True when handled."""
-        model = self.conversation_model
+        """A ``model_retry`` is one live, counting-down line (ui/retry_line.py). True when handled."""
         if isinstance(event, ModelRetry):
-            item = TranscriptItem(MODEL_RETRY_ITEM, ItemKind.NOTE, f"Model endpoint: {event.text}")
-            if model.row_of(MODEL_RETRY_ITEM) is None:
-                model.append_item(item)
-            else:
-                model.replace_item(item)
-            self.statusBar().showMessage(f"{event.endpoint or 'model endpoint'}: {event.text}", 10_000)
-            return True
-        if model.row_of(MODEL_RETRY_ITEM) is not None:
-            model.remove_item(MODEL_RETRY_ITEM)
+            return self.retry_line.handle(event)
+        if self.conversation_model.row_of(MODEL_RETRY_ITEM) is not None:
+            self.retry_line.clear()
             self.statusBar().clearMessage()
         return False
 

@@ -16,7 +16,7 @@ from control_center.core.modes import Autonomy, Mode
 from control_center.harness.endpoint import effective_endpoint
 from control_center.harness.loopback import LoopbackMessagesServer, http_status
 from control_center.harness.settings import AppSettings
-from control_center.ui.main_window import MODEL_RETRY_ITEM
+from control_center.ui.retry_line import MODEL_RETRY_ITEM
 from control_center.ui.settings_dialog import SettingsDialog
 from control_center.workspace import Workspace
 from tests.helpers import make_repo
@@ -110,3 +110,34 @@ def test_settings_show_the_endpoint_in_use_and_its_source(
     dialog.base_url.setText("http://127.0.0.1:9999")
     assert dialog.endpoint_status.text().startswith("http://127.0.0.1:9999 — from the Base URL")
     assert dialog.key_status.text()  # and where the key comes from
+
+
+def test_the_retry_line_counts_down_then_says_now(qtbot: Any) -> None:
+    from control_center.core.events import ModelRetry, TextDelta
+    from control_center.ui.conversation import ConversationModel
+    from control_center.ui.retry_line import RetryLine
+
+    now = [100.0]
+    announced: list[str] = []
+    model = ConversationModel()
+    line = RetryLine(model, announced.append, clock=lambda: now[0])
+    event = ModelRetry(2, 5, 4.0, "529 overloaded", 529, "http://127.0.0.1:9")
+    assert line.handle(event)
+    assert _text(model) == "Model endpoint: retrying (2/5) in 4 s: 529 overloaded"
+    assert announced == ["http://127.0.0.1:9: retrying (2/5) in 4 s: 529 overloaded"]
+    now[0] += 1.2
+    line.tick()
+    assert _text(model) == "Model endpoint: retrying (2/5) in 3 s: 529 overloaded"
+    now[0] += 3.0
+    line.tick()
+    assert _text(model) == "Model endpoint: retrying (2/5) now: 529 overloaded"
+    assert line.handle(ModelRetry(3, 5, 8.0, "429 rate limit", 429))
+    assert _text(model) == "Model endpoint: retrying (3/5) in 8 s: 429 rate limit"
+    assert model.rowCount() == 1  # one line, replaced
+    assert not line.handle(TextDelta("Hello"))
+    assert model.row_of(MODEL_RETRY_ITEM) is None
+
+
+def _text(model: Any) -> str:
+    row = model.row_of(MODEL_RETRY_ITEM)
+    return "" if row is None else model.item(row).text
