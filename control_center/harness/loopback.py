@@ -43,6 +43,8 @@ class Fault:
     retry_after: float | None = None
     message: str = ""
     seconds: float = 0.0
+    #: error_event only: right after message_start, before any content (nothing shown yet).
+    at_start: bool = False
 
 
 def http_status(status: int, retry_after: float | None = None, message: str | None = None) -> Fault:
@@ -60,10 +62,10 @@ def malformed_event() -> Fault:
     return Fault("malformed_event")
 
 
-def error_event(message: str = "Overloaded") -> Fault:
+def error_event(message: str = "Overloaded", *, at_start: bool = False) -> Fault:
     """Start the stream, then send an SSE ``error`` event (what the API does when it overloads
     mid-stream) and end the stream."""
-    return Fault("error_event", message=message)
+    return Fault("error_event", message=message, at_start=at_start)
 
 
 def stall(seconds: float) -> Fault:
@@ -301,7 +303,7 @@ class _Handler(BaseHTTPRequestHandler):
         events = self._events(message)
         # Where a fault strikes: after message_start and the first content delta, so the client
         # has already yielded something (the hard case for a UI).
-        cut = min(len(events), 4)
+        cut = 1 if fault is not None and fault.at_start else min(len(events), 4)
         try:
             for n, (name, data) in enumerate(events):
                 if fault is not None and n == cut:

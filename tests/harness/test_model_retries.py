@@ -328,3 +328,21 @@ def test_a_bad_model_retries_value_is_refused(value: str) -> None:
     with pytest.raises(SettingsError, match="model_retries"):
         settings.set_key("model_retries", value)
     assert settings.model_retries is None
+
+
+def test_an_overloaded_event_before_any_text_is_retried_after_text_it_is_not() -> None:
+    from control_center.harness.loopback import error_event
+
+    with LoopbackMessagesServer([[{"type": "text", "text": "answered on the second try"}]]) as server:
+        server.add_fault(error_event("Overloaded", at_start=True))
+        items = _collect(_provider("anthropic", server.base_url), "anthropic")
+        assert len(server.requests) == 2
+    retry = next(i for i in items if isinstance(i, ModelRetry))
+    assert (retry.attempt, retry.status, retry.reason) == (1, None, "overloaded")
+    assert items[-1].content == [{"type": "text", "text": "answered on the second try"}]
+
+    with LoopbackMessagesServer([[{"type": "text", "text": "cut short " * 4}]]) as server:
+        server.add_fault(error_event("Overloaded"))  # after the first text chunk
+        with pytest.raises(ProviderError, match=r"overloaded_error.*Overloaded"):
+            _collect(_provider("anthropic", server.base_url), "anthropic")
+        assert len(server.requests) == 1

@@ -24,6 +24,8 @@ from .base import (
 from .clients import shared_client
 from .retry import RetryableError, RetryPolicy, policy_with, short_reason, status_error, with_retries
 
+#: Error types of an SSE ``error`` event that another attempt may not meet.
+_TRANSIENT_STREAM_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
 #: The API requires budget_tokens >= 1024 and < max_tokens.
 MIN_THINKING_BUDGET = 1024
 #: A stream that sends nothing at all (not even a ping) for this long is dead.
@@ -131,10 +133,13 @@ class AnthropicProvider:
         except anthropic.APIStatusError as exc:
             detail = exc.api_message or exc.message
             if exc.status_code < 400:
-                # An SSE `error` event inside a 200 stream (e.g. overloaded mid-response): the
-                # start of the reply may already be on screen, so it is not retried.
-                text = f"the model stream reported an error ({exc.type or 'error'}): {detail}"
-                raise ProviderError(self._scrub(text)) from None
+                # An SSE `error` event inside a 200 stream (the API overloads this way too): worth
+                # another attempt when it is transient — with_retries makes it only if nothing of
+                # the reply reached the operator yet.
+                text = self._scrub(f"the model stream reported an error ({exc.type or 'error'}): {detail}")
+                if exc.type in _TRANSIENT_STREAM_ERRORS:
+                    raise RetryableError(text, self._scrub(_short_detail(exc.type, detail))) from None
+                raise ProviderError(text) from None
             text = self._scrub(f"Anthropic API error {exc.status_code} from {self._endpoint()}: {detail}")
             short = self._scrub(_short_detail(exc.type, detail))
             raise status_error(exc.status_code, exc.response.headers, text, short) from None
