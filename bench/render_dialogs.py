@@ -37,7 +37,7 @@ def main() -> None:
     for name in theme.APPEARANCE_LABELS:
         if name == "system":
             continue
-        theme.apply_appearance(app, name)  # type: ignore[arg-type]
+        theme.apply_appearance(app, name)
         dialogs: dict[str, QWidget] = {
             "settings": SettingsDialog(window.runtime.settings, window),
             "shortcuts": ShortcutsDialog(SHORTCUTS, window),

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 from control_center.app import create_main_window
 from control_center.core.events import ModelRetry
 from control_center.demo import DEMO_SPACES, REVIEW_SPACE, create_demo
-from control_center.ui import theme
+from control_center.harness.settings import AppSettings
 from control_center.workspace import Workspace
 
 LONG_NAME = "A space named at great length " + "x" * 170
@@ -49,7 +49,10 @@ def squeezed(window: QWidget) -> list[str]:
 
 
 def render(app: QApplication, out: Path, size: tuple[int, int], scheme: str, appearance: str) -> None:
-    theme.apply_appearance(app, appearance)  # the palette and, in high contrast, the field frames
+    # The window applies the operator's appearance setting when it opens, as the app does.
+    settings = AppSettings.load()
+    settings.appearance = appearance
+    settings.save()
     tag = f"{size[0]}x{size[1]}_{scheme}"
     root = Path(tempfile.mkdtemp()) / "demo"
     ws = create_demo(root)

@@ -372,12 +372,12 @@ def high_contrast_palette(dark: bool = False) -> QPalette:
 
 def high_contrast_style(palette: QPalette) -> str:
     """What the palette cannot say in high contrast: Fusion draws text fields' frames a shade
-    darker than the window, which is nothing on black, so every text field gets a text-coloured
-    frame (the highlight colour, thicker, when it has the focus)."""
+    darker than the window, which is nothing on black, so every text field, list and graph gets a
+    text-coloured frame (the highlight colour, thicker, when it has the focus)."""
     fg = palette.color(QPalette.ColorRole.Text).name()
     focus = palette.color(QPalette.ColorRole.Highlight).name()
     # Not spin boxes: a style sheet on them drops the style's arrows (their table has a grid).
-    fields = "QLineEdit, QPlainTextEdit, QTextEdit"
+    fields = "QLineEdit, QPlainTextEdit, QTextEdit, QAbstractItemView, QGraphicsView"
     focused = ", ".join(f"{w.strip()}:focus" for w in fields.split(","))
     return f"{fields} {{ border: 1px solid {fg}; }} {focused} {{ border: 2px solid {focus}; }}"
 
