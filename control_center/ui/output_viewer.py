@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence, QShortcut, QTextCursor, QTextDocument
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -64,7 +64,9 @@ class OutputViewer(QDialog):
         self.search_edit.setPlaceholderText("Find (Ctrl+F) — Enter: next, Shift+Enter: previous")
         self.search_edit.setAccessibleName("Find in the text")
         self.search_edit.setClearButtonEnabled(True)
-        self.search_edit.returnPressed.connect(self.find_next)
+        # Enter: next match, Shift+Enter: previous (decided here, not by returnPressed, which
+        # fires for both).
+        self.search_edit.installEventFilter(self)
         self.search_edit.textChanged.connect(self._on_search_changed)
         self.matches_label = QLabel(objectName="outputViewerMatches")
         previous = QPushButton("Previous")
@@ -80,6 +82,11 @@ class OutputViewer(QDialog):
         bar.addWidget(self.matches_label)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
+        # Enter in the find field means "next match": no button may be the dialog's default, or
+        # the same key also pressed Previous (the first button) and undid the move.
+        for button in (previous, following, buttons.button(QDialogButtonBox.StandardButton.Close)):
+            button.setAutoDefault(False)
+            button.setDefault(False)
         layout = QVBoxLayout(self)
         layout.addWidget(header)
         layout.addLayout(bar)
@@ -89,10 +96,25 @@ class OutputViewer(QDialog):
             (QKeySequence.StandardKey.Find, self._focus_search),
             (QKeySequence.StandardKey.FindNext, self.find_next),
             (QKeySequence.StandardKey.FindPrevious, self.find_previous),
-            ("Shift+Return", self.find_previous),
         ):
             QShortcut(QKeySequence(keys), self, activated=slot)
         self.resize(900, 620)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        enter = (
+            watched is self.search_edit
+            and isinstance(event, QKeyEvent)
+            and event.type() == QEvent.Type.KeyPress
+            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        )
+        if enter:
+            assert isinstance(event, QKeyEvent)
+            if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                self.find_previous()
+            else:
+                self.find_next()
+            return True
+        return super().eventFilter(watched, event)
 
     def text(self) -> str:
         return self.text_view.toPlainText()

@@ -141,3 +141,21 @@ def test_keyboard_moves_between_items_and_reaches_every_action(qtbot: Any) -> No
     index = model.index(0, 0)
     assert index.data(Qt.ItemDataRole.AccessibleTextRole) == "user: Please build it."
     assert "Ctrl+C" in model.index(1, 0).data(Qt.ItemDataRole.AccessibleDescriptionRole)
+
+
+def test_enter_in_the_viewers_find_field_moves_to_the_next_match(qtbot: Any) -> None:
+    from control_center.ui.output_viewer import OutputViewer
+
+    viewer = OutputViewer("output", "\n".join(f"line {i} match" for i in range(20)))
+    qtbot.addWidget(viewer)
+    viewer.show()
+    qtbot.waitExposed(viewer)
+    viewer.search_edit.setFocus()
+    viewer.search_edit.setText("match")
+    assert viewer.current_line() == 0
+    for expected in (1, 2, 3):
+        qtbot.keyClick(viewer.search_edit, Qt.Key.Key_Return)
+        assert viewer.current_line() == expected  # not undone by a default "Previous" button
+    qtbot.keyClick(viewer.search_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert viewer.current_line() == 2
+    assert viewer.isVisible()  # and Enter never closes the viewer
