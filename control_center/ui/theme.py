@@ -438,7 +438,9 @@ def apply_appearance(app: QApplication, choice: str = "system") -> None:
             _chosen["set"] = "yes"
         choice = _chosen["appearance"]
         high = choice.startswith("high-contrast") or (choice == "system" and system_wants_high_contrast())
-        app.setStyleSheet(high_contrast_style(palette) if high else "")
+        sheet = high_contrast_style(palette) if high else ""
+        if app.styleSheet() != sheet:  # setting it re-polishes every widget
+            app.setStyleSheet(sheet)
 
     apply()
     if id(app) not in _following:  # once per application, whatever the choice
