@@ -4,7 +4,6 @@ answered from an index rather than a scan of the table."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from pathlib import Path
 
@@ -18,7 +17,8 @@ from control_center.core.approvals import (
     ApprovalStatus,
     approval_key,
 )
-from control_center.store.store import DB_FILENAME, Store
+from control_center.store.store import Store
+from control_center.store.tables import ApprovalRow
 from control_center.workspace import Workspace
 from tests.helpers import make_repo
 
@@ -30,31 +30,29 @@ N = 1_000
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
     ws = Workspace.init(tmp_path / "ws", make_repo(tmp_path / "repo"))
-    con = sqlite3.connect(ws.root / DB_FILENAME)
     rows = []
     for i in range(N):
         status = STATUSES[i % 4]
         # Every stamp is shared by three rows: pages must break ties by id, not skip or repeat.
         at = f"2026-11-30T10:{i // 180:02d}:{(i // 3) % 60:02d}.000Z"
         rows.append(
-            (
-                f"a{i:05d}",
-                KINDS[i % 7 % 4].value,
-                status.value,
-                f"s{i % 3}" if i % 11 else None,
-                f"row {i}",
-                json.dumps({"i": i}),
-                at,
-                None if status is ApprovalStatus.PENDING else at,
-            )
+            {
+                "id": f"a{i:05d}",
+                "kind": KINDS[i % 7 % 4].value,
+                "status": status.value,
+                "space_id": f"s{i % 3}" if i % 11 else None,
+                "turn_id": None,
+                "summary": f"row {i}",
+                "payload": {"i": i},
+                "created_at": at,
+                "decided_at": None if status is ApprovalStatus.PENDING else at,
+                "decided_by": None,
+                "reason": None,
+            }
         )
-    con.executemany(
-        "INSERT INTO approval (id, kind, status, space_id, turn_id, summary, payload, created_at, "
-        "decided_at, decided_by, reason) VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, NULL)",
-        rows,
-    )
-    con.commit()
-    con.close()
+    # Through the store's own engine: the same rows on SQLite and on PostgreSQL (team mode).
+    with ws.store.engine.begin() as conn:
+        conn.execute(ApprovalRow.__table__.insert(), rows)  # type: ignore[attr-defined]
     yield ws.store
     ws.close()
 
@@ -128,6 +126,7 @@ def _plan(store: Store, sql: str, params: tuple[object, ...]) -> str:
         con.close()
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize(
     ("where", "params", "index"),
     [
@@ -150,6 +149,7 @@ def test_each_filter_pages_along_an_index(store: Store, where: str, params: tupl
     assert "SCAN approval" not in plan.replace(f"SCAN approval USING INDEX {index}", ""), plan
 
 
+@pytest.mark.sqlite_only
 def test_changes_since_use_the_indexes(store: Store) -> None:
     sql = "SELECT id FROM approval WHERE (created_at >= ? OR decided_at >= ?)"
     plan = _plan(store, sql, ("2026-11-30T10:05", "2026-11-30T10:05"))
@@ -157,6 +157,7 @@ def test_changes_since_use_the_indexes(store: Store) -> None:
     assert "ix_approval_created" in plan, plan
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize(
     ("where", "params"),
     [
