@@ -21,6 +21,7 @@ from bisect import bisect_right, insort
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import pairwise
 from types import MappingProxyType
 
 from control_center.core.plan import PlanGraph
@@ -285,6 +286,13 @@ class _Layering:
                 self.down[last].append(v)
                 self.up[v].append(last)
                 self.chains.append((u, *via, v))
+        # How many plan edges run along each segment (a trunk carries several): crossings are
+        # counted as drawn, edge by edge, so the best order kept is the best on screen.
+        self.down_weight: list[list[int]] = [[0] * len(ns) for ns in self.down]
+        slot = [{b: i for i, b in enumerate(ns)} for ns in self.down]
+        for chain in self.chains:
+            for a, b in pairwise(chain):
+                self.down_weight[a][slot[a][b]] += 1
         depth = max(self.node_layer, default=-1) + 1
         # initial order: plan nodes in declaration order, then dummies in creation order
         self.order: list[list[int]] = [[] for _ in range(depth)]
@@ -299,25 +307,34 @@ class _Layering:
         return pos
 
     def crossings(self) -> int:
-        """Crossings of the current order, gap by gap (integer positions, so no sorting of pairs)."""
+        """Crossings of the current order as drawn, gap by gap: segments are taken in order of
+        their upper end, and a Fenwick tree over the lower layer's positions sums the weight of
+        earlier segments whose lower end lies strictly below (segments sharing an end never
+        cross)."""
         pos = self.positions()
-        down = self.down
+        down, weight = self.down, self.down_weight
         total = 0
-        for layer in self.order[:-1]:
-            seen: list[int] = []  # lower ends of segments from vertices above, kept sorted
-            for a in layer:
+        for upper, lower in pairwise(self.order):
+            size = len(lower)
+            tree = [0] * (size + 1)
+            seen = 0
+            for a in upper:
                 ns = down[a]
-                if len(ns) == 1:  # every dummy: the common case, kept cheap
-                    b = pos[ns[0]]
-                    total += len(seen) - bisect_right(seen, b)
-                    insort(seen, b)
+                if not ns:
                     continue
-                ends = sorted([pos[b] for b in ns])
-                # segments from the same upper vertex share an end and never cross each other
-                for b in ends:
-                    total += len(seen) - bisect_right(seen, b)
-                for b in ends:
-                    insort(seen, b)
+                ends = sorted(zip([pos[b] for b in ns], weight[a], strict=True))
+                for b, w in ends:  # weight of earlier segments ending at or above b
+                    at_or_above, i = 0, b + 1
+                    while i > 0:
+                        at_or_above += tree[i]
+                        i -= i & -i
+                    total += w * (seen - at_or_above)
+                for b, w in ends:
+                    seen += w
+                    i = b + 1
+                    while i <= size:
+                        tree[i] += w
+                        i += i & -i
         return total
 
     def _sweep(self, layers: Iterable[int], neighbours: list[list[int]]) -> None:
