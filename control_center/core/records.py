@@ -116,3 +116,118 @@ class ToolCallRecord:
     @property
     def finished(self) -> bool:
         return self.status == "finished"
+
+
+# The other workspace records, one frozen value per table. Their JSON columns arrive as fresh
+# dicts/lists per read (nothing is shared with another caller or with the database session).
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRecord:
+    id: str
+    conversation_id: str
+    seq: int
+    turn_id: str | None
+    #: "user" / "assistant" go to the model; "system" rows are for the operator only.
+    role: str
+    #: Display kind (see core.transcript.ItemKind).
+    kind: str
+    text: str
+    #: Our transcript blocks (text / tool_use / tool_result / thinking) sent to the model.
+    blocks: list[Any]
+    #: Display data (tool views, approval ids, plan ids, ...).
+    meta: dict[str, Any]
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRecord:
+    id: str
+    space_id: str
+    turn_id: str | None
+    version: int
+    graph: dict[str, Any]
+    content_hash: str
+    #: pending / approved / rejected / superseded
+    status: str
+    approval_id: str | None
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProposalRecord:
+    id: str
+    space_id: str
+    turn_id: str | None
+    payload: dict[str, Any]
+    status: str
+    approval_id: str | None
+    created_at: str
+    created_ts: float
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewNodeRecord:
+    id: str
+    space_id: str
+    author: str
+    #: Stored as given (lenient write); validated at the read boundary.
+    raw: dict[str, Any]
+    state: str
+    confirmed_by: str | None
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewRecord:
+    space_id: str
+    agent_verdict: str | None
+    summary: str | None
+    axes: list[Any]
+    finalized_at: str | None
+    operator_decision: str | None
+    operator_decided_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TicketRecord:
+    id: str
+    space_id: str | None
+    title: str
+    body: str
+    parent: str | None
+    created_by: str
+    status: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRecord:
+    id: str
+    name: str
+    role: str
+    instructions: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectRecord:
+    id: str
+    name: str
+    source: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineRecord:
+    id: str
+    space_id: str | None
+    #: "plan" or "orchestration", and the id of the plan version / proposal it runs.
+    source_kind: str
+    source_id: str
+    spec: dict[str, Any]
+    state: dict[str, Any]
+    #: running / completed / failed / cancelled / interrupted
+    status: str
+    created_at: str
+    updated_at: str

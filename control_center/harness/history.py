@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from control_center.core.records import MessageRecord
 from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
-from control_center.store.tables import MessageRow
 
 MODEL_ROLES = ("user", "assistant")
 
 
-def _merge_rows(messages: list[dict[str, Any]], rows: list[MessageRow]) -> None:
+def _merge_rows(messages: list[dict[str, Any]], rows: list[MessageRecord]) -> None:
     """Append rows as Anthropic messages: consecutive rows of one role merge into one message,
     so roles alternate."""
     for row in rows:
@@ -25,7 +25,7 @@ def _merge_rows(messages: list[dict[str, Any]], rows: list[MessageRow]) -> None:
             messages.append({"role": row.role, "content": blocks})
 
 
-def model_history(rows: list[MessageRow]) -> list[dict[str, Any]]:
+def model_history(rows: list[MessageRecord]) -> list[dict[str, Any]]:
     """Anthropic-format messages: consecutive rows of one role merge into one message, a late
     tool_result becomes text, and a tool_use left without a result gets a placeholder result so
     the history stays valid."""
@@ -105,7 +105,9 @@ def _one_line(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def transcript(rows: list[MessageRow], thread_counts: dict[str, int] | None = None) -> list[TranscriptItem]:
+def transcript(
+    rows: list[MessageRecord], thread_counts: dict[str, int] | None = None
+) -> list[TranscriptItem]:
     """Operator-facing items in order. Tool results fold into their call's item."""
     counts = thread_counts or {}
     items: list[TranscriptItem] = []
@@ -208,5 +210,5 @@ def transcript(rows: list[MessageRow], thread_counts: dict[str, int] | None = No
     return items
 
 
-def _system_item(row: MessageRow, kind: ItemKind) -> TranscriptItem:
+def _system_item(row: MessageRecord, kind: ItemKind) -> TranscriptItem:
     return TranscriptItem(row.id, kind, row.text, row.turn_id, row.created_at, data=dict(row.meta))

@@ -21,8 +21,8 @@ from control_center.core.pipeline import (
     state_to_json,
     unpause,
 )
+from control_center.core.records import PipelineRecord
 from control_center.pipeline.runner import RUN_KEY, is_active, split_spec
-from control_center.store.tables import PipelineRow
 from control_center.workspace import Workspace
 
 
@@ -30,14 +30,14 @@ class BudgetDecisionError(OperatorError):
     pass
 
 
-def _paused_row(ws: Workspace, approval: Approval) -> PipelineRow:
+def _paused_row(ws: Workspace, approval: Approval) -> PipelineRecord:
     row = ws.store.pipeline(str(approval.payload.get("pipeline_id", "")))
     if row is None:
         raise BudgetDecisionError("the pipeline of this budget approval is gone")
     return row
 
 
-def _new_budget(row: PipelineRow, raise_tokens: int | None, raise_usd: float | None) -> Budget:
+def _new_budget(row: PipelineRecord, raise_tokens: int | None, raise_usd: float | None) -> Budget:
     spec, run_info = split_spec(row)
     if spec.budget is None:
         raise BudgetDecisionError(f"pipeline {row.id} has no budget to raise")
@@ -113,7 +113,7 @@ def decide_budget(
     return DecisionOutcome(approval, f"budget raised to {limits}; pipeline {row.id} continues", row.id)
 
 
-def _note(ws: Workspace, row: PipelineRow, text: str) -> None:
+def _note(ws: Workspace, row: PipelineRecord, text: str) -> None:
     space = ws.store.space(row.space_id) if row.space_id else None
     if space is not None:
         ws.store.add_message(

@@ -24,6 +24,7 @@ from control_center.core.pipeline import (
     state_from_json,
     state_to_json,
 )
+from control_center.core.records import PipelineRecord
 from control_center.harness.loop import Harness
 from control_center.pipeline.runner import (
     RESUMABLE_STATUSES,
@@ -33,7 +34,6 @@ from control_center.pipeline.runner import (
     is_active,
     split_spec,
 )
-from control_center.store.tables import PipelineRow
 from control_center.workspace import Workspace, WorkspaceError
 
 log = logging.getLogger(__name__)
@@ -99,14 +99,14 @@ class PipelineView:
         raise KeyError(key)
 
 
-def _row(ws: Workspace, pipeline_id: str) -> PipelineRow:
+def _row(ws: Workspace, pipeline_id: str) -> PipelineRecord:
     row = ws.store.pipeline(pipeline_id)
     if row is None:
         raise PipelineOpError(f"no pipeline {pipeline_id!r} in this workspace")
     return row
 
 
-def _view(row: PipelineRow) -> PipelineView:
+def _view(row: PipelineRecord) -> PipelineView:
     spec, run_info = split_spec(row)
     state = state_from_json(row.state)
     node_turns: dict[str, Any] = run_info.get("node_turns", {})

@@ -44,7 +44,7 @@ def space_from_row(r: Sequence[Any]) -> Space:
         archived=bool(r[9]),
         pr_base=r[10],
         pr_head=r[11],
-        gates=tuple(Gate(g["name"], g["command"]) for g in gates),
+        gates=tuple(Gate(g["name"], g["command"], bool(g.get("network", False))) for g in gates),
     )
 
 

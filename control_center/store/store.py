@@ -7,6 +7,8 @@ method is one unit of work."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import itertools
 import json
 import os
@@ -17,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import func, text
 from sqlalchemy.exc import DBAPIError, IntegrityError
@@ -33,7 +35,21 @@ from control_center.core.approvals import (
 from control_center.core.errors import OperatorError
 from control_center.core.events import TurnStatus
 from control_center.core.modes import Autonomy, Mode, Transport
-from control_center.core.records import Gate, Space, ToolCallRecord, Turn
+from control_center.core.records import (
+    AgentRecord,
+    Gate,
+    MessageRecord,
+    PipelineRecord,
+    PlanRecord,
+    ProjectRecord,
+    ProposalRecord,
+    ReviewNodeRecord,
+    ReviewRecord,
+    Space,
+    TicketRecord,
+    ToolCallRecord,
+    Turn,
+)
 from control_center.store import health
 from control_center.store.db import DB_FILENAME as DB_FILENAME  # re-exported: its old home
 from control_center.store.db import StoreError, open_database
@@ -113,6 +129,23 @@ _INSERT_MESSAGE = text(
     "VALUES (:id, :conversation_id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM message WHERE "
     "conversation_id = :seq_conversation_id), :turn_id, :role, :kind, :text, :blocks, :meta, :created_at)"
 )
+
+
+_RecordT = TypeVar("_RecordT")
+
+
+@functools.cache
+def _field_names(record_type: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(record_type))
+
+
+def _record(record_type: type[_RecordT], row: Any) -> _RecordT:
+    """The frozen value of an ORM row: the row never leaves the store."""
+    return record_type(*(getattr(row, name) for name in _field_names(record_type)))
+
+
+def _maybe(record_type: type[_RecordT], row: Any) -> _RecordT | None:
+    return None if row is None else _record(record_type, row)
 
 
 def _space(row: SpaceRow) -> Space:
@@ -404,11 +437,18 @@ class Store:
         blocks: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
         turn_id: str | None = None,
+        turn_fields: dict[str, Any] | None = None,
     ) -> str:
+        """``turn_fields`` updates the turn (``turn_id``) in the same transaction: a model reply
+        and the turn's position after it (its script cursor, usage) are saved together, so a crash
+        never leaves one without the other."""
         # One INSERT, the next sequence number computed inside it: this runs for every message of
         # every turn, so it skips the ORM.
         message_id = new_id()
+        update = self._turn_update(turn_id, turn_fields) if turn_id and turn_fields else None
         with self._write() as s:
+            if update is not None and s.execute(update).rowcount == 0:
+                raise NotFound(f"no turn {turn_id!r} in this workspace")
             s.connection().execute(
                 _INSERT_MESSAGE,
                 {
@@ -434,15 +474,15 @@ class Store:
             row.meta = {**row.meta, **meta}
             s.add(row)
 
-    def messages(self, conversation_id: str, *, limit: int | None = None) -> list[MessageRow]:
+    def messages(self, conversation_id: str, *, limit: int | None = None) -> list[MessageRecord]:
         """Rows in order. Callers inside the store layer's clients turn them into values at once
         (the transcript builder); rows are detached and safe to read on any thread."""
         with self._read() as s:
             q = select(MessageRow).where(MessageRow.conversation_id == conversation_id)
             if limit is not None:
                 q = q.order_by(col(MessageRow.seq).desc()).limit(limit)
-                return list(reversed(s.exec(q).all()))
-            return list(s.exec(q.order_by(col(MessageRow.seq))))
+                return [_record(MessageRecord, r) for r in reversed(s.exec(q).all())]
+            return [_record(MessageRecord, r) for r in s.exec(q.order_by(col(MessageRow.seq)))]
 
     def messages_page(
         self,
@@ -452,7 +492,7 @@ class Store:
         before_seq: int | None = None,
         limit: int | None = None,
         newest_first: bool = False,
-    ) -> list[MessageRow]:
+    ) -> list[MessageRecord]:
         """Rows strictly between two seq keys, in seq order (``newest_first``: the newest
         ``limit`` of them, still returned oldest first). A keyset page: its cost is its own size,
         never the conversation's, and it binds at most four variables."""
@@ -465,18 +505,28 @@ class Store:
             q = q.order_by(col(MessageRow.seq).desc() if newest_first else col(MessageRow.seq))
             if limit is not None:
                 q = q.limit(limit)
-            rows = list(s.exec(q))
+            rows = [_record(MessageRecord, r) for r in s.exec(q)]
             return rows[::-1] if newest_first else rows
 
-    def last_message_of_kind(self, conversation_id: str, kind: str) -> MessageRow | None:
+    def turn_messages(self, turn_id: str) -> list[MessageRecord]:
+        """The messages one turn wrote, in order (an index lookup: its cost is the turn's size,
+        not the conversation's)."""
+        with self._read() as s:
+            q = select(MessageRow).where(MessageRow.turn_id == turn_id).order_by(col(MessageRow.seq))
+            return [_record(MessageRecord, r) for r in s.exec(q)]
+
+    def last_message_of_kind(self, conversation_id: str, kind: str) -> MessageRecord | None:
         """The newest row of ``kind`` (an index lookup, not a scan of the conversation)."""
         with self._read() as s:
-            return s.exec(
-                select(MessageRow)
-                .where(MessageRow.conversation_id == conversation_id, MessageRow.kind == kind)
-                .order_by(col(MessageRow.seq).desc())
-                .limit(1)
-            ).first()
+            return _maybe(
+                MessageRecord,
+                s.exec(
+                    select(MessageRow)
+                    .where(MessageRow.conversation_id == conversation_id, MessageRow.kind == kind)
+                    .order_by(col(MessageRow.seq).desc())
+                    .limit(1)
+                ).first(),
+            )
 
     def thread_counts(self, conversation_id: str, message_ids: Sequence[str] | None = None) -> dict[str, int]:
         """Message id -> number of messages in the thread hanging off it (restricted to
@@ -609,6 +659,12 @@ class Store:
     def write_turn(self, turn_id: str, **fields: Any) -> None:
         """Set fields of a turn with one UPDATE (no read): the turn loop calls this after every
         step, and loading the row (its settings hold the whole script) would cost more."""
+        update = self._turn_update(turn_id, fields)
+        with self._write() as s:
+            if s.execute(update).rowcount == 0:
+                raise NotFound(f"no turn {turn_id!r} in this workspace")
+
+    def _turn_update(self, turn_id: str, fields: dict[str, Any]) -> Any:
         values: dict[str, Any] = {}
         for key, value in fields.items():
             if key not in self._TURN_FIELDS:
@@ -618,10 +674,7 @@ class Store:
             values[key] = value.value if isinstance(value, TurnStatus | Mode | Transport) else value
         values["updated_at"] = now_iso()
         table = TurnRow.__table__  # type: ignore[attr-defined]
-        with self._write() as s:
-            result = s.execute(table.update().where(table.c.id == turn_id).values(**values))
-            if result.rowcount == 0:
-                raise NotFound(f"no turn {turn_id!r} in this workspace")
+        return table.update().where(table.c.id == turn_id).values(**values)
 
     def update_turn(self, turn_id: str, **fields: Any) -> Turn:
         with self._write() as s:
@@ -1054,15 +1107,18 @@ class Store:
             s.add(row)
             return row.id, row.version
 
-    def plans(self, space_id: str) -> list[PlanRow]:
+    def plans(self, space_id: str) -> list[PlanRecord]:
         with self._read() as s:
-            return list(
-                s.exec(select(PlanRow).where(PlanRow.space_id == space_id).order_by(col(PlanRow.version)))
-            )
+            return [
+                _record(PlanRecord, r)
+                for r in s.exec(
+                    select(PlanRow).where(PlanRow.space_id == space_id).order_by(col(PlanRow.version))
+                )
+            ]
 
-    def plan(self, plan_id: str) -> PlanRow | None:
+    def plan(self, plan_id: str) -> PlanRecord | None:
         with self._read() as s:
-            return s.get(PlanRow, plan_id)
+            return _maybe(PlanRecord, s.get(PlanRow, plan_id))
 
     def update_plan(self, plan_id: str, **fields: Any) -> None:
         with self._write() as s:
@@ -1094,19 +1150,20 @@ class Store:
             s.add(row)
             return row.id
 
-    def proposals(self, space_id: str) -> list[ProposalRow]:
+    def proposals(self, space_id: str) -> list[ProposalRecord]:
         with self._read() as s:
-            return list(
-                s.exec(
+            return [
+                _record(ProposalRecord, r)
+                for r in s.exec(
                     select(ProposalRow)
                     .where(ProposalRow.space_id == space_id)
                     .order_by(col(ProposalRow.created_ts))
                 )
-            )
+            ]
 
-    def proposal(self, proposal_id: str) -> ProposalRow | None:
+    def proposal(self, proposal_id: str) -> ProposalRecord | None:
         with self._read() as s:
-            return s.get(ProposalRow, proposal_id)
+            return _maybe(ProposalRecord, s.get(ProposalRow, proposal_id))
 
     def update_proposal(self, proposal_id: str, **fields: Any) -> None:
         with self._write() as s:
@@ -1125,19 +1182,20 @@ class Store:
             s.add(row)
             return row.id
 
-    def review_nodes(self, space_id: str) -> list[ReviewNodeRow]:
+    def review_nodes(self, space_id: str) -> list[ReviewNodeRecord]:
         with self._read() as s:
-            return list(
-                s.exec(
+            return [
+                _record(ReviewNodeRecord, r)
+                for r in s.exec(
                     select(ReviewNodeRow)
                     .where(ReviewNodeRow.space_id == space_id)
                     .order_by(col(ReviewNodeRow.created_at), col(ReviewNodeRow.id))
                 )
-            )
+            ]
 
-    def review_node(self, node_id: str) -> ReviewNodeRow | None:
+    def review_node(self, node_id: str) -> ReviewNodeRecord | None:
         with self._read() as s:
-            return s.get(ReviewNodeRow, node_id)
+            return _maybe(ReviewNodeRecord, s.get(ReviewNodeRow, node_id))
 
     def set_review_node_state(self, node_id: str, *, state: str, confirmed_by: str) -> None:
         with self._write() as s:
@@ -1148,9 +1206,9 @@ class Store:
             row.confirmed_by = confirmed_by
             s.add(row)
 
-    def review(self, space_id: str) -> ReviewRow | None:
+    def review(self, space_id: str) -> ReviewRecord | None:
         with self._read() as s:
-            return s.get(ReviewRow, space_id)
+            return _maybe(ReviewRecord, s.get(ReviewRow, space_id))
 
     def save_review(self, space_id: str, **fields: Any) -> None:
         with self._write() as s:
@@ -1186,12 +1244,12 @@ class Store:
             s.add(row)
             return row.id
 
-    def tickets(self, space_id: str | None = None) -> list[TicketRow]:
+    def tickets(self, space_id: str | None = None) -> list[TicketRecord]:
         with self._read() as s:
             q = select(TicketRow).order_by(col(TicketRow.created_at))
             if space_id is not None:
                 q = q.where(TicketRow.space_id == space_id)
-            return list(s.exec(q))
+            return [_record(TicketRecord, r) for r in s.exec(q)]
 
     def ensure_agent(self, *, agent_id: str, name: str, role: str, instructions: str) -> bool:
         """Create the agent unless it exists; returns whether it was created (idempotent hire)."""
@@ -1203,9 +1261,11 @@ class Store:
             )
             return True
 
-    def agents(self) -> list[AgentRow]:
+    def agents(self) -> list[AgentRecord]:
         with self._read() as s:
-            return list(s.exec(select(AgentRow).order_by(col(AgentRow.created_at))))
+            return [
+                _record(AgentRecord, r) for r in s.exec(select(AgentRow).order_by(col(AgentRow.created_at)))
+            ]
 
     def ensure_project(self, *, project_id: str, name: str, source: str) -> bool:
         with self._write() as s:
@@ -1214,9 +1274,9 @@ class Store:
             s.add(ProjectRow(id=project_id, name=name, source=source, created_at=now_iso()))
             return True
 
-    def projects(self) -> list[ProjectRow]:
+    def projects(self) -> list[ProjectRecord]:
         with self._read() as s:
-            return list(s.exec(select(ProjectRow)))
+            return [_record(ProjectRecord, r) for r in s.exec(select(ProjectRow))]
 
     # -- pipelines ------------------------------------------------------------------------------
 
@@ -1248,18 +1308,18 @@ class Store:
             s.add(row)
             return row.id
 
-    def pipeline(self, pipeline_id: str) -> PipelineRow | None:
+    def pipeline(self, pipeline_id: str) -> PipelineRecord | None:
         with self._read() as s:
-            return s.get(PipelineRow, pipeline_id)
+            return _maybe(PipelineRecord, s.get(PipelineRow, pipeline_id))
 
-    def pipelines(self, *, space_id: str | None = None, status: str | None = None) -> list[PipelineRow]:
+    def pipelines(self, *, space_id: str | None = None, status: str | None = None) -> list[PipelineRecord]:
         with self._read() as s:
             q = select(PipelineRow).order_by(col(PipelineRow.created_at))
             if space_id is not None:
                 q = q.where(PipelineRow.space_id == space_id)
             if status is not None:
                 q = q.where(PipelineRow.status == status)
-            return list(s.exec(q))
+            return [_record(PipelineRecord, r) for r in s.exec(q)]
 
     def update_pipeline(self, pipeline_id: str, **fields: Any) -> None:
         with self._write() as s:

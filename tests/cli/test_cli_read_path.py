@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from control_center.core.approvals import ApprovalKind, ApprovalStatus
+from control_center.core.modes import Autonomy, Mode, Transport
+from control_center.core.records import Gate
 from control_center.store.reader import open_reader
 from control_center.workspace import Workspace
 from tests.cli.test_cli_foundation import Cli, cli, repo, ws  # noqa: F401 — fixtures
@@ -189,3 +191,31 @@ def test_reader_never_writes(ws: Path) -> None:
             reader._conn.execute("DELETE FROM space")
     finally:
         reader.close()
+
+
+def test_reader_returns_the_same_space_as_the_full_store(ws: Path) -> None:
+    """Both paths hand out one frozen value: a gate declared with network keeps it on the fast path
+    (it lost it once, which would have run a network gate without network)."""
+    workspace = Workspace.open(ws)
+    try:
+        space = workspace.store.create_space(
+            name="gated",
+            mode=Mode.REVIEW,
+            autonomy=Autonomy.ASK,
+            transport=Transport.BUILTIN,
+            worktree=ws / "wt-gated",
+            branch="cc/gated",
+            gates=(Gate("unit", "pytest -q"), Gate("deps", "pip download x", network=True)),
+        )
+        full = workspace.store.space(space.id)
+    finally:
+        workspace.close()
+    reader = open_reader(ws)
+    assert reader is not None
+    try:
+        fast = reader.space(space.id)
+    finally:
+        reader.close()
+    assert fast == full
+    assert fast is not None
+    assert [g.network for g in fast.gates] == [False, True]
