@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, assert_never
 
@@ -30,7 +30,7 @@ from control_center.core.events import (
 from control_center.core.guarantees import guarantee_for
 from control_center.core.modes import Autonomy, Transport
 from control_center.core.profiles import profile_for
-from control_center.core.records import Space, Turn
+from control_center.core.records import MessageRecord, Space, Turn
 from control_center.core.surface import build_system_prompt, materialize_surface
 from control_center.harness import call_journal, sandbox
 from control_center.harness.calls import (
@@ -296,6 +296,8 @@ class _TurnCtx(CallScope):
     history: ConversationHistory | None = None
     #: On resume: calls whose result is already in the conversation (never answered twice).
     answered_calls: frozenset[str] = frozenset()
+    #: The run being resumed had stored its final answer (a crash came before the turn ended).
+    ended_on_answer: bool = False
     #: ``state`` changed in a way that may wait for the next turn-row write (see _run_calls).
     state_dirty: bool = False
     budget_check: BudgetCheck | None = None
@@ -327,15 +329,20 @@ class BuiltinDriver:
 
     async def drive(self, run: TurnRun) -> TurnEnded:
         answered: frozenset[str] = frozenset()
+        ended_on_answer = False
         if run.resumed:
             self._restore_lost_message(run)
             answered = self._settle_unfinished_calls(run)
+            run = self._recover_dangling_calls(run, answered)
+            rows = self.ws.store.turn_messages(run.turn.id)
+            ended_on_answer = not run.turn.state.get("pending") and _ended_on_answer(rows)
         try:
             ctx = self._context(run)
         except ProviderError as exc:
             return self._finish_early(run, str(exc))
         ctx.budget_check = run.budget_check
         ctx.answered_calls = answered
+        ctx.ended_on_answer = ended_on_answer
         space = run.space
         run.recorder.started(
             TurnStarted(
@@ -390,6 +397,32 @@ class BuiltinDriver:
             run.recorder.tool_result(record.call_id, record.name, out)
             answered.add(record.call_id)
         return frozenset(answered)
+
+    def _recover_dangling_calls(self, run: TurnRun, answered: frozenset[str]) -> TurnRun:
+        """A crash between storing the model's tool calls and saving their place (the turn's
+        ``pending`` state) leaves calls without a result. They become the pending calls again,
+        bound to the Inbox item already opened for the first one if there is one: the model never
+        sees a call without its result, and no call gets a second approval."""
+        store = self.ws.store
+        turn = run.turn
+        if turn.state.get("pending") or not turn.conversation_id:
+            return run
+        rows = store.turn_messages(turn.id)
+        last = next((i for i in range(len(rows) - 1, -1, -1) if rows[i].kind == "assistant"), None)
+        if last is None:
+            return run
+        uses = [b for b in rows[last].blocks if b.get("type") == "tool_use"]
+        done = answered | {str(m.meta.get("call_id")) for m in rows[last:] if m.kind == "tool_result"}
+        open_at = next((i for i, u in enumerate(uses) if u.get("id") not in done), None)
+        if open_at is None:
+            return run
+        call_id = uses[open_at].get("id")
+        opened = next(
+            (a for a in store.approvals(turn_id=turn.id) if a.payload.get("call_id") == call_id), None
+        )
+        pending = {"uses": uses, "index": open_at, "approval_id": opened.id if opened else None}
+        run.recorder.progress(state={**turn.state, "pending": pending})
+        return replace(run, turn=store.turn(turn.id) or turn)
 
     def _context(self, run: TurnRun) -> _TurnCtx:
         turn, space, profile = run.turn, run.space, run.profile
@@ -446,7 +479,19 @@ class BuiltinDriver:
 
     async def _drive(self, ctx: _TurnCtx) -> TurnEnded:
         pending = ctx.state.get("pending")
-        step: NextStep = RunCalls(pending["uses"], pending["index"], resumed=True) if pending else CallModel()
+        waiting = self.ws.store.approval(pending.get("approval_id") or "") if pending else None
+        step: NextStep
+        if waiting is not None and waiting.status is ApprovalStatus.PENDING:
+            # Still undecided (a crash came before the turn said it waits): it waits again.
+            step = End(TurnStatus.AWAITING_APPROVAL)
+        elif pending:
+            step = RunCalls(pending["uses"], pending["index"], resumed=True)
+        elif ctx.ended_on_answer:
+            # The model had given its final answer when the process died: the run ends as it
+            # would have, instead of asking the model to go on past its own answer.
+            step = CheckContract()
+        else:
+            step = CallModel()
         try:
             while True:
                 match step:
@@ -541,7 +586,7 @@ class BuiltinDriver:
         except asyncio.CancelledError:
             if streamed:  # keep what the operator already saw
                 text = "".join(streamed)
-                ctx.recorder.assistant(text, [{"type": "text", "text": text}])
+                ctx.recorder.assistant(text, [{"type": "text", "text": text}], partial=True)
             raise
         if response is None:
             raise ProviderError("the model stream ended without a response")
@@ -551,8 +596,9 @@ class BuiltinDriver:
         step = Usage(1, response.input_tokens, response.output_tokens, call_cost)
         ctx.usage.add(step.model_calls, step.input_tokens, step.output_tokens, step.cost_usd)
         text = "".join(b.get("text", "") for b in response.content if b.get("type") == "text")
-        ctx.recorder.assistant(text, [_clean_block(b) for b in response.content])
-        ctx.recorder.usage(
+        ctx.recorder.model_reply(
+            text,
+            [_clean_block(b) for b in response.content],
             ctx.usage,
             step,
             cursor=ctx.provider.cursor,
@@ -577,8 +623,9 @@ class BuiltinDriver:
             settled: ToolOutput | None = None
             approved = False
             status_note: str | None = None
-            if resumed and index == start:
-                approval = store.approval(ctx.state["pending"]["approval_id"])
+            approval_id = ctx.state["pending"].get("approval_id") if resumed else None
+            if resumed and index == start and approval_id:
+                approval = store.approval(approval_id)
                 settled = suspension_for(approval.kind).outcome(approval) if approval else missing_outcome()
                 approved = settled is None
                 if approval is not None and approval.status is ApprovalStatus.REJECTED:
@@ -631,6 +678,17 @@ class BuiltinDriver:
             state=ctx.state,
             cursor=ctx.provider.cursor,
         )
+
+
+def _ended_on_answer(rows: list[MessageRecord]) -> bool:
+    """Whether a turn's last model-facing message is a complete reply with no tool call."""
+    last = next((m for m in reversed(rows) if m.role in ("user", "assistant")), None)
+    return (
+        last is not None
+        and last.kind == "assistant"
+        and not last.meta.get("partial")
+        and not any(b.get("type") == "tool_use" for b in last.blocks)
+    )
 
 
 def _clean_block(block: dict[str, Any]) -> dict[str, Any]:

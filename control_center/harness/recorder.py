@@ -83,8 +83,31 @@ class TurnRecorder:
     def user_message(self, text: str) -> None:
         self._message("user", "user", text, [{"type": "text", "text": text}])
 
-    def assistant(self, text: str, blocks: list[dict[str, Any]]) -> None:
-        self._message("assistant", "assistant", text, blocks)
+    def assistant(self, text: str, blocks: list[dict[str, Any]], *, partial: bool = False) -> None:
+        """A reply of the model; ``partial``: cut off mid-stream (a resume asks the model to go
+        on, where a complete reply without a tool call ends the turn)."""
+        self._message("assistant", "assistant", text, blocks, meta={"partial": True} if partial else None)
+
+    def model_reply(
+        self, text: str, blocks: list[dict[str, Any]], total: Usage, step: Usage, **fields: Any
+    ) -> None:
+        """A complete model reply and the turn's position after it (usage, cursor, ``fields``) in
+        one transaction: a crash between two writes would replay the call on resume from a stale
+        position."""
+        self.emit(UsageEvent(step.input_tokens, step.output_tokens, step.cost_usd))
+        turn_fields = {**total.turn_fields(), **fields}
+        if self.conversation_id:
+            self.ws.store.add_message(
+                self.conversation_id,
+                role="assistant",
+                kind="assistant",
+                text=text,
+                blocks=blocks,
+                turn_id=self.turn.id,
+                turn_fields=turn_fields,
+            )
+        else:
+            self.ws.store.write_turn(self.turn.id, **turn_fields)
 
     def tool_result(self, call_id: str, name: str, out: ToolOutput, status_note: str | None = None) -> None:
         self._message(

@@ -40,11 +40,10 @@ from control_center.core.pipeline import (
     state_from_json,
     state_to_json,
 )
-from control_center.core.records import Turn
+from control_center.core.records import PipelineRecord, Turn
 from control_center.harness.loop import Harness, HarnessError, RunRequest
 from control_center.harness.tools.shell import run_gate
 from control_center.harness.turn_claim import owner_alive
-from control_center.store.tables import PipelineRow
 from control_center.workspace import Workspace, WorkspaceError
 
 GATE_TIMEOUT_S = 600.0
@@ -97,7 +96,7 @@ class _NodeFailed(Exception):
         self.usd = usd
 
 
-def split_spec(row: PipelineRow) -> tuple[PipelineSpec, dict[str, Any]]:
+def split_spec(row: PipelineRecord) -> tuple[PipelineSpec, dict[str, Any]]:
     """The validated spec of a pipeline row and its run information."""
     spec = spec_from_json({k: v for k, v in row.spec.items() if k != RUN_KEY})
     return spec, dict(row.spec.get(RUN_KEY, {}))
@@ -165,7 +164,7 @@ class PipelineRunner:
         finally:
             _ACTIVE.discard(key)
 
-    async def _run(self, pipeline_id: str, row: PipelineRow) -> PipelineRunResult:
+    async def _run(self, pipeline_id: str, row: PipelineRecord) -> PipelineRunResult:
         spec, run_info = split_spec(row)
         state = state_from_json(row.state)
         if state.paused_reason is not None and state.stopped_reason is None:
@@ -324,7 +323,12 @@ class PipelineRunner:
                 state = fail(spec, state, key, turn.error or "the agent turn failed")
                 state = charge(spec, state, *_unbilled(key, turn, run_info))
             else:
-                # No turn, a dead one or an interrupted one: the node runs again as a new turn (a
+                if turn is not None and turn.status in (TurnStatus.INTERRUPTED, TurnStatus.RUNNING):
+                    # A dead or interrupted turn: the node continues that turn rather than
+                    # starting its work again, so a call it started before the crash is answered
+                    # from the call journal (its result, or "may have run") and never run twice.
+                    run_info.setdefault("paused_turns", {})[key] = turn.id
+                # No turn yet (the crash came before it was recorded): the node starts one (a
                 # scripted run replays the node's script elements from its recorded base).
                 state = replace(state, statuses={**state.statuses, key: NodeStatus.PENDING})
         return state, hold
@@ -431,9 +435,11 @@ class PipelineRunner:
         space_id = self._space_for(spec, key, run_info)
         script = run_info.get("script")
         cursor = int(run_info.get("cursor", 0))
-        if isinstance(script, list):
+        paused_turn = run_info.get("paused_turns", {}).pop(key, None)
+        if isinstance(script, list) and paused_turn is None:
             # Where this node's script elements start: a resumed or recovered turn continues
-            # from here, and the next node starts after whatever this one consumed.
+            # from here, and the next node starts after whatever this one consumed. A node that
+            # continues its own turn keeps the base it started from.
             run_info.setdefault("node_cursors", {})[key] = cursor
         budget_hit: list[str] = []
 
@@ -465,10 +471,10 @@ class PipelineRunner:
                 self._save(pipeline_id, state, run_info=run_info)
             self.on_event(event)
 
-        paused_turn = run_info.get("paused_turns", {}).pop(key, None)
         try:
             if paused_turn is not None:
-                # A node the budget stopped continues its own turn, with a fresh allowance.
+                # A node the budget stopped, or a crash cut, continues its own turn (a budget
+                # stop with a fresh allowance).
                 turn_seen.append(paused_turn)
                 ended: TurnEnded = await self.harness.resume(
                     paused_turn, on_event, budget_check=req.budget_check
@@ -502,12 +508,17 @@ class PipelineRunner:
 
 
 def _unbilled(key: str, turn: Turn, run_info: dict[str, Any]) -> tuple[int, float]:
-    """A recovered node turn's usage not billed yet (a budget pause billed its earlier runs)."""
+    """A recovered node turn's usage not billed yet (a budget pause billed its earlier runs),
+    charged to the node's line of the spend table as the run loop charges a node it ran."""
     billed = run_info.get("billed", {}).pop(key, [0, 0.0])
-    return (
-        max(0, turn.input_tokens + turn.output_tokens - int(billed[0])),
-        max(0.0, turn.cost_usd - float(billed[1])),
-    )
+    # The turn is settled: nothing is left to continue.
+    run_info.get("paused_turns", {}).pop(key, None)
+    tokens = max(0, turn.input_tokens + turn.output_tokens - int(billed[0]))
+    usd = max(0.0, turn.cost_usd - float(billed[1]))
+    spend = run_info.setdefault("spend", {}).setdefault(key, {"tokens": 0, "usd": 0.0})
+    spend["tokens"] += tokens
+    spend["usd"] += usd
+    return tokens, usd
 
 
 def budget_payload(

@@ -326,7 +326,7 @@ def test_killed_run_is_interrupted_at_start_up_and_resumes(
             pytest.fail(f"no tool_call event: {proc.stderr.read() if proc.stderr else ''}")
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        proc.communicate()  # reaps it and closes its pipes
 
     ws = Workspace.open(workspace)
     try:

@@ -21,7 +21,9 @@ from typing import Any
 from control_center.core.approvals import Decision
 from control_center.harness import call_journal
 from control_center.harness.loop import Harness, RunRequest
+from control_center.harness.settings import AppSettings
 from control_center.pipeline.decisions import decide
+from control_center.pipeline.runner import PipelineRunner
 from control_center.store.store import Store
 from control_center.workspace import Workspace
 
@@ -150,5 +152,15 @@ def op_resume(turn_id: str) -> Callable[[Workspace], Any]:
 def op_decide(approval_id: str, decision: Decision = Decision.GRANT) -> Callable[[Workspace], Any]:
     def run(ws: Workspace) -> Any:
         return decide(ws, approval_id, decision, by="operator")
+
+    return run
+
+
+def op_pipeline(pipeline_id: str) -> Callable[[Workspace], Any]:
+    """Run a pipeline from where it stands, as the GUI does at start-up (resume_pipelines)."""
+
+    def run(ws: Workspace) -> Any:
+        harness = Harness(ws, AppSettings(provider="scripted"))
+        return asyncio.run(PipelineRunner(ws, harness).run(pipeline_id))
 
     return run

@@ -23,11 +23,24 @@ import pytest
 from control_center.core.approvals import ApprovalStatus
 from control_center.core.events import TurnStatus
 from control_center.core.modes import Autonomy, Mode
+from control_center.core.pipeline import NodeStatus, NodeType, PipelineNodeSpec, PipelineSpec
+from control_center.pipeline.service import pipeline_view
 from control_center.workspace import Workspace
-from tests.harness.faults import PHASES, KillPoint, fork_operation, op_decide, op_resume, op_run
+from tests.harness.faults import (
+    PHASES,
+    KillPoint,
+    fork_operation,
+    op_decide,
+    op_pipeline,
+    op_resume,
+    op_run,
+)
 from tests.harness.helpers import call, make_repo, text
+from tests.pipeline import store_pipeline
 
 TRIALS = int(os.environ.get("CC_FAULT_TRIALS", "30"))
+#: Pipeline trials (each drives a three-step plan to its end): half as many by default.
+PIPELINE_TRIALS = int(os.environ.get("CC_FAULT_PIPELINE_TRIALS", str(max(1, TRIALS // 2))))
 SEED = int(os.environ.get("CC_FAULT_SEED", "20261130"))
 #: Kill points are drawn from the first this-many writes of an operation (a whole run has fewer).
 MAX_WRITES = 24
@@ -86,6 +99,21 @@ def _next_operation(seen: dict[str, Any], space_id: str) -> Any:
     return op_resume(turn.id)
 
 
+def _every_call_answered_once(messages: list[Any], trial: str) -> None:
+    """Every tool call the model made has exactly one result in the conversation (a call without
+    one is a history the model endpoint refuses; two are a call answered twice)."""
+    uses = Counter(
+        (m.turn_id, b.get("id"))
+        for m in messages
+        if m.kind == "assistant"
+        for b in m.blocks
+        if b.get("type") == "tool_use"
+    )
+    results = Counter((m.turn_id, m.meta.get("call_id")) for m in messages if m.kind == "tool_result")
+    assert set(results) == set(uses), f"{trial}: calls {sorted(uses)} vs results {sorted(results)}"
+    assert all(n == 1 for n in results.values()), f"{trial}: a call has several results {results}"
+
+
 def _check_invariants(root: Path, space_id: str, trial: str) -> None:
     db = root / "workspace.db"
     conn = sqlite3.connect(db)
@@ -110,8 +138,7 @@ def _check_invariants(root: Path, space_id: str, trial: str) -> None:
     users = [m for m in messages if m.kind == "user"]
     assert [m.text for m in users] == ["go"], f"{trial}: the operator's message was lost or doubled"
     assert any(m.kind == "assistant" and "done" in m.text for m in messages), f"{trial}: no final answer"
-    results = Counter(m.meta.get("call_id") for m in messages if m.kind == "tool_result")
-    assert all(n == 1 for n in results.values()), f"{trial}: a call has several results {results}"
+    _every_call_answered_once(messages, trial)
     # A command the journal says ran and whose effect is in the log must not be reported as
     # "never ran": it is either its real result or "may have run".
     for m in messages:
@@ -160,6 +187,123 @@ def test_sigkill_at_random_points_keeps_every_guarantee(tmp_path: Path) -> None:
     )
     # The suite must really have killed processes mid-way, or it proves nothing.
     assert kills >= TRIALS
+
+
+# -- pipeline steps: the same kills while an approved plan runs its steps --------------------------
+
+
+def _pipeline_spec() -> PipelineSpec:
+    def step(key: str, *deps: str) -> PipelineNodeSpec:
+        title = f"Step {key.upper()}"
+        body = {"title": title, "description": f"do {key}", "goal": "effects"}
+        return PipelineNodeSpec(key=key, type=NodeType.AGENT_STEP, title=title, body=body, depends_on=deps)
+
+    return PipelineSpec("effects", (step("a"), step("b", "a"), step("c", "b")))
+
+
+#: Steps a and b each run one command that needs approval (the space asks) and appends its token
+#: once to effects.log; step c only answers.
+PIPELINE_SCRIPT = [
+    [call("run_command", tool_id="toolu_pa", command="echo pa >> effects.log")],
+    text("a done"),
+    [call("run_command", tool_id="toolu_pb", command="echo pb >> effects.log")],
+    text("b done"),
+    text("c done"),
+]
+
+
+def _next_pipeline_operation(root: Path, pipeline_id: str) -> Any:
+    ws = Workspace.open(root)
+    try:
+        view = pipeline_view(ws, pipeline_id)
+        if view.status == "completed":
+            return None
+        pending = ws.store.approvals(status=ApprovalStatus.PENDING)
+    finally:
+        ws.close()
+    if pending:  # what the Inbox shows, whatever the crash left behind
+        return op_decide(pending[-1].id)
+    return op_pipeline(pipeline_id)
+
+
+def _check_pipeline_invariants(root: Path, pipeline_id: str, space_id: str, trial: str) -> None:
+    conn = sqlite3.connect(root / "workspace.db")
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok", trial
+        journal = conn.execute("SELECT turn_id, call_id, count(*) FROM tool_call GROUP BY 1, 2").fetchall()
+    finally:
+        conn.close()
+    assert all(n == 1 for _t, _c, n in journal), trial
+    ws = Workspace.open(root)
+    try:
+        view = pipeline_view(ws, pipeline_id)
+        assert view.status == "completed", f"{trial}: ended {view.status}"
+        assert set(view.statuses.values()) == {NodeStatus.DONE}, f"{trial}: {dict(view.statuses)}"
+        assert dict(view.outputs) == {"a": "a done", "b": "b done", "c": "c done"}, trial
+        space = ws.store.space(space_id)
+        assert space is not None
+        approvals = ws.store.approvals(space_id=space_id)
+        messages = ws.store.messages(space.conversation_id)
+        turns = ws.store.turns(space_id=space_id)
+        row = ws.store.pipeline(pipeline_id)
+        assert row is not None
+        spend = row.spec["_run"].get("spend", {})
+    finally:
+        ws.close()
+    log = space.worktree / "effects.log"
+    lines = log.read_text().split() if log.exists() else []
+    counts = Counter(lines)
+    assert set(counts) <= {"pa", "pb"}, trial
+    assert all(n == 1 for n in counts.values()), f"{trial}: a step's command ran twice: {lines}"
+    for token, call_id in (("pa", "toolu_pa"), ("pb", "toolu_pb")):
+        if not counts.get(token):
+            # Killed after the call was claimed and before it ran: at most once means the model
+            # is told it may have run; it is never run a second time to find out.
+            [result] = [m for m in messages if m.kind == "tool_result" and m.meta.get("call_id") == call_id]
+            assert "MAY HAVE RUN" in result.text, f"{trial}: {token} never ran and nobody said so"
+    per_call = Counter((a.turn_id, a.payload.get("call_id")) for a in approvals)
+    assert all(n <= 1 for n in per_call.values()), f"{trial}: duplicate approvals {per_call}"
+    _every_call_answered_once(messages, trial)
+    assert set(spend) == {"a", "b", "c"}, f"{trial}: spend by node {spend}"
+    assert all(line["tokens"] > 0 for line in spend.values()), f"{trial}: spend by node {spend}"
+    # Every turn the pipeline left behind can be resumed or is finished: none holds the space.
+    assert not [t for t in turns if t.status in (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL)], trial
+
+
+def test_sigkill_in_pipeline_steps_keeps_every_guarantee(tmp_path: Path) -> None:
+    rng = random.Random(SEED + 1)
+    repo = make_repo(tmp_path / "repo")
+    kills = operations = 0
+    for n in range(PIPELINE_TRIALS):
+        root = tmp_path / f"pws{n}"
+        ws = Workspace.init(root, repo)
+        try:
+            space = ws.create_space(f"plan{n}", mode=Mode.CHAT, autonomy=Autonomy.ASK)
+            pipeline_id = store_pipeline(ws, _pipeline_spec(), space_id=space.id, script=PIPELINE_SCRIPT)
+        finally:
+            ws.close()
+        trial = f"pipeline trial {n} (seed {SEED + 1})"
+        history: list[str] = []
+        for _step in range(MAX_STEPS):
+            operation = _next_pipeline_operation(root, pipeline_id)
+            if operation is None:
+                break
+            kill = None
+            if rng.random() < 0.7:
+                kill = KillPoint(rng.choice(PHASES), rng.randint(1, MAX_WRITES if rng.random() < 0.8 else 3))
+            code = fork_operation(root, operation, kill)
+            history.append(f"{operation.__qualname__.split('.')[0]}:{kill}:{code}")
+            assert code != 4, f"{trial}: an operation crashed with a traceback after {history}"
+        else:
+            raise AssertionError(f"{trial}: the pipeline did not finish in {MAX_STEPS} operations: {history}")
+        kills += sum(1 for h in history if h.endswith(":-9"))
+        operations += len(history)
+        _check_pipeline_invariants(root, pipeline_id, space.id, f"{trial}: {history}")
+    print(
+        f"\npipeline fault suite: {PIPELINE_TRIALS} trials (seed {SEED + 1}), {operations} operations, "
+        f"{kills} SIGKILLs; every invariant held"
+    )
+    assert kills >= PIPELINE_TRIALS
 
 
 # -- races: eight processes released together --------------------------------------------------------

@@ -189,7 +189,7 @@ def _dead_pid() -> int:
     return int(proc.stdout)
 
 
-def test_a_node_whose_process_died_runs_again_on_resume(tmp_path: Path) -> None:
+def test_a_node_whose_process_died_continues_its_own_turn_on_resume(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path)
     space = ws.create_space("work", autonomy=Autonomy.AUTO)
     spec = _abc()
@@ -202,7 +202,7 @@ def test_a_node_whose_process_died_runs_again_on_resume(tmp_path: Path) -> None:
         conversation_id=space.conversation_id,
         mode=Mode.CHAT,
         transport=Transport.BUILTIN,
-        settings={"provider": "scripted"},
+        settings={"provider": "scripted", "script": ABC_SCRIPT[1:]},
         worktree=space.worktree,
     )
     ws.store.update_turn(dead.id, state={"pid": _dead_pid()})
@@ -215,7 +215,10 @@ def test_a_node_whose_process_died_runs_again_on_resume(tmp_path: Path) -> None:
     assert result.status == "completed"
     view = pipeline_view(ws, pid)
     assert (view.outputs["b"], view.outputs["c"]) == ("b done", "c done")
-    assert view.node("b").turn_id != dead.id
+    # b continues the turn the crash cut (its started calls are settled from the journal, never
+    # run twice) instead of starting its work over in a new turn.
+    assert view.node("b").turn_id == dead.id
+    assert ws.store.turn(dead.id).status is TurnStatus.COMPLETED
     assert prompts_mentioning(ws, space.conversation_id, "Title A") == []  # a never re-ran
     ws.close()
 

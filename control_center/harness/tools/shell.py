@@ -94,6 +94,10 @@ class _Capture:
         finally:
             if self._spool_file is not None:
                 self._spool_file.close()
+            try:
+                self._stream.close()  # read to its end (or abandoned): the pipe is ours to close
+            except (OSError, ValueError):
+                pass
 
     def omitted(self) -> int:
         return max(0, self._total - len(self._head) - len(self._tail))

@@ -18,10 +18,13 @@ def run_migrations() -> None:
             context.run_migrations()
         return
     engine = create_engine(config.get_main_option("sqlalchemy.url"))
-    with engine.connect() as conn:
-        context.configure(connection=conn, target_metadata=metadata, render_as_batch=True)
-        with context.begin_transaction():
-            context.run_migrations()
+    try:
+        with engine.connect() as conn:
+            context.configure(connection=conn, target_metadata=metadata, render_as_batch=True)
+            with context.begin_transaction():
+                context.run_migrations()
+    finally:
+        engine.dispose()  # the pooled connection is closed here, not left to the collector
 
 
 run_migrations()
