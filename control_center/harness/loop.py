@@ -479,7 +479,7 @@ class BuiltinDriver:
 
     async def _drive(self, ctx: _TurnCtx) -> TurnEnded:
         pending = ctx.state.get("pending")
-        waiting = self.ws.store.approval(pending.get("approval_id") or "") if pending else None
+        waiting = self.ws.store.approval(pending.get("approval_id")) if pending else None
         step: NextStep
         if waiting is not None and waiting.status is ApprovalStatus.PENDING:
             # Still undecided (a crash came before the turn said it waits): it waits again.

@@ -54,7 +54,7 @@ def free_dead_turns(store: Store, space_id: str | None) -> None:
 
 def _waiting_on(store: Store, turn: Turn) -> str:
     pending = turn.state.get("pending") or {}
-    approval = store.approval(pending.get("approval_id", "")) if pending else None
+    approval = store.approval(pending.get("approval_id")) if pending else None
     if approval is None:
         return "waits for the operator"
     if approval.status is not ApprovalStatus.PENDING:
@@ -86,7 +86,7 @@ def claim_for_resume(store: Store, turn: Turn) -> Turn:
         raise HarnessError(f"turn {turn.id} has ended ({turn.status.value}); start a new turn instead")
     pending = turn.state.get("pending")
     if pending:
-        approval = store.approval(pending["approval_id"])
+        approval = store.approval(pending.get("approval_id"))
         if approval is not None and approval.status is ApprovalStatus.PENDING:
             how = (
                 "answer it first (control-center approvals answer)"

@@ -335,7 +335,7 @@ class PipelineRunner:
 
     def _approval_pending(self, turn: Turn) -> bool:
         pending = turn.state.get("pending") or {}
-        approval = self.ws.store.approval(pending.get("approval_id", "")) if pending else None
+        approval = self.ws.store.approval(pending.get("approval_id")) if pending else None
         return approval is not None and approval.status is ApprovalStatus.PENDING
 
     @staticmethod

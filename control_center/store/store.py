@@ -872,7 +872,9 @@ class Store:
             s.flush()
             return _approval(row)
 
-    def approval(self, approval_id: str) -> Approval | None:
+    def approval(self, approval_id: str | None) -> Approval | None:
+        if not approval_id:  # a call whose Inbox item was never opened (see loop's recovery)
+            return None
         with self._read() as s:
             row = s.get(ApprovalRow, approval_id)
             return _approval(row) if row else None
