@@ -201,7 +201,7 @@ def _open_sqlite(path: Path, *, create: bool) -> Engine:
             raise StoreError(f"{path} is an SQLite database but not a Control Center workspace")
         if tables:
             # The quick check before anything may write: a damaged file is refused, not extended.
-            checked = health.check(path)
+            checked = health.check_unless_unchanged(path)
             if not checked.ok:
                 health.mark_damaged(path, checked.reason)
                 raise health.damaged_error(path, checked.reason)

@@ -130,6 +130,42 @@ def check(db: Path, *, full: bool = False) -> CheckResult:
     return CheckResult(not problems, tuple(problems))
 
 
+CHECKED_SUFFIX = ".checked"
+
+
+def _file_state(db: Path) -> str:
+    """The database file's and its WAL's size and modification time: any write changes it."""
+    parts = []
+    for path in (db, db.with_name(db.name + "-wal")):
+        try:
+            st = path.stat()
+            parts.append(f"{st.st_size}:{st.st_mtime_ns}")
+        except FileNotFoundError:
+            parts.append("-")
+    return " ".join(parts)
+
+
+def check_unless_unchanged(db: Path) -> CheckResult:
+    """:func:`check`, skipped when the file has not changed since the last check passed (a stamp
+    beside it holds the file's state then). Read-only commands run this on every start: the quick
+    check of a large workspace costs most of a second, and an unchanged file cannot have been
+    damaged by anyone's write since."""
+    stamp = db.with_name(db.name + CHECKED_SUFFIX)
+    before = _file_state(db)
+    try:
+        if stamp.read_text(encoding="utf-8").strip() == before:
+            return CheckResult(True, ())
+    except OSError:
+        pass
+    result = check(db)
+    if result.ok and _file_state(db) == before:  # nothing wrote during the check
+        try:
+            stamp.write_text(before + "\n", encoding="utf-8")
+        except OSError:
+            pass  # a read-only folder: the next command checks again
+    return result
+
+
 def is_damage(message: str) -> bool:
     """An SQLite error message that means the file (not the query or the lock) is broken."""
     text = message.lower()

@@ -150,7 +150,7 @@ def open_reader(root: Path) -> ReadStore | None:
     db = root.expanduser().resolve() / DB_FILENAME
     if not db.is_file():
         return None  # the full store says what is wrong with the folder
-    if health.damaged_reason(db) is not None or not health.check(db).ok:
+    if health.damaged_reason(db) is not None or not health.check_unless_unchanged(db).ok:
         return None  # damaged: the full store refuses it in one line (and marks it)
     try:
         conn = sqlite3.connect(db.as_uri() + "?mode=ro", uri=True, timeout=10)

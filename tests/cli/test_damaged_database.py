@@ -84,9 +84,17 @@ def _commands(ws: Path) -> list[list[str | Path]]:
     ]
 
 
+@pytest.mark.parametrize("checked_before", [False, True], ids=["first-open", "after-a-passed-check"])
 @pytest.mark.parametrize("damage", ["garbage", "dropped_table"])
-def test_every_command_refuses_a_damaged_database_in_one_line(cli: Cli, ws: Path, damage: str) -> None:
+def test_every_command_refuses_a_damaged_database_in_one_line(
+    cli: Cli, ws: Path, damage: str, checked_before: bool
+) -> None:
     db = ws / "workspace.db"
+    if checked_before:
+        # A read that passed the quick check leaves a stamp of the file's state; the damage
+        # changes the file, so the next command checks again instead of trusting the stamp.
+        assert cli("space", "list", "--workspace", ws).code == 0
+        assert db.with_name("workspace.db" + health.CHECKED_SUFFIX).exists()
     if damage == "garbage":
         _garbage_in_the_middle(db)
     else:
@@ -170,3 +178,24 @@ def test_backups_are_taken_at_most_daily_and_rotate(tmp_path: Path) -> None:
     assert len(kept) == health.KEEP_BACKUPS
     assert all(health.check(b, full=True).ok for b in kept)
     assert health.backup_if_due(db, interval_s=0) is not None
+
+
+def test_an_unchanged_file_is_not_checked_again(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read-only commands start with the quick check only when the file changed since the last
+    one passed (it costs most of a second on a large workspace)."""
+    db = ws / "workspace.db"
+    assert health.check_unless_unchanged(db).ok
+    calls: list[Path] = []
+    real_check = health.check
+    monkeypatch.setattr(health, "check", lambda path, **kw: calls.append(path) or real_check(path, **kw))
+    assert health.check_unless_unchanged(db).ok
+    assert calls == []
+    workspace = Workspace.open(ws)  # the open checks (or trusts the stamp), then writes
+    try:
+        space = workspace.store.find_space("alpha")
+        assert space is not None
+        workspace.store.touch_space(space.id)
+    finally:
+        workspace.close()
+    assert health.check_unless_unchanged(db).ok
+    assert calls == [db]  # the write changed the file: checked again
