@@ -108,7 +108,8 @@ class ClaudeSandbox:
     worktree: Path
     #: Claude's private, writable state (sessions for ``--resume``, its own settings).
     home: Path
-    #: Folders that must not be visible at all (the workspace: its database and other spaces).
+    #: Folders that must not be visible at all (the workspace: its database and other spaces;
+    #: the operator's home: keys, cloud credentials, shell history).
     hidden: tuple[Path, ...] = ()
     #: What must stay readable even inside a hidden folder: the CLI, the hook's interpreter.
     readable: tuple[Path, ...] = ()
@@ -120,9 +121,10 @@ class ClaudeSandbox:
         for folder in _HOST_SOCKET_DIRS:
             if Path(folder).is_dir() and not Path(folder).is_symlink():
                 args += ["--tmpfs", folder]
-        for folder in self.hidden:
-            if folder.resolve().is_dir():
-                args += ["--tmpfs", str(folder.resolve())]
+        # Outer folders first: a hidden folder inside another one is mounted over the first tmpfs.
+        for folder in sorted({f.resolve() for f in self.hidden}, key=lambda p: len(p.parts)):
+            if folder.is_dir() and folder != Path("/"):
+                args += ["--tmpfs", str(folder)]
         # Binds after the tmpfs mounts that would otherwise hide them (bwrap applies in order).
         common = _git_common_dir(worktree)
         if common is not None and common.is_dir():

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -606,6 +607,7 @@ seen = {{
     "workspace_entries": os.listdir(probe["workspace"]) if os.path.isdir(probe["workspace"]) else [],
     "run_entries": os.listdir("/run") if os.path.isdir("/run") else [],
     "pid1": open("/proc/1/cmdline").read().split("\\0")[0],
+    "operator_secret_visible": os.path.exists(probe["operator_secret"]),
 }}
 with open(os.path.join(home, "probe.json"), "w") as f:
     json.dump(seen, f)
@@ -616,7 +618,7 @@ print(json.dumps({{"type": "result", "subtype": "success", "is_error": False, "r
 
 @needs_bwrap
 def test_read_only_turns_run_claude_under_the_os_layer(
-    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     monkeypatch.setattr(claude_code, "resolve_api_key", lambda: (API_KEY, "env"))
     cli = tmp_path / "probe-bin" / "claude"
@@ -635,9 +637,25 @@ def test_read_only_turns_run_claude_under_the_os_layer(
     if not common.is_absolute():
         common = (space.worktree / common).resolve()
     database = next(p for p in ws.root.iterdir() if p.suffix in (".db", ".sqlite", ".sqlite3"))
+    # The operator's home (keys, cloud credentials): hidden, not merely read-only, since the
+    # network is shared inside.
+    # (Outside /tmp, which is private inside anyway.)
+    operator_home = Path(tempfile.mkdtemp(prefix="cc-operator-home-", dir="/var/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(operator_home, ignore_errors=True))
+    (operator_home / ".ssh").mkdir(parents=True)
+    secret = operator_home / ".ssh" / "id_ed25519"
+    secret.write_text("PRIVATE KEY")
+    monkeypatch.setenv("HOME", str(operator_home))
     monkeypatch.setenv(
         "PROBE_PATHS",
-        json.dumps({"git_dir": str(common), "database": str(database), "workspace": str(ws.root)}),
+        json.dumps(
+            {
+                "git_dir": str(common),
+                "database": str(database),
+                "workspace": str(ws.root),
+                "operator_secret": str(secret),
+            }
+        ),
     )
     (Path("/tmp") / "host-tmp-marker").write_text("x")
     try:
@@ -659,6 +677,7 @@ def test_read_only_turns_run_claude_under_the_os_layer(
     assert seen["tmp_writable"] is True
     assert "host-tmp-marker" not in seen["tmp_entries"]  # a private /tmp
     assert seen["database_visible"] is False
+    assert seen["operator_secret_visible"] is False
     assert set(seen["workspace_entries"]) <= {"claude-homes", "worktrees"}
     assert not any("sock" in e or e in ("docker", "dbus", "user") for e in seen["run_entries"])
     assert not (space.worktree / "probe-write").exists()

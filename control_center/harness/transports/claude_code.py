@@ -423,6 +423,15 @@ class ClaudeCodeDriver:
             await mcp.__aexit__(None, None, None)
 
 
+def _operator_home() -> tuple[Path, ...]:
+    """The home of the user running the product (hidden inside the OS layer), if it has one."""
+    home = os.environ.get("HOME")
+    if not home:
+        return ()
+    path = Path(home).resolve()
+    return (path,) if path != Path("/") and path.is_dir() else ()
+
+
 def _claude_session(turn: Turn) -> str:
     """The Claude session an interrupted turn resumes; refusals write nothing."""
     session = turn.state.get("session_id")
@@ -503,8 +512,16 @@ async def _run_cli(launch: _Launch, message: str, resume_session: str | None) ->
         box = sandbox.ClaudeSandbox(
             Path(turn.worktree),
             launch.home,
-            hidden=(ws.root,),
-            readable=(Path(cli), Path(sys.prefix), Path(sys.executable), _PACKAGE_ROOT),
+            # The operator's home too: read-only is not enough where the network is shared (a
+            # key read in ~/.ssh could leave through any request).
+            hidden=(ws.root, *_operator_home()),
+            readable=(
+                Path(cli),
+                Path(sys.prefix),
+                Path(sys.base_prefix),
+                Path(sys.executable),
+                _PACKAGE_ROOT,
+            ),
         )
         wrapped = sandbox.claude_sandbox_argv(argv, box)
         if wrapped is None:  # bubblewrap went away since the probe: say so, run on the hook
