@@ -3,10 +3,12 @@ non-zero and stores nothing; `review show` on a space that is no review is an er
 
 from __future__ import annotations
 
-import sqlite3
 import subprocess
 from pathlib import Path
 
+from sqlalchemy import text
+
+from control_center.workspace import Workspace
 from tests.cli.test_cli_run import CLI, Cli, _one_line_error, _space
 from tests.cli.test_cli_run import cli as cli
 from tests.cli.test_cli_run import env as env
@@ -14,12 +16,14 @@ from tests.cli.test_cli_run import workspace as workspace
 
 
 def _counts(workspace: Path) -> tuple[int, int]:
-    conn = sqlite3.connect(workspace / "workspace.db")
+    """Turns and messages in the workspace's database, on either backend."""
+    ws = Workspace.open(workspace)
     try:
-        turns = conn.execute("SELECT count(*) FROM turn").fetchone()[0]
-        messages = conn.execute("SELECT count(*) FROM message").fetchone()[0]
+        with ws.store.engine.connect() as conn:
+            turns = conn.execute(text("SELECT count(*) FROM turn")).scalar_one()
+            messages = conn.execute(text("SELECT count(*) FROM message")).scalar_one()
     finally:
-        conn.close()
+        ws.close()
     return int(turns), int(messages)
 
 

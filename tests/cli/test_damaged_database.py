@@ -18,6 +18,9 @@ from tests.cli.test_cli_foundation import Cli, Result, run_process
 from tests.cli.test_cli_foundation import cli as cli
 from tests.helpers import make_repo
 
+# Damage written into an SQLite file, and SQLite's own checks and backups.
+pytestmark = pytest.mark.sqlite_only
+
 PAGE = 4096
 
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 import uuid
 from functools import partial
 from typing import Any
 
 import pytest
+from sqlalchemy import func, select
 
 from control_center.cli import main as cli_main
 from control_center.core.modes import Autonomy, Mode
@@ -31,7 +31,7 @@ from control_center.harness.loopback import LoopbackMessagesServer
 from control_center.harness.providers.base import ModelSettings
 from control_center.harness.providers.factory import make_provider
 from control_center.harness.settings import AppSettings
-from control_center.store.store import DB_FILENAME
+from control_center.store.tables import MessageRow
 from control_center.workspace import Workspace
 from tests.harness.helpers import assert_valid_history
 
@@ -39,52 +39,48 @@ KEY = "sk-ant-test-CONTEXT-0a1b2c3d"
 
 
 def _bulk(ws: Workspace, conversation_id: str, n: int, *, start: int = 0, result_chars: int = 0) -> None:
-    """``n`` rows appended straight into SQLite: user text, then assistant tool call, then its
-    result (``result_chars`` long), then assistant text, repeating."""
-    con = sqlite3.connect(ws.root / DB_FILENAME)
-    seq = con.execute(
-        "SELECT COALESCE(MAX(seq), 0) FROM message WHERE conversation_id = ?", (conversation_id,)
-    ).fetchone()[0]
-    rows = []
-    for i in range(start, start + n):
-        phase = i % 4
-        if phase == 0:
-            role, blocks = "user", [{"type": "text", "text": f"message {i}: please look at module {i}"}]
-        elif phase == 1:
-            role, blocks = (
-                "assistant",
-                [{"type": "tool_use", "id": f"c{i}", "name": "read_file", "input": {"path": f"m{i}.py"}}],
+    """``n`` rows appended straight into the database (no store call per row): user text, then
+    assistant tool call, then its result (``result_chars`` long), then assistant text, repeating."""
+    table = MessageRow.__table__  # type: ignore[attr-defined]
+    with ws.store.engine.begin() as conn:
+        seq = conn.execute(
+            select(func.coalesce(func.max(table.c.seq), 0)).where(table.c.conversation_id == conversation_id)
+        ).scalar_one()
+        rows = []
+        for i in range(start, start + n):
+            phase = i % 4
+            if phase == 0:
+                role, blocks = "user", [{"type": "text", "text": f"message {i}: please look at module {i}"}]
+            elif phase == 1:
+                role, blocks = (
+                    "assistant",
+                    [{"type": "tool_use", "id": f"c{i}", "name": "read_file", "input": {"path": f"m{i}.py"}}],
+                )
+            elif phase == 2:
+                role = "user"
+                blocks = [
+                    {"type": "tool_result", "tool_use_id": f"c{i - 1}", "content": "x" * result_chars or "ok"}
+                ]
+            else:
+                reply = f"reply {i}: module {i - 3} looks fine"
+                role, blocks = "assistant", [{"type": "text", "text": reply}]
+            seq += 1
+            rows.append(
+                {
+                    "id": uuid.uuid4().hex[:16],
+                    "conversation_id": conversation_id,
+                    "seq": seq,
+                    "turn_id": None,
+                    "role": role,
+                    "kind": "tool_result" if phase == 2 else role,
+                    "text": "",
+                    "blocks": blocks,
+                    "meta": {},
+                    "created_at": "2026-11-30T00:00:00.000Z",
+                }
             )
-        elif phase == 2:
-            role = "user"
-            blocks = [
-                {"type": "tool_result", "tool_use_id": f"c{i - 1}", "content": "x" * result_chars or "ok"}
-            ]
-        else:
-            role, blocks = "assistant", [{"type": "text", "text": f"reply {i}: module {i - 3} looks fine"}]
-        seq += 1
-        kind = "tool_result" if phase == 2 else role
-        rows.append(
-            (
-                uuid.uuid4().hex[:16],
-                conversation_id,
-                seq,
-                None,
-                role,
-                kind,
-                "",
-                json.dumps(blocks),
-                "{}",
-                "2026-11-30T00:00:00.000Z",
-            )
-        )
-    con.executemany(
-        "INSERT INTO message (id, conversation_id, seq, turn_id, role, kind, text, blocks, meta, created_at) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?)",
-        rows,
-    )
-    con.commit()
-    con.close()
+        # Through the table, so JSON columns are stored as each backend stores them.
+        conn.execute(table.insert(), rows)
 
 
 def _conversation(ws: Workspace, name: str = "long") -> tuple[str, str]:

@@ -164,6 +164,7 @@ def _trial(root: Path, space_id: str, rng: random.Random, trial: str) -> list[st
     raise AssertionError(f"{trial}: the turn did not finish in {MAX_STEPS} operations: {history}")
 
 
+@pytest.mark.sqlite_only  # the invariants include SQLite's own integrity check
 def test_sigkill_at_random_points_keeps_every_guarantee(tmp_path: Path) -> None:
     rng = random.Random(SEED)
     repo = make_repo(tmp_path / "repo")
@@ -270,6 +271,7 @@ def _check_pipeline_invariants(root: Path, pipeline_id: str, space_id: str, tria
     assert not [t for t in turns if t.status in (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL)], trial
 
 
+@pytest.mark.sqlite_only  # the invariants include SQLite's own integrity check
 def test_sigkill_in_pipeline_steps_keeps_every_guarantee(tmp_path: Path) -> None:
     rng = random.Random(SEED + 1)
     repo = make_repo(tmp_path / "repo")

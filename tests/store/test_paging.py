@@ -18,6 +18,9 @@ from control_center.store.store import DB_FILENAME
 from control_center.workspace import Workspace
 from tests.helpers import make_repo
 
+# SQLite's own limit on bound variables is what these tests measure.
+pytestmark = pytest.mark.sqlite_only
+
 SQLITE_DEFAULT_MAX_VARIABLES = 32_766
 N = 60_000
 
