@@ -22,12 +22,12 @@ from tests.cli.test_cli_foundation import Cli, cli, repo, ws  # noqa: F401 — f
 
 ORM = ("sqlalchemy", "sqlmodel", "pydantic", "alembic")
 
+# The fast read path is the standard library's sqlite3 on the workspace file.
+pytestmark = pytest.mark.sqlite_only
+
 PROBE = r"""
 import sys
 from control_center.cli import main
-
-# The fast read path is the standard library's sqlite3 on the workspace file.
-pytestmark = pytest.mark.sqlite_only
 code = main(sys.argv[1:])
 loaded = sorted({m.split(".")[0] for m in sys.modules} & set(%r))
 print("LOADED:" + ",".join(loaded), file=sys.stderr)
