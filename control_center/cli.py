@@ -351,6 +351,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     i.set_defaults(func=cmd_init)
 
+    wk = sub.add_parser("worker", help="team mode: run queued turns and pipeline steps here")
+    ws_arg(wk)
+    wk.add_argument("--concurrency", type=int, default=1, metavar="N")
+    wk.set_defaults(func=_lazy("control_center.commands", "cmd_worker"))
+
     sp = sub.add_parser("space", help="manage spaces")
     ssub = sp.add_subparsers(dest="space_command", parser_class=_Parser, required=True)
     c = ssub.add_parser("create")

@@ -27,12 +27,22 @@ class CommandError(Exception):
 
 
 def _printer(as_json: bool):
+    show = _data_printer(as_json)
+
     def emit(event: TurnEvent) -> None:
+        show(event.to_json())
+
+    return emit
+
+
+def _data_printer(as_json: bool):
+    """Prints one event given as its JSON form (a local turn's, or a worker's read back)."""
+
+    def emit(data: dict[str, Any]) -> None:
         if as_json:
-            sys.stdout.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
+            sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
             sys.stdout.flush()
             return
-        data = event.to_json()
         kind = data["event"]
         if kind == "text":
             sys.stdout.write(data["text"])
@@ -47,8 +57,9 @@ def _printer(as_json: bool):
             sys.stdout.write(f"\n? question {data['approval']}: {data['question']}\n")
         elif kind == "nudge":
             sys.stdout.write(f"\n[nudge] {data['text']}\n")
-        elif isinstance(event, ModelRetry):
-            sys.stdout.write(f"\n[{event.text}]\n")
+        elif kind == "model_retry":
+            retry = ModelRetry(data["attempt"], data["max_retries"], data["delay_s"], data["reason"])
+            sys.stdout.write(f"\n[{retry.text}]\n")
         elif kind == "turn_ended":
             err = f": {data['error']}" if data["error"] else ""
             sys.stdout.write(f"\n[turn {data['turn']} {data['status']}{err}]\n")
@@ -78,6 +89,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         elif args.provider == "scripted":
             raise WorkspaceError("--provider scripted needs --script FILE")
         provider = args.provider or ("scripted" if script is not None else None)
+        if ws.execution == "workers":
+            return _run_on_workers(ws, args, provider, script)
         harness = Harness(ws, AppSettings.load())
         req = RunRequest(
             message=args.message,
@@ -95,9 +108,57 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0 if ended.status.value in ("completed", "awaiting_approval") else 1
 
 
+def _run_on_workers(ws: Workspace, args: argparse.Namespace, provider: str | None, script: Any) -> int:
+    """Team mode with workers: queue the turn, then print its events as a worker runs it."""
+    from control_center.workers import follow, queue_turn
+
+    space = ws.resolve_dispatch(args.space) if args.space else None
+    if args.transport and args.transport != "builtin":
+        raise WorkspaceError("workers run the builtin transport only")
+    request = queue_turn(
+        ws,
+        {
+            "kind": "run",
+            "space": space.id if space else None,
+            "message": args.message,
+            "provider": provider,
+            "script": script,
+            "author": getattr(args, "agent", None) or "agent",
+        },
+    )
+    ended = follow(ws, request, _data_printer(args.json))
+    return 0 if ended.get("status") in ("completed", "awaiting_approval") else 1
+
+
+def _resume_on_workers(ws: Workspace, args: argparse.Namespace) -> int:
+    from control_center.workers import follow, queue_turn
+
+    turn = ws.store.turn(args.turn)
+    if turn is None:
+        raise WorkspaceError(f"no turn {args.turn!r} in this workspace")
+    request = queue_turn(ws, {"kind": "resume", "space": turn.space_id, "turn": turn.id})
+    ended = follow(ws, request, _data_printer(args.json))
+    return 0 if ended.get("status") in ("completed", "awaiting_approval") else 1
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from control_center.workers import run_worker
+
+    if args.concurrency < 1:
+        raise WorkspaceError("--concurrency must be at least 1")
+    ws = Workspace.open(Path(args.workspace))
+    try:
+        run_worker(ws, args.concurrency)
+    finally:
+        ws.close()
+    return 0
+
+
 def cmd_resume(args: argparse.Namespace) -> int:
     ws = Workspace.open(Path(args.workspace))
     try:
+        if ws.execution == "workers":
+            return _resume_on_workers(ws, args)
         harness = Harness(ws, AppSettings.load())
         ended = _run_async(harness.resume(args.turn, _printer(args.json)))
     finally:
@@ -143,6 +204,7 @@ def cmd_approvals_decide(args: argparse.Namespace) -> int:
                 run_work=True,
                 raise_tokens=args.raise_tokens,
                 raise_usd=args.raise_usd,
+                dispatch=_step_dispatcher(ws),
             )
         except DecisionError as exc:
             raise WorkspaceError(str(exc)) from None
@@ -171,6 +233,15 @@ def cmd_approvals_answer(args: argparse.Namespace) -> int:
     finally:
         ws.close()
     return 0
+
+
+def _step_dispatcher(ws: Workspace):
+    """With workers, an approved plan or orchestration queues its steps instead of running them."""
+    if ws.execution != "workers":
+        return None
+    from control_center.workers import queue_pipeline_step
+
+    return lambda pipeline_id: queue_pipeline_step(ws, pipeline_id)
 
 
 def cmd_review_show(args: argparse.Namespace) -> int:

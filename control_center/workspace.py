@@ -10,7 +10,7 @@ import os
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,8 @@ TEAM_FILE = "workspace.json"
 EXECUTION_LOCAL = "local"
 EXECUTION_WORKERS = "workers"
 EXECUTIONS = (EXECUTION_LOCAL, EXECUTION_WORKERS)
+#: The committer of a worker's turn when its clone has no identity configured.
+WORKER_EMAIL = "worker@control-center.invalid"
 
 
 class WorkspaceError(OperatorError):
@@ -237,6 +239,9 @@ class Workspace:
         branch = f"cc/{_slug(name)}-{sid[-6:]}"  # the id's random end
         worktree = self.root / WORKTREES_DIR / sid
         git(self.repo, "worktree", "add", "-b", branch, str(worktree), "HEAD")
+        if self.is_team and self._has_origin():
+            # Every machine of the team (workers, other operators) takes the space from the remote.
+            git(self.repo, "push", "-q", "origin", f"{branch}:refs/heads/{branch}")
         return self._record_space(sid, name, mode, autonomy, transport, worktree, branch)
 
     def open_review(
@@ -368,7 +373,86 @@ class Workspace:
         space that is not in this workspace — means the turn resolves to chat."""
         if space_ref is None:
             return None
-        return self.store.find_space(space_ref)
+        space = self.store.find_space(space_ref)
+        return self.local_space(space) if space is not None else None
+
+    # -- team mode: this machine's worktrees of shared spaces ----------------------------------
+
+    def _fetch_branch(self, branch: str) -> None:
+        git(self.repo, "fetch", "-q", "origin", f"+refs/heads/{branch}:refs/remotes/origin/{branch}")
+
+    def _has_origin(self) -> bool:
+        return git(self.repo, "config", "--get", "remote.origin.url", check=False).returncode == 0
+
+    def local_space(self, space: Space) -> Space:
+        """The space on this machine's worktree. Team mode: ``worktrees/<id>`` of this folder
+        (the row holds the creating machine's path), made from the space's branch when missing."""
+        if not self.is_team or space.pr_head is not None:
+            return space
+        path = self.root / WORKTREES_DIR / space.id
+        if not path.exists():
+            if self._has_origin():
+                git(
+                    self.repo,
+                    "fetch",
+                    "-q",
+                    "origin",
+                    f"+refs/heads/{space.branch}:refs/remotes/origin/{space.branch}",
+                )
+                git(
+                    self.repo,
+                    "worktree",
+                    "add",
+                    "-q",
+                    "--force",
+                    "-B",
+                    space.branch,
+                    str(path),
+                    f"origin/{space.branch}",
+                )
+            else:
+                git(self.repo, "worktree", "add", "-q", str(path), space.branch)
+        return replace(space, worktree=path)
+
+    def sync_space(self, space: Space) -> Space:
+        """Before a worker's turn: the local worktree at the tip of the space's branch on the
+        remote (whatever another machine pushed last)."""
+        local = self.local_space(space)
+        if space.pr_head is not None or not self._has_origin():
+            return local
+        git(
+            self.repo,
+            "fetch",
+            "-q",
+            "origin",
+            f"+refs/heads/{space.branch}:refs/remotes/origin/{space.branch}",
+        )
+        git(local.worktree, "checkout", "-q", "-B", space.branch, f"origin/{space.branch}")
+        git(local.worktree, "reset", "-q", "--hard", f"origin/{space.branch}")
+        git(local.worktree, "clean", "-q", "-fd")
+        return local
+
+    def publish_space(self, space: Space, message: str) -> str | None:
+        """After a worker's turn: commit what the turn changed and push the branch, so any
+        machine takes the next turn from here. Returns the new commit, or None if nothing changed."""
+        local = self.local_space(space)
+        if space.pr_head is not None or not self._has_origin():
+            return None
+        tree = local.worktree
+        if not git(tree, "status", "--porcelain").stdout.strip():
+            return None
+        identity: list[str] = []
+        if git(tree, "config", "--get", "user.email", check=False).returncode != 0:
+            identity = [
+                "-c",
+                "user.name=Control Center worker",
+                "-c",
+                "user.email=worker@control-center.invalid",
+            ]
+        git(tree, "add", "-A")
+        git(tree, *identity, "commit", "-q", "--no-verify", "-m", message)
+        git(tree, "push", "-q", "origin", f"HEAD:refs/heads/{space.branch}")
+        return git(tree, "rev-parse", "HEAD").stdout.strip()
 
     def scratch_worktree(self, key: str) -> Path:
         """A detached worktree at HEAD for a run that has no space."""
@@ -380,6 +464,10 @@ class Workspace:
     def remove_scratch(self, path: Path) -> None:
         git(self.repo, "worktree", "remove", "--force", str(path), check=False)
         shutil.rmtree(path, ignore_errors=True)
+
+
+def _remote(space: Space) -> str:
+    return f"origin/{space.branch}"
 
 
 def _read_team_file(path: Path) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -57,6 +58,7 @@ def decide(
     by: str,
     reason: str | None = None,
     run_work: bool = False,
+    dispatch: Callable[[str], str] | None = None,
     agent_path: bool = False,
     raise_tokens: int | None = None,
     raise_usd: float | None = None,
@@ -109,12 +111,13 @@ def decide(
             )
             return DecisionOutcome(decided, verb)
         case ApprovalKind.PLAN:
-            return _decide_plan(ws, decided, decision, reason, run_work)
+            return _decide_plan(ws, decided, decision, reason, run_work, dispatch)
         case ApprovalKind.ORCHESTRATION:
-            return _decide_orchestration(ws, decided, decision, reason, run_work)
+            return _decide_orchestration(ws, decided, decision, reason, run_work, dispatch)
         case ApprovalKind.BUDGET:
             outcome = decide_budget(ws, decided, decision, reason, raise_tokens, raise_usd)
-            status = _maybe_run(ws, outcome.pipeline_id, run_work) if decision is Decision.GRANT else None
+            granted = decision is Decision.GRANT
+            status = _maybe_run(ws, outcome.pipeline_id, run_work, dispatch) if granted else None
             return replace(outcome, pipeline_status=status or outcome.pipeline_status)
     raise DecisionError(f"approvals of kind {decided.kind.value} cannot be granted or rejected here")
 
@@ -189,7 +192,12 @@ def _source_run_info(ws: Workspace, turn_id: str | None, space_id: str | None) -
 
 
 def _decide_plan(
-    ws: Workspace, approval: Approval, decision: Decision, reason: str | None, run_work: bool
+    ws: Workspace,
+    approval: Approval,
+    decision: Decision,
+    reason: str | None,
+    run_work: bool,
+    dispatch: Callable[[str], str] | None = None,
 ) -> DecisionOutcome:
     store = ws.store
     plan_row = store.plan(approval.payload.get("plan_id", ""))
@@ -230,7 +238,7 @@ def _decide_plan(
             f"back in Agent mode and the generated work runs as pipeline {pipeline_id}.",
             meta={"pipeline_id": pipeline_id, "plan_id": plan_row.id},
         )
-    status = _maybe_run(ws, pipeline_id, run_work)
+    status = _maybe_run(ws, pipeline_id, run_work, dispatch)
     return DecisionOutcome(
         approval,
         f"plan v{plan_row.version} approved; pipeline {pipeline_id} {status or 'created'}",
@@ -240,7 +248,12 @@ def _decide_plan(
 
 
 def _decide_orchestration(
-    ws: Workspace, approval: Approval, decision: Decision, reason: str | None, run_work: bool
+    ws: Workspace,
+    approval: Approval,
+    decision: Decision,
+    reason: str | None,
+    run_work: bool,
+    dispatch: Callable[[str], str] | None = None,
 ) -> DecisionOutcome:
     store = ws.store
     proposal_row = store.proposal(approval.payload.get("proposal_id", ""))
@@ -260,7 +273,7 @@ def _decide_orchestration(
     store.update_proposal(proposal_row.id, status="approved")
     made = materialize_proposal(ws, proposal_row.id)
     pipeline_id = made.pipeline_id
-    status = _maybe_run(ws, pipeline_id, run_work)
+    status = _maybe_run(ws, pipeline_id, run_work, dispatch)
     return DecisionOutcome(
         approval,
         f"orchestration approved: {made.agents} agents, {made.tickets} tickets, "
@@ -335,9 +348,14 @@ def materialize_proposal(ws: Workspace, proposal_id: str) -> MaterializeOutcome:
     )
 
 
-def _maybe_run(ws: Workspace, pipeline_id: str, run_work: bool) -> str | None:
+def _maybe_run(
+    ws: Workspace, pipeline_id: str, run_work: bool, dispatch: Callable[[str], str] | None
+) -> str | None:
     if not run_work:
         return None
+    if dispatch is not None:
+        # Team mode with workers: the pipeline's steps are queued, not run in this process.
+        return dispatch(pipeline_id)
     from control_center.harness.loop import Harness
     from control_center.harness.settings import AppSettings
     from control_center.pipeline.runner import PipelineRunner

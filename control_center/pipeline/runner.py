@@ -110,9 +110,12 @@ class PipelineRunner:
         *,
         on_state: StateSink | None = None,
         on_event: Callable[[TurnEvent], None] | None = None,
+        max_nodes: int | None = None,
     ) -> None:
         self.ws = ws
         self.harness = harness
+        #: Stop (status ``running``) after this many nodes: a worker runs one step per job.
+        self.max_nodes = max_nodes
         self.on_state = on_state or (lambda _pid, _s: None)
         self.on_event = on_event or (lambda _e: None)
 
@@ -186,8 +189,10 @@ class PipelineRunner:
             state = self._save(pipeline_id, state, hold, run_info)
             return PipelineRunResult(pipeline_id, hold, state)
         state = self._save(pipeline_id, state, "running", run_info)
+        nodes_run = 0
         try:
-            while True:
+            while self.max_nodes is None or nodes_run < self.max_nodes:
+                nodes_run += 1
                 state = self._adopt_stop(pipeline_id, state)
                 ready = ready_nodes(spec, state)
                 if not ready:

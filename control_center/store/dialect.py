@@ -8,7 +8,7 @@ import json
 import sqlite3
 from typing import Any, Protocol
 
-from sqlalchemy import Connection, Engine, event
+from sqlalchemy import Connection, Engine, event, text
 
 #: The PostgreSQL advisory lock every write unit holds until it commits (see ``begin_write``).
 _PG_WRITE_LOCK = 0x43435752  # "CCWR"
@@ -27,6 +27,9 @@ class Dialect(Protocol):
 
     def load_json(self, value: Any) -> Any:
         """A JSON column read with raw SQL, as Python data."""
+
+    def notify(self, conn: Connection, channel: str, payload: str) -> None:
+        """Wake the channel's listeners when the transaction commits (PostgreSQL only)."""
 
 
 def _sqlite_on_connect(dbapi_conn: sqlite3.Connection, _record: object) -> None:
@@ -52,6 +55,9 @@ class SQLiteDialect:
     def load_json(self, value: Any) -> Any:
         return json.loads(value) if isinstance(value, str | bytes) else value
 
+    def notify(self, conn: Connection, channel: str, payload: str) -> None:
+        return None  # no LISTEN/NOTIFY: readers poll
+
 
 class PostgresDialect:
     name = "postgresql"
@@ -67,6 +73,9 @@ class PostgresDialect:
 
     def load_json(self, value: Any) -> Any:
         return json.loads(value) if isinstance(value, str | bytes) else value
+
+    def notify(self, conn: Connection, channel: str, payload: str) -> None:
+        conn.execute(text("SELECT pg_notify(:channel, :payload)"), {"channel": channel, "payload": payload})
 
 
 def dialect_for(engine: Engine) -> Dialect:

@@ -68,9 +68,14 @@ from control_center.store.tables import (
     SpaceRow,
     TicketRow,
     ToolCallRow,
+    TurnEventRow,
     TurnRow,
     WorkspaceMeta,
 )
+
+#: The PostgreSQL NOTIFY channel that announces new turn events (payload: the request id).
+TURN_EVENTS_CHANNEL = "cc_turn_events"
+
 
 _id_lock = threading.Lock()
 _last_micros = 0
@@ -1332,3 +1337,35 @@ class Store:
                 setattr(row, k, v)
             row.updated_at = now_iso()
             s.add(row)
+
+    # -- turn events (team mode: a worker's turn, streamed to the operator who queued it) -------
+
+    def add_turn_event(
+        self, request_id: str, seq: int, payload: dict[str, Any], *, turn_id: str | None, worker: str | None
+    ) -> None:
+        """Record one event and wake every listener (PostgreSQL NOTIFY on commit)."""
+        ts = time.time()
+        with self._write() as s:
+            s.add(
+                TurnEventRow(
+                    id=new_id(),
+                    request_id=request_id,
+                    seq=seq,
+                    turn_id=turn_id,
+                    worker=worker,
+                    payload=payload,
+                    created_ts=ts,
+                )
+            )
+            s.flush()
+            self.dialect.notify(s.connection(), TURN_EVENTS_CHANNEL, request_id)
+
+    def turn_events(self, request_id: str, *, after_seq: int = -1) -> list[tuple[int, dict[str, Any], float]]:
+        """(seq, payload, created_ts) of the request's events after ``after_seq``, in order."""
+        with self._read() as s:
+            rows = s.exec(
+                select(TurnEventRow)
+                .where(TurnEventRow.request_id == request_id, TurnEventRow.seq > after_seq)
+                .order_by(col(TurnEventRow.seq))
+            ).all()
+            return [(r.seq, dict(r.payload), r.created_ts) for r in rows]

@@ -245,3 +245,19 @@ class ToolCallRow(SQLModel, table=True):
     finished_at: str | None = None
     output: str | None = None
     is_error: bool | None = None
+
+
+class TurnEventRow(SQLModel, table=True):
+    """One event of a turn run by a worker (team mode), in order per request: the operator who
+    queued the turn prints them as if the turn ran in its own process."""
+
+    __tablename__ = "turn_event"
+    __table_args__ = (Index("ix_turn_event_request_seq", "request_id", "seq", unique=True),)
+    id: str = Field(primary_key=True)
+    #: The queued job's request id (chosen by the operator's process before it queues the job).
+    request_id: str
+    seq: int
+    turn_id: str | None = None
+    worker: str | None = None
+    payload: dict = _json({})
+    created_ts: float

@@ -1,0 +1,291 @@
+"""Team mode's workers (SPEC §11 ``worker``). In a workspace whose execution is ``workers``, every
+turn (``run``, ``resume``) and every pipeline step is a procrastinate job on the workspace's
+PostgreSQL database, locked on its space (one turn per space, across machines). A worker runs
+them on its own clone with one worktree per space: it fetches the space's branch before the turn
+and pushes it after, so any worker can take the next one. Every event a job's turn emits is a row
+of ``turn_event`` (plus a NOTIFY): the operator's process that queued the job prints them as if
+the turn ran locally. A worker that dies mid-job stops sending heartbeats; the others retry its
+job (procrastinate's stalled-job recovery) and the turn is resumed from its last recorded step."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from control_center.core.events import TurnEvent, TurnStarted, TurnStatus
+from control_center.harness.loop import Harness, RunRequest
+from control_center.harness.settings import AppSettings
+from control_center.pipeline.runner import PipelineRunner
+from control_center.store.store import TURN_EVENTS_CHANNEL, new_id
+from control_center.workspace import EXECUTION_WORKERS, Workspace, WorkspaceError
+
+TURN_TASK = "control_center.turn"
+STEP_TASK = "control_center.pipeline_step"
+#: A worker's heartbeat, and how long without one before its jobs are taken over.
+HEARTBEAT_S = float(os.environ.get("CONTROL_CENTER_WORKER_HEARTBEAT_S", "2"))
+STALLED_AFTER_S = float(os.environ.get("CONTROL_CENTER_WORKER_STALLED_S", "10"))
+
+_SCHEMA_LOCK = 0x43435051  # "CCPQ": applying procrastinate's schema
+
+EventPrinter = Callable[[dict[str, Any]], None]
+
+
+def _libpq_url(ws: Workspace) -> str:
+    url = ws.store.engine.url.set(drivername="postgresql")
+    return url.render_as_string(hide_password=False)
+
+
+def _require_workers(ws: Workspace) -> None:
+    if not ws.is_team:
+        raise WorkspaceError("workers need a team workspace (init --database postgresql://...)")
+
+
+@dataclass
+class _WorkerCtx:
+    ws: Workspace
+    name: str
+    settings: AppSettings
+
+
+def queue_app(ws: Workspace) -> Any:
+    """The procrastinate app of this workspace's database, with our two tasks registered."""
+    import procrastinate
+
+    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=_libpq_url(ws)))
+    app.task(name=TURN_TASK, pass_context=True)(_turn_job)
+    app.task(name=STEP_TASK, pass_context=True)(_step_job)
+    return app
+
+
+async def ensure_queue_schema(app: Any, ws: Workspace) -> None:
+    """procrastinate's own tables, applied once per database (under a lock: two workers may
+    start together)."""
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(_libpq_url(ws), autocommit=True) as conn:
+        await conn.execute(f"SELECT pg_advisory_lock({_SCHEMA_LOCK})")
+        try:
+            cur = await conn.execute("SELECT to_regclass('procrastinate_jobs') IS NOT NULL")
+            row = await cur.fetchone()
+            if not (row and row[0]):
+                await app.schema_manager.apply_schema_async()
+        finally:
+            await conn.execute(f"SELECT pg_advisory_unlock({_SCHEMA_LOCK})")
+
+
+# -- the operator's side: queue, then follow the events -------------------------------------------
+
+
+async def _defer(ws: Workspace, task: str, lock: str | None, payload: dict[str, Any]) -> int:
+    app = queue_app(ws)
+    async with app.open_async():
+        await ensure_queue_schema(app, ws)
+        return int(await app.configure_task(task, lock=lock).defer_async(**payload))
+
+
+def queue_turn(ws: Workspace, payload: dict[str, Any]) -> str:
+    """Queue a turn (``kind`` run or resume); returns the request id its events carry."""
+    _require_workers(ws)
+    request = new_id()
+    space = payload.get("space")
+    asyncio.run(_defer(ws, TURN_TASK, f"space:{space}" if space else None, {**payload, "request": request}))
+    return request
+
+
+def queue_pipeline_step(ws: Workspace, pipeline_id: str) -> str:
+    """Queue the next step of a pipeline; returns ``queued`` (what ``decide`` reports)."""
+    asyncio.run(_defer_step(ws, pipeline_id))
+    return "queued"
+
+
+async def _defer_step(ws: Workspace, pipeline_id: str) -> None:
+    row = ws.store.pipeline(pipeline_id)
+    space = row.space_id if row is not None else None
+    payload = {"request": new_id(), "pipeline": pipeline_id}
+    await _defer(ws, STEP_TASK, f"space:{space}" if space else f"pipeline:{pipeline_id}", payload)
+
+
+def follow(ws: Workspace, request: str, emit: EventPrinter, timeout_s: float | None = None) -> dict[str, Any]:
+    """Print the request's events as they arrive (LISTEN/NOTIFY, with a slow poll as a
+    fallback); returns the ``turn_ended`` event."""
+    return asyncio.run(_follow(ws, request, emit, timeout_s))
+
+
+async def _follow(ws: Workspace, request: str, emit: EventPrinter, timeout_s: float | None) -> dict[str, Any]:
+    import psycopg
+
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    seq = -1
+    async with await psycopg.AsyncConnection.connect(_libpq_url(ws), autocommit=True) as conn:
+        await conn.execute(f'LISTEN "{TURN_EVENTS_CHANNEL}"')
+        notifies = conn.notifies()
+        while True:
+            for event_seq, payload, _ts in ws.store.turn_events(request, after_seq=seq):
+                seq = event_seq
+                emit(payload)
+                if payload.get("event") == "turn_ended":
+                    return payload
+            if deadline is not None and time.monotonic() > deadline:
+                raise WorkspaceError(f"no result from the workers for request {request} in time")
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(1.0):
+                    async for note in notifies:
+                        if note.payload == request:
+                            break
+
+
+# -- the worker's side ------------------------------------------------------------------------------
+
+
+def _sink(ws: Workspace, request: str, worker: str, start: int) -> Callable[[TurnEvent], None]:
+    seq = [start]
+    turn_id: list[str | None] = [None]
+
+    def emit(event: TurnEvent) -> None:
+        if isinstance(event, TurnStarted):
+            turn_id[0] = event.turn
+        data = event.to_json()
+        data["worker"] = worker
+        ws.store.add_turn_event(request, seq[0], data, turn_id=turn_id[0], worker=worker)
+        seq[0] += 1
+
+    return emit
+
+
+async def _turn_job(context: Any, **p: Any) -> None:
+    ctx: _WorkerCtx = context.additional_context["cc"]
+    ws, store = ctx.ws, ctx.ws.store
+    request = str(p["request"])
+    done = store.turn_events(request)
+    if any(payload.get("event") == "turn_ended" for _s, payload, _t in done):
+        return  # a retried job whose turn had already ended
+    emit = _sink(ws, request, ctx.name, (done[-1][0] + 1) if done else 0)
+    started = next((d["turn"] for _s, d, _t in done if d.get("event") == "turn_started"), None)
+    turn_id = started or p.get("turn")
+    space = store.space(p["space"]) if p.get("space") else None
+    if space is not None:
+        space = await asyncio.to_thread(ws.sync_space, space)
+    harness = Harness(ws, ctx.settings)
+    if turn_id:
+        turn = store.turn(turn_id)
+        if turn is not None and turn.status is TurnStatus.RUNNING and started:
+            # This job was retried: the worker that ran the turn stopped mid-turn.
+            store.write_turn(
+                turn_id, status=TurnStatus.INTERRUPTED, error="the worker running this turn stopped"
+            )
+        if space is not None:
+            store.write_turn(turn_id, worktree=space.worktree)
+        ended = await harness.resume(turn_id, emit)
+    else:
+        req = RunRequest(
+            message=str(p.get("message", "")),
+            space_ref=space.id if space else None,
+            provider=p.get("provider"),
+            script=p.get("script"),
+            author=str(p.get("author") or "agent"),
+        )
+        ended = await harness.run(req, emit)
+    if space is not None:
+        await asyncio.to_thread(ws.publish_space, space, f"turn {ended.turn} on {ctx.name}")
+    await _continue_pipelines_of(ws, ended.turn)
+
+
+async def _continue_pipelines_of(ws: Workspace, turn_id: str) -> None:
+    """A resumed node turn finished: its waiting pipeline takes its next step."""
+    for row in ws.store.pipelines(status="waiting"):
+        if turn_id in (row.spec.get("_run", {}).get("node_turns") or {}).values():
+            await _defer_step(ws, row.id)
+
+
+async def _step_job(context: Any, **p: Any) -> None:
+    ctx: _WorkerCtx = context.additional_context["cc"]
+    ws, store = ctx.ws, ctx.ws.store
+    pipeline_id, request = str(p["pipeline"]), str(p["request"])
+    row = store.pipeline(pipeline_id)
+    if row is None:
+        return
+    spaces = _pipeline_spaces(ws, row.spec.get("_run", {}))
+    for space_id in spaces:
+        space = store.space(space_id)
+        if space is not None:
+            await asyncio.to_thread(ws.sync_space, space)
+    done = store.turn_events(request)
+    runner = PipelineRunner(
+        ws,
+        Harness(ws, ctx.settings),
+        on_event=_sink(ws, request, ctx.name, (done[-1][0] + 1) if done else 0),
+        max_nodes=1,
+    )
+    result = await runner.run(pipeline_id)
+    row = store.pipeline(pipeline_id)
+    for space_id in _pipeline_spaces(ws, row.spec.get("_run", {}) if row else {}):
+        space = store.space(space_id)
+        if space is not None:
+            await asyncio.to_thread(ws.publish_space, space, f"pipeline {pipeline_id} step on {ctx.name}")
+    if result.status == "running":
+        await _defer_step(ws, pipeline_id)
+
+
+def _pipeline_spaces(ws: Workspace, run_info: dict[str, Any]) -> list[str]:
+    ids = [run_info.get("space_id"), *(run_info.get("rooms") or {}).values()]
+    return [str(i) for i in dict.fromkeys(ids) if i]
+
+
+async def _recover_stalled(app: Any, stop: asyncio.Event) -> None:
+    """Jobs of a worker that stopped sending heartbeats go back to the queue (any worker)."""
+    while not stop.is_set():
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(HEARTBEAT_S):
+                await stop.wait()
+        try:
+            stalled = await app.job_manager.get_stalled_jobs(seconds_since_heartbeat=STALLED_AFTER_S)
+            for job in stalled:
+                await app.job_manager.retry_job(job)
+        except Exception:  # the database went away for a moment: try again next round
+            continue
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def run_worker(ws: Workspace, concurrency: int = 1) -> None:
+    """Run queued turns and pipeline steps until stopped (SIGINT/SIGTERM)."""
+    _require_workers(ws)
+    if ws.execution != EXECUTION_WORKERS:
+        print(
+            "note: this workspace's execution is local; turns run where they are started "
+            "(init --execution workers sends them here)",
+            flush=True,
+        )
+    asyncio.run(_run_worker(ws, concurrency))
+
+
+async def _run_worker(ws: Workspace, concurrency: int) -> None:
+    app = queue_app(ws)
+    name = worker_name()
+    ctx = _WorkerCtx(ws, name, AppSettings.load())
+    async with app.open_async():
+        await ensure_queue_schema(app, ws)
+        stop = asyncio.Event()
+        recovery = asyncio.create_task(_recover_stalled(app, stop))
+        print(json.dumps({"event": "worker_started", "worker": name, "concurrency": concurrency}), flush=True)
+        try:
+            await app.run_worker_async(
+                name=name,
+                concurrency=concurrency,
+                additional_context={"cc": ctx},
+                update_heartbeat_interval=HEARTBEAT_S,
+                stalled_worker_timeout=STALLED_AFTER_S,
+                install_signal_handlers=True,
+            )
+        finally:
+            stop.set()
+            await recovery
