@@ -31,6 +31,9 @@ STEP_TASK = "control_center.pipeline_step"
 #: A worker's heartbeat, and how long without one before its jobs are taken over.
 HEARTBEAT_S = float(os.environ.get("CONTROL_CENTER_WORKER_HEARTBEAT_S", "2"))
 STALLED_AFTER_S = float(os.environ.get("CONTROL_CENTER_WORKER_STALLED_S", "10"))
+#: How often an idle worker asks for a job besides LISTEN/NOTIFY: a job whose space lock was just
+#: released gets no notification, so this bounds how long it waits.
+POLL_S = float(os.environ.get("CONTROL_CENTER_WORKER_POLL_S", "0.5"))
 
 _SCHEMA_LOCK = 0x43435051  # "CCPQ": applying procrastinate's schema
 
@@ -283,6 +286,7 @@ async def _run_worker(ws: Workspace, concurrency: int) -> None:
                 concurrency=concurrency,
                 additional_context={"cc": ctx},
                 update_heartbeat_interval=HEARTBEAT_S,
+                fetch_job_polling_interval=POLL_S,
                 stalled_worker_timeout=STALLED_AFTER_S,
                 install_signal_handlers=True,
             )
