@@ -13,13 +13,13 @@ import asyncio
 import contextlib
 import json
 import os
-import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from control_center.core.events import TurnEvent, TurnStarted, TurnStatus
+from control_center.core.events import TurnEvent, TurnStarted
+from control_center.harness import turn_claim
 from control_center.harness.loop import Harness, RunRequest
 from control_center.harness.settings import AppSettings
 from control_center.pipeline.runner import PipelineRunner
@@ -36,6 +36,10 @@ STALLED_AFTER_S = float(os.environ.get("CONTROL_CENTER_WORKER_STALLED_S", "10"))
 POLL_S = float(os.environ.get("CONTROL_CENTER_WORKER_POLL_S", "0.5"))
 
 _SCHEMA_LOCK = 0x43435051  # "CCPQ": applying procrastinate's schema
+#: Advisory lock namespace of a space's guard (the second key is the hash of the space id).
+_SPACE_LOCK = 0x43435350  # "CCSP"
+#: How long a job whose space another live worker still holds waits before it is tried again.
+BUSY_RETRY_S = 2
 
 EventPrinter = Callable[[dict[str, Any]], None]
 
@@ -86,11 +90,14 @@ async def ensure_queue_schema(app: Any, ws: Workspace) -> None:
 # -- the operator's side: queue, then follow the events -------------------------------------------
 
 
-async def _defer(ws: Workspace, task: str, lock: str | None, payload: dict[str, Any]) -> int:
+async def _defer(
+    ws: Workspace, task: str, lock: str | None, payload: dict[str, Any], delay_s: float | None = None
+) -> int:
     app = queue_app(ws)
+    later = {"schedule_in": {"seconds": delay_s}} if delay_s else {}
     async with app.open_async():
         await ensure_queue_schema(app, ws)
-        return int(await app.configure_task(task, lock=lock).defer_async(**payload))
+        return int(await app.configure_task(task, lock=lock, **later).defer_async(**payload))
 
 
 def queue_turn(ws: Workspace, payload: dict[str, Any]) -> str:
@@ -108,11 +115,12 @@ def queue_pipeline_step(ws: Workspace, pipeline_id: str) -> str:
     return "queued"
 
 
-async def _defer_step(ws: Workspace, pipeline_id: str) -> None:
+async def _defer_step(ws: Workspace, pipeline_id: str, delay_s: float | None = None) -> None:
     row = ws.store.pipeline(pipeline_id)
     space = row.space_id if row is not None else None
     payload = {"request": new_id(), "pipeline": pipeline_id}
-    await _defer(ws, STEP_TASK, f"space:{space}" if space else f"pipeline:{pipeline_id}", payload)
+    lock = f"space:{space}" if space else f"pipeline:{pipeline_id}"
+    await _defer(ws, STEP_TASK, lock, payload, delay_s)
 
 
 def follow(ws: Workspace, request: str, emit: EventPrinter, timeout_s: float | None = None) -> dict[str, Any]:
@@ -128,7 +136,6 @@ async def _follow(ws: Workspace, request: str, emit: EventPrinter, timeout_s: fl
     seq = -1
     async with await psycopg.AsyncConnection.connect(_libpq_url(ws), autocommit=True) as conn:
         await conn.execute(f'LISTEN "{TURN_EVENTS_CHANNEL}"')
-        notifies = conn.notifies()
         while True:
             for event_seq, payload, _ts in ws.store.turn_events(request, after_seq=seq):
                 seq = event_seq
@@ -137,14 +144,79 @@ async def _follow(ws: Workspace, request: str, emit: EventPrinter, timeout_s: fl
                     return payload
             if deadline is not None and time.monotonic() > deadline:
                 raise WorkspaceError(f"no result from the workers for request {request} in time")
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(1.0):
-                    async for note in notifies:
-                        if note.payload == request:
-                            break
+            await _notified(conn, request, within_s=1.0)
+
+
+async def _notified(conn: Any, payload: str, within_s: float) -> None:
+    """Wait until a NOTIFY carries ``payload`` or ``within_s`` passes. psycopg's generator holds
+    the connection's lock while it is suspended, so it is always closed before returning:
+    cancelling it mid-wait would end it for good, and leaving it open after a ``break`` would
+    deadlock closing the connection."""
+    async with contextlib.aclosing(conn.notifies(timeout=within_s)) as notes:
+        async for note in notes:
+            if note.payload == payload:
+                return
 
 
 # -- the worker's side ------------------------------------------------------------------------------
+
+
+class SpaceGuard:
+    """Session-level PostgreSQL advisory locks on the spaces a job works in, held for the whole
+    job. This, not procrastinate's job lock, is what keeps one worker per space: procrastinate
+    retries a job whose worker missed its heartbeats, which a worker that is only slow (a loaded
+    machine, a long pause) also does, and it would then run beside the retried copy. A lock of a
+    database session ends with the session, so a killed worker (or, after the keepalives below, a
+    vanished machine) frees its spaces at once, on any host."""
+
+    def __init__(self, conn: Any, space_ids: list[str]) -> None:
+        self._conn = conn
+        self.space_ids = space_ids
+
+    @classmethod
+    async def acquire(cls, ws: Workspace, space_ids: list[str]) -> SpaceGuard | None:
+        """The guard, or None when another live session holds one of the spaces."""
+        import psycopg
+
+        conn = await psycopg.AsyncConnection.connect(_libpq_url(ws), autocommit=True)
+        try:
+            # The server drops the session of a machine that stops answering within ~30 s.
+            for name, value in (("tcp_keepalives_idle", 10), ("tcp_keepalives_interval", 5)):
+                await conn.execute(f"SET {name} = {value}")
+            for space_id in sorted(set(space_ids)):  # one order everywhere: no lock cycles
+                cur = await conn.execute(
+                    "SELECT pg_try_advisory_lock(%s, hashtext(%s))", (_SPACE_LOCK, space_id)
+                )
+                row = await cur.fetchone()
+                if not (row and row[0]):
+                    await conn.close()  # releases whatever this session took
+                    return None
+        except BaseException:
+            await conn.close()
+            raise
+        return cls(conn, sorted(set(space_ids)))
+
+    async def release(self) -> None:
+        await self._conn.close()
+
+    def free_stopped_turns(self, ws: Workspace, worker: str) -> list[str]:
+        """Running turns another worker left in these spaces become interrupted (resumable): with
+        the guard held, no live worker can be running them, whatever their host or pid say."""
+        freed: list[str] = []
+        for space_id in self.space_ids:
+            freed += ws.store.mark_running_turns_interrupted(
+                lambda state: not state.get("worker") or state.get("worker") == worker,
+                space_id=space_id,
+            )
+        return freed
+
+
+async def _requeue(context: Any, task: str, payload: dict[str, Any]) -> None:
+    """Run this job again shortly: its space is still held by another live worker."""
+    lock = context.job.lock
+    await context.app.configure_task(task, lock=lock, schedule_in={"seconds": BUSY_RETRY_S}).defer_async(
+        **payload
+    )
 
 
 def _sink(ws: Workspace, request: str, worker: str, start: int) -> Callable[[TurnEvent], None]:
@@ -164,12 +236,27 @@ def _sink(ws: Workspace, request: str, worker: str, start: int) -> Callable[[Tur
 
 async def _turn_job(context: Any, **p: Any) -> None:
     ctx: _WorkerCtx = context.additional_context["cc"]
+    ws = ctx.ws
+    space_ids = [str(p["space"])] if p.get("space") else []
+    guard = await SpaceGuard.acquire(ws, space_ids)
+    if guard is None:
+        await _requeue(context, TURN_TASK, p)
+        return
+    try:
+        guard.free_stopped_turns(ws, ctx.name)
+        await _run_turn(ctx, p)
+    finally:
+        await guard.release()
+
+
+async def _run_turn(ctx: _WorkerCtx, p: dict[str, Any]) -> None:
     ws, store = ctx.ws, ctx.ws.store
     request = str(p["request"])
     done = store.turn_events(request)
     if any(payload.get("event") == "turn_ended" for _s, payload, _t in done):
         return  # a retried job whose turn had already ended
     emit = _sink(ws, request, ctx.name, (done[-1][0] + 1) if done else 0)
+    # A retried job continues the turn its first run started (left interrupted by the guard).
     started = next((d["turn"] for _s, d, _t in done if d.get("event") == "turn_started"), None)
     turn_id = started or p.get("turn")
     space = store.space(p["space"]) if p.get("space") else None
@@ -177,12 +264,6 @@ async def _turn_job(context: Any, **p: Any) -> None:
         space = await asyncio.to_thread(ws.sync_space, space)
     harness = Harness(ws, ctx.settings)
     if turn_id:
-        turn = store.turn(turn_id)
-        if turn is not None and turn.status is TurnStatus.RUNNING and started:
-            # This job was retried: the worker that ran the turn stopped mid-turn.
-            store.write_turn(
-                turn_id, status=TurnStatus.INTERRUPTED, error="the worker running this turn stopped"
-            )
         if space is not None:
             store.write_turn(turn_id, worktree=space.worktree)
         ended = await harness.resume(turn_id, emit)
@@ -209,13 +290,36 @@ async def _continue_pipelines_of(ws: Workspace, turn_id: str) -> None:
 
 async def _step_job(context: Any, **p: Any) -> None:
     ctx: _WorkerCtx = context.additional_context["cc"]
+    ws = ctx.ws
+    row = ws.store.pipeline(str(p["pipeline"]))
+    if row is None:
+        return
+    # The pipeline's own space and every room its earlier steps opened: a step runs in one of them.
+    guard = await SpaceGuard.acquire(ws, _pipeline_spaces(ws, row.spec.get("_run", {})))
+    if guard is None:
+        await _requeue(context, STEP_TASK, p)
+        return
+    try:
+        guard.free_stopped_turns(ws, ctx.name)
+        progressed = await _run_step(ctx, p)
+    finally:
+        await guard.release()
+    if progressed is not None:
+        # The next step, at once after progress; a pipeline held by a turn that another process
+        # drives (an operator's own run) is looked at again shortly instead of in a busy loop.
+        await _defer_step(ws, str(p["pipeline"]), delay_s=None if progressed else BUSY_RETRY_S)
+
+
+async def _run_step(ctx: _WorkerCtx, p: dict[str, Any]) -> bool | None:
+    """One node of the pipeline. Returns None when the pipeline does not go on (finished, waiting,
+    paused), else whether this job moved it."""
     ws, store = ctx.ws, ctx.ws.store
     pipeline_id, request = str(p["pipeline"]), str(p["request"])
     row = store.pipeline(pipeline_id)
     if row is None:
-        return
-    spaces = _pipeline_spaces(ws, row.spec.get("_run", {}))
-    for space_id in spaces:
+        return None
+    before = row.state
+    for space_id in _pipeline_spaces(ws, row.spec.get("_run", {})):
         space = store.space(space_id)
         if space is not None:
             await asyncio.to_thread(ws.sync_space, space)
@@ -232,8 +336,9 @@ async def _step_job(context: Any, **p: Any) -> None:
         space = store.space(space_id)
         if space is not None:
             await asyncio.to_thread(ws.publish_space, space, f"pipeline {pipeline_id} step on {ctx.name}")
-    if result.status == "running":
-        await _defer_step(ws, pipeline_id)
+    if result.status != "running":
+        return None
+    return row is not None and row.state != before
 
 
 def _pipeline_spaces(ws: Workspace, run_info: dict[str, Any]) -> list[str]:
@@ -256,7 +361,7 @@ async def _recover_stalled(app: Any, stop: asyncio.Event) -> None:
 
 
 def worker_name() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
+    return f"{turn_claim.HOST}:{os.getpid()}"
 
 
 def run_worker(ws: Workspace, concurrency: int = 1) -> None:
@@ -274,6 +379,7 @@ def run_worker(ws: Workspace, concurrency: int = 1) -> None:
 async def _run_worker(ws: Workspace, concurrency: int) -> None:
     app = queue_app(ws)
     name = worker_name()
+    turn_claim.set_worker_name(name)
     ctx = _WorkerCtx(ws, name, AppSettings.load())
     async with app.open_async():
         await ensure_queue_schema(app, ws)

@@ -16,12 +16,24 @@ from control_center.harness.errors import HarnessError
 from control_center.store.store import ClaimLost, SpaceBusy, Store
 
 #: This machine, recorded beside a turn's pid: a pid means nothing on another machine (team mode).
-HOST = socket.gethostname()
+#: ``CONTROL_CENTER_HOST`` names it when host names are not unique (containers sharing one).
+HOST = os.environ.get("CONTROL_CENTER_HOST") or socket.gethostname()
+#: The worker this process is (team mode), recorded on the turns it runs: a worker's turn is alive
+#: exactly as long as the worker holds its space's lock (see control_center.workers).
+_worker_name: str | None = None
+
+
+def set_worker_name(name: str | None) -> None:
+    global _worker_name
+    _worker_name = name
 
 
 def owner_state() -> dict[str, Any]:
     """What a turn records about the process that runs it."""
-    return {"pid": os.getpid(), "host": HOST}
+    state: dict[str, Any] = {"pid": os.getpid(), "host": HOST}
+    if _worker_name is not None:
+        state["worker"] = _worker_name
+    return state
 
 
 def owner_alive(state: dict[str, Any]) -> bool:
@@ -96,7 +108,9 @@ def claim_for_resume(store: Store, turn: Turn) -> Turn:
             noun = "question" if approval.kind is ApprovalKind.QUESTION else "approval"
             raise HarnessError(f"turn {turn.id} waits for {noun} {approval.id}; {how}")
     try:
-        return store.claim_turn(turn, state={**turn.state, **owner_state()})
+        # The previous owner's marks (its worker name) go: this process owns the turn now.
+        previous = {k: v for k, v in turn.state.items() if k != "worker"}
+        return store.claim_turn(turn, state={**previous, **owner_state()})
     except ClaimLost as exc:
         now = exc.turn.status.value
         raise HarnessError(f"turn {turn.id} was resumed by another process (it is {now} now)") from None

@@ -137,13 +137,16 @@ def test_two_workers_run_an_approved_six_step_plan_and_survive_a_killed_worker(t
         for who in ("w1", "w2"):
             workers[who] = subprocess.Popen(
                 [sys.executable, "-m", "control_center", "worker", "--workspace", str(tmp_path / who)],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+                # A file, not a pipe nobody reads (a full pipe would stall the worker).
+                stdout=(tmp_path / f"{who}.log").open("w"),
+                stderr=subprocess.STDOUT,
                 text=True,
-                env=_env(),
+                # Two machines: a pid says nothing about the other one's processes, so taking
+                # over a dead worker's step cannot lean on a same-host pid check.
+                env=_env(CONTROL_CENTER_HOST=f"machine-{who}"),
                 cwd=ROOT,
             )
-        names = {f"{os.uname().nodename}:{p.pid}": who for who, p in workers.items()}
+        names = {f"machine-{who}:{p.pid}": who for who, p in workers.items()}
 
         # Alice's plan turn runs on a worker; her `run --json` prints its events as they come.
         run = _cc(
@@ -211,7 +214,8 @@ def test_two_workers_run_an_approved_six_step_plan_and_survive_a_killed_worker(t
                 "the plan to finish on the surviving worker",
             )
             row = ws.store.pipeline(pipeline.id)
-            assert row.status == "completed", row.state
+            logs = "\n".join((tmp_path / f"{w}.log").read_text()[-3000:] for w in workers)
+            assert row.status == "completed", f"{row.state}\n{logs}"
             assert row.state["outputs"] == {key: f"{key} done" for key in STEPS}
 
             # Turn records: which worker ran each step's (final) turn.
