@@ -149,13 +149,17 @@ async def _follow(ws: Workspace, request: str, emit: EventPrinter, timeout_s: fl
 
 async def _notified(conn: Any, payload: str, within_s: float) -> None:
     """Wait until a NOTIFY carries ``payload`` or ``within_s`` passes. psycopg's generator holds
-    the connection's lock while it is suspended, so it is always closed before returning:
-    cancelling it mid-wait would end it for good, and leaving it open after a ``break`` would
-    deadlock closing the connection."""
-    async with contextlib.aclosing(conn.notifies(timeout=within_s)) as notes:
-        async for note in notes:
-            if note.payload == payload:
-                return
+    the connection's lock while it is suspended, so it always runs to its end (a whole packet,
+    then its timeout or ``stop_after``) and is closed before returning: cancelling it mid-wait
+    would end it for good, and leaving it open after a ``break`` would deadlock closing the
+    connection."""
+    deadline = time.monotonic() + within_s
+    while (left := deadline - time.monotonic()) > 0:
+        notes = conn.notifies(timeout=left, stop_after=1)
+        async with contextlib.aclosing(notes):
+            seen = [note.payload async for note in notes]
+        if payload in seen:
+            return
 
 
 # -- the worker's side ------------------------------------------------------------------------------
