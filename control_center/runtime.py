@@ -34,11 +34,12 @@ from control_center.core.events import (
     TurnStatus,
 )
 from control_center.core.modes import Autonomy, Mode
-from control_center.core.records import Space, Turn
+from control_center.core.records import Presence, Space, Turn
 from control_center.core.space_state import SpaceState, TurnSnapshot, fold_space_state
 from control_center.core.transcript import TranscriptItem
 from control_center.harness.history import transcript
-from control_center.harness.settings import AppSettings
+from control_center.harness.settings import AppSettings, operator_identity
+from control_center.store.store import new_id
 from control_center.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -62,6 +63,10 @@ class RuntimeListener(Protocol):
     def pipeline_changed(self, pipeline_id: str, space_id: str | None) -> None: ...
     def space_states_changed(self, states: dict[str, SpaceState]) -> None: ...
     def error(self, message: str) -> None: ...
+    # Team mode: another process (an operator's app, a worker) changed a space's conversation,
+    # or what other operators are looking at changed.
+    def conversation_changed(self, space_id: str) -> None: ...
+    def presence_changed(self, others: list[Presence]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -152,7 +157,17 @@ class WorkspaceRuntime:
         self._pipeline_tasks: dict[str, asyncio.Task[Any]] = {}
         self._pipeline_space: dict[str, str | None] = {}
         self._closed = False
+        #: Team mode (a PostgreSQL workspace): other operators' changes arrive live, and this
+        #: app says what it shows (presence).
+        self.team = ws.store.dialect.name == "postgresql"
+        self.viewer_id = new_id()
+        self.operator = operator_identity(self.settings)
+        self._shown: tuple[str | None, str | None] = (None, None)
+        self._others: list[Presence] = []
         self._thread.start()
+        if self.team:
+            self._submit(self._watch_changes())
+            self._submit(self._presence_heartbeat())
 
     @property
     def harness(self) -> Harness:
@@ -745,6 +760,81 @@ class WorkspaceRuntime:
 
         return self._call(work)
 
+    # -- team mode: other processes' changes, presence -----------------------------------------
+
+    #: How often this app repeats what it shows, and how old another's word may be to count.
+    PRESENCE_EVERY_S = 15.0
+    PRESENCE_FRESH_S = 45.0
+
+    async def _watch_changes(self) -> None:
+        """Other processes' writes (PostgreSQL NOTIFY from the change feed's triggers) become
+        the same listener calls this process's own changes make."""
+        from control_center.store.changes import watch
+
+        async for batch in watch(self.ws.store.engine):
+            try:
+                await asyncio.to_thread(self._apply_changes, batch.keys)
+            except Exception:  # a failed read must not end the feed; the next change retries
+                log.exception("applying other operators' changes failed")
+
+    def _apply_changes(self, keys: dict[str, set[str]]) -> None:
+        everything = "*" in keys  # after a reconnect: whatever was missed
+        if everything or "approval" in keys:
+            self._notify("approvals_changed")
+        if everything or "space" in keys:
+            self._notify("spaces_changed")
+        if everything or keys.keys() & {"turn", "approval", "space", "pipeline"}:
+            self._publish_states()
+        for space_id in keys.get("pipeline", set()) | keys.get("plan", set()):
+            self._notify("pipeline_changed", "", space_id or None)
+        conversations = keys.get("message", set())
+        if conversations or everything:
+            by_conversation = {s.conversation_id: s.id for s in self.ws.store.spaces()}
+            changed = (
+                by_conversation.values()
+                if everything
+                else (by_conversation[c] for c in conversations if c in by_conversation)
+            )
+            for space_id in changed:
+                self._notify("conversation_changed", space_id)
+        if everything or "presence" in keys:
+            self._publish_presence()
+
+    def show_presence(self, space_id: str | None, approval_id: str | None) -> concurrent.futures.Future[Any]:
+        """Say what this app shows (team mode): the space open and the Inbox item selected."""
+        self._shown = (space_id, approval_id)
+        if not self.team:
+            done: concurrent.futures.Future[Any] = concurrent.futures.Future()
+            done.set_result(None)
+            return done
+        return self._call(self._say_presence)
+
+    def _say_presence(self) -> None:
+        space_id, approval_id = self._shown
+        self.ws.store.set_presence(self.viewer_id, self.operator, space_id=space_id, approval_id=approval_id)
+
+    def presence_now(self) -> list[Presence]:
+        """Other operators' apps and what they show (fresh ones only)."""
+        fresh = self.ws.store.presence(fresher_than_s=self.PRESENCE_FRESH_S)
+        return [p for p in fresh if p.viewer_id != self.viewer_id]
+
+    def _publish_presence(self) -> None:
+        others = self.presence_now()
+        key = [(p.viewer_id, p.operator, p.space_id, p.approval_id) for p in others]
+        if key != [(p.viewer_id, p.operator, p.space_id, p.approval_id) for p in self._others]:
+            self._others = others
+            self._notify("presence_changed", others)
+
+    async def _presence_heartbeat(self) -> None:
+        """Repeat what this app shows, and drop others whose apps stopped saying so."""
+        while True:
+            try:
+                await asyncio.to_thread(self._say_presence)
+                await asyncio.to_thread(self._publish_presence)
+            except Exception:  # the database went away for a moment: next round
+                log.exception("presence heartbeat failed")
+            await asyncio.sleep(self.PRESENCE_EVERY_S)
+
     # -- shutdown -------------------------------------------------------------------------------
 
     def has_running_work(self) -> bool:
@@ -768,6 +858,11 @@ class WorkspaceRuntime:
                 t.cancel()
             if rest:
                 await asyncio.wait(rest, timeout=2)
+            if self.team:
+                try:  # this app no longer shows anything
+                    await asyncio.to_thread(self.ws.store.clear_presence, self.viewer_id)
+                except Exception:
+                    log.exception("clearing presence failed")
 
         try:
             asyncio.run_coroutine_threadsafe(stop(), self._loop).result(timeout + 2)

@@ -231,3 +231,15 @@ class PipelineRecord:
     status: str
     created_at: str
     updated_at: str
+
+
+@dataclass(frozen=True)
+class Presence:
+    """Another operator's app and what it shows: a space, and the Inbox item selected there."""
+
+    viewer_id: str
+    operator: str
+    space_id: str | None
+    approval_id: str | None
+    #: Seconds since it last said so (the database server's clock).
+    age_s: float

@@ -5,6 +5,8 @@ else in the store is plain SQLAlchemy that runs the same on SQLite and PostgreSQ
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import sqlite3
 from typing import Any, Protocol
 
@@ -14,6 +16,9 @@ from sqlalchemy import Connection, Engine, event, text
 _PG_WRITE_LOCK = 0x43435752  # "CCWR"
 #: The advisory lock held while migrating, so two processes opening one database never race.
 PG_MIGRATION_LOCK = 0x43434D47  # "CCMG"
+#: This process's PostgreSQL ``application_name``: the change feed's triggers put it in every
+#: notification, so an app can tell its own writes (already shown) from other operators'.
+PROCESS_TAG = f"control-center {os.getpid()} {secrets.token_hex(4)}"
 
 
 class Dialect(Protocol):
@@ -31,6 +36,9 @@ class Dialect(Protocol):
     def notify(self, conn: Connection, channel: str, payload: str) -> None:
         """Wake the channel's listeners when the transaction commits (PostgreSQL only)."""
 
+    #: SQL for "now" in seconds since the epoch, in the database's clock.
+    epoch_now: str
+
 
 def _sqlite_on_connect(dbapi_conn: sqlite3.Connection, _record: object) -> None:
     cur = dbapi_conn.cursor()
@@ -43,6 +51,7 @@ def _sqlite_on_connect(dbapi_conn: sqlite3.Connection, _record: object) -> None:
 
 class SQLiteDialect:
     name = "sqlite"
+    epoch_now = "((julianday('now') - 2440587.5) * 86400.0)"
 
     def prepare(self, engine: Engine) -> None:
         event.listen(engine, "connect", _sqlite_on_connect)
@@ -61,9 +70,12 @@ class SQLiteDialect:
 
 class PostgresDialect:
     name = "postgresql"
+    epoch_now = "EXTRACT(EPOCH FROM clock_timestamp())::float8"
 
     def prepare(self, engine: Engine) -> None:
-        return None
+        @event.listens_for(engine, "do_connect")
+        def _tag(_dialect: Any, _record: Any, _cargs: Any, cparams: dict[str, Any]) -> None:
+            cparams["application_name"] = PROCESS_TAG
 
     def begin_write(self, conn: Connection) -> None:
         # The same guarantee as SQLite's BEGIN IMMEDIATE: write units of every process on this

@@ -41,6 +41,7 @@ from control_center.core.records import (
     MessageRecord,
     PipelineRecord,
     PlanRecord,
+    Presence,
     ProjectRecord,
     ProposalRecord,
     ReviewNodeRecord,
@@ -61,6 +62,7 @@ from control_center.store.tables import (
     MessageRow,
     PipelineRow,
     PlanRow,
+    PresenceRow,
     ProjectRow,
     ProposalRow,
     ReviewNodeRow,
@@ -1369,3 +1371,41 @@ class Store:
                 .order_by(col(TurnEventRow.seq))
             ).all()
             return [(r.seq, dict(r.payload), r.created_ts) for r in rows]
+
+    # -- presence (team mode: who is looking at what) -------------------------------------------
+
+    def set_presence(
+        self, viewer_id: str, operator: str, *, space_id: str | None, approval_id: str | None
+    ) -> None:
+        """Say what this app shows now (also its heartbeat: call it again to stay present)."""
+        with self._write() as s:
+            row = s.get(PresenceRow, viewer_id)
+            if row is None:
+                row = PresenceRow(viewer_id=viewer_id, operator=operator, seen_ts=0.0)
+            row.operator, row.space_id, row.approval_id = operator, space_id, approval_id
+            now = float(s.execute(text(f"SELECT {self.dialect.epoch_now}")).scalar_one())
+            row.seen_ts = now
+            s.add(row)
+            # Apps that crashed leave a row; a day later it goes.
+            s.execute(text("DELETE FROM presence WHERE seen_ts < :old"), {"old": now - 86400})
+
+    def clear_presence(self, viewer_id: str) -> None:
+        with self._write() as s:
+            row = s.get(PresenceRow, viewer_id)
+            if row is not None:
+                s.delete(row)
+
+    def presence(self, *, fresher_than_s: float) -> list[Presence]:
+        """Every app that said what it shows within the last ``fresher_than_s`` seconds."""
+        with self._read() as s:
+            rows = s.execute(
+                text(
+                    f"SELECT viewer_id, operator, space_id, approval_id, {self.dialect.epoch_now} - seen_ts "
+                    "FROM presence ORDER BY operator, viewer_id"
+                )
+            ).all()
+        return [
+            Presence(str(v), str(o), sp, ap, float(age))
+            for v, o, sp, ap, age in rows
+            if float(age) <= fresher_than_s
+        ]

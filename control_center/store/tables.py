@@ -261,3 +261,17 @@ class TurnEventRow(SQLModel, table=True):
     worker: str | None = None
     payload: dict = _json({})
     created_ts: float
+
+
+class PresenceRow(SQLModel, table=True):
+    """What one operator's app is looking at now (team mode's "who is looking at what"): a row
+    per running app, refreshed while it runs, removed when it closes; a stale one is ignored."""
+
+    __tablename__ = "presence"
+    #: One per app process (a random id chosen at start).
+    viewer_id: str = Field(primary_key=True)
+    operator: str
+    space_id: str | None = None
+    approval_id: str | None = None
+    #: When the app last said so, in the database server's clock (no skew between machines).
+    seen_ts: float

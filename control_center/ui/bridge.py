@@ -7,6 +7,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 
 from control_center.core.events import TurnEnded, TurnEvent
+from control_center.core.records import Presence
 from control_center.core.space_state import SpaceState
 
 
@@ -18,6 +19,10 @@ class RuntimeBridge(QObject):
     pipeline_changed = Signal(str, object)  # pipeline id, space id | None
     space_states_changed = Signal(object)  # space id -> SpaceState
     error_reported = Signal(str)
+    #: Team mode: another process changed a space's conversation (space id).
+    conversation_changed = Signal(str)
+    #: Team mode: what other operators' apps show (a list of Presence).
+    presence_changed = Signal(object)
 
 
 class _ListenerAdapter:
@@ -46,6 +51,12 @@ class _ListenerAdapter:
 
     def error(self, message: str) -> None:
         self.bridge.error_reported.emit(message)
+
+    def conversation_changed(self, space_id: str) -> None:
+        self.bridge.conversation_changed.emit(space_id)
+
+    def presence_changed(self, others: list[Presence]) -> None:
+        self.bridge.presence_changed.emit(others)
 
 
 def listener_for(bridge: RuntimeBridge) -> _ListenerAdapter:

@@ -52,6 +52,7 @@ from control_center.core.approvals import (
     ApprovalStatus,
     approval_key,
 )
+from control_center.core.records import Presence
 from control_center.ui import theme
 from control_center.ui.inbox_kinds import ANSWER, GRANT, REJECT, InboxKind, inbox_kind
 from control_center.ui.inbox_source import InboxSource, MemoryInboxSource
@@ -158,6 +159,8 @@ class InboxModel(QAbstractTableModel):
         self._counts_due = False
         self._pending = 0
         self._matching = 0
+        #: Team mode: approval id -> the other operators looking at it now.
+        self._viewers: dict[str, list[str]] = {}
         self._landed.connect(self._deliver)
         if autoload:
             self.reload()
@@ -210,9 +213,12 @@ class InboxModel(QAbstractTableModel):
             return theme.colors().status(a.status.value)
         if role == Qt.ItemDataRole.DecorationRole and col == COL_KIND:
             return theme.icon(inbox_kind(a.kind).icon)
+        if role == Qt.ItemDataRole.DecorationRole and col == COL_SUMMARY and a.id in self._viewers:
+            return theme.icon("viewing")
         if role == Qt.ItemDataRole.ToolTipRole:
             if col == COL_SUMMARY:
-                return a.summary
+                viewers = self._viewers.get(a.id)
+                return f"{a.summary}\nLooking at it now: {', '.join(viewers)}" if viewers else a.summary
             if col in (COL_CREATED, COL_DECIDED):
                 return a.created_at if col == COL_CREATED else audit_line(a)
         if role == Qt.ItemDataRole.FontRole and a.status is ApprovalStatus.PENDING and col == COL_SUMMARY:
@@ -424,6 +430,20 @@ class InboxModel(QAbstractTableModel):
     def approval(self, row: int) -> Approval:
         return self._items[row]
 
+    def viewers(self, approval_id: str) -> list[str]:
+        """Other operators looking at this item now (team mode)."""
+        return list(self._viewers.get(approval_id, ()))
+
+    def set_viewers(self, viewers: dict[str, list[str]]) -> None:
+        """Who else looks at which item; repaints only the rows whose viewers changed."""
+        changed = {k for k in self._viewers.keys() | viewers.keys() if self._viewers.get(k) != viewers.get(k)}
+        self._viewers = {k: list(v) for k, v in viewers.items()}
+        for approval_id in changed:
+            row = self._rows.get(approval_id)
+            if row is not None:
+                index = self.index(row, COL_SUMMARY)
+                self.dataChanged.emit(index, index, [Qt.ItemDataRole.DecorationRole])
+
     def row_of(self, approval_id: str) -> int | None:
         return self._rows.get(approval_id)
 
@@ -602,6 +622,12 @@ class InboxView(QWidget):
             combo.setMinimumContentsLength(4)
             filters.addWidget(combo, 1)
         filters.addWidget(self.count_label, 1)
+        #: Team mode: who else is here and what they look at (hidden when nobody is).
+        self.presence_label = QLabel(self)
+        self.presence_label.setObjectName("inboxPresence")
+        self.presence_label.setWordWrap(True)  # every name and what they look at, never elided
+        self.presence_label.hide()
+        self._others: list[Presence] = []
 
         # table
         self.table = QTableView(self)
@@ -649,6 +675,10 @@ class InboxView(QWidget):
         self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.meta_label = QLabel(self.detail)
         self.meta_label.setWordWrap(True)
+        self.viewers_label = QLabel(self.detail)
+        self.viewers_label.setObjectName("inboxViewers")
+        self.viewers_label.setWordWrap(True)
+        self.viewers_label.hide()
         self.body_view = QTextBrowser(self.detail)
         self.body_view.setObjectName("inboxDetailBody")
         self.body_view.setAccessibleName("Selected item's details")
@@ -714,6 +744,7 @@ class InboxView(QWidget):
         dl.addWidget(self.title_label)
         dl.addWidget(self.summary_label)
         dl.addLayout(meta_row)
+        dl.addWidget(self.viewers_label)
         dl.addWidget(self.body_view, 2)
         dl.addWidget(self.diff_label)
         dl.addWidget(self.diff_view, 2)
@@ -735,6 +766,7 @@ class InboxView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addLayout(filters)
+        layout.addWidget(self.presence_label)
         layout.addWidget(self.splitter, 1)
 
         self.kind_combo.currentIndexChanged.connect(self._on_kind_changed)
@@ -748,6 +780,9 @@ class InboxView(QWidget):
         self.model.dataChanged.connect(self._on_source_changed)
         self.model.modelAboutToBeReset.connect(self._remember_selection)
         self.model.window_replaced.connect(self._on_window_replaced)
+        # What another operator looks at is named once its row is read.
+        self.model.window_replaced.connect(self._refresh_presence)
+        self.model.page_landed.connect(self._refresh_presence)
         self.model.page_landed.connect(self._continue_reveal)
         self.model.load_failed.connect(self.load_failed)
         self.grant_button.clicked.connect(self.grant_selected)
@@ -1109,6 +1144,7 @@ class InboxView(QWidget):
             self.diff_view.hide()
             for b in (self.grant_button, self.reject_button, self.answer_button):
                 b.hide()
+            self._show_viewers(None)
             return
         declared: InboxKind = inbox_kind(a.kind)
         self.title_label.setText(f"{declared.label} · {self.model.space_name(a.space_id)}")
@@ -1138,7 +1174,48 @@ class InboxView(QWidget):
         self.reason_edit.setEnabled(pending)
         self.reason_edit.setVisible(pending)
         self.reason_edit.setPlaceholderText(declared.text_prompt)
+        self._show_viewers(a)
         self._fit_buttons()
+
+    # -- presence (team mode: who is looking at what) --------------------------------------------
+
+    def set_presence(self, others: list[Presence]) -> None:
+        """Other operators' apps and what they show: a marker on the items they look at, a line
+        over the list naming each and what they look at, and a line on the selected item."""
+        self._others = list(others)
+        viewers: dict[str, list[str]] = {}
+        for p in others:
+            if p.approval_id:
+                viewers.setdefault(p.approval_id, []).append(p.operator)
+        self.model.set_viewers(viewers)
+        self._refresh_presence()
+        self._show_viewers(self.selected_approval())
+
+    def _refresh_presence(self) -> None:
+        if not self._others:
+            self.presence_label.hide()
+            return
+        parts = [f"{p.operator} — {self._looking_at(p)}" for p in self._others]
+        self.presence_label.setText("Also here: " + "; ".join(parts))
+        self.presence_label.show()
+
+    def _looking_at(self, p: Presence) -> str:
+        if p.approval_id:
+            row = self.model.row_of(p.approval_id)
+            if row is not None:
+                return self.model.approval(row).summary
+            return "an Inbox item"
+        if p.space_id:
+            return f"space {self.model.space_name(p.space_id)}"
+        return "the workspace"
+
+    def _show_viewers(self, a: Approval | None) -> None:
+        names = self.model.viewers(a.id) if a is not None else []
+        self.viewers_label.setVisible(bool(names))
+        if names:
+            who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
+            verb = "is" if len(names) == 1 else "are"
+            self.viewers_label.setText(f"{who} {verb} looking at this item too")
 
     def _apply_audit_style(self, a: Approval | None) -> None:
         c = theme.colors(self.palette())
@@ -1146,6 +1223,8 @@ class InboxView(QWidget):
         self.audit_label.setStyleSheet(f"color: {color.name()}; font-style: italic;")
         self.meta_label.setStyleSheet(f"color: {c.muted.name()};")
         self.prompt_label.setStyleSheet(f"color: {c.waiting.name()}; font-weight: 600;")
+        for label in (self.viewers_label, self.presence_label):
+            label.setStyleSheet(f"color: {c.accent.name()}; font-weight: 600;")
 
     def _update_count(self, *_: object) -> None:
         model = self.model

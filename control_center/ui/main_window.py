@@ -315,6 +315,9 @@ class MainWindow(QMainWindow):
         b.pipeline_changed.connect(self._on_pipeline_changed)
         b.error_reported.connect(self._on_error)
         b.space_states_changed.connect(self._on_space_states)
+        b.conversation_changed.connect(self._on_conversation_changed_elsewhere)
+        b.presence_changed.connect(self.inbox.set_presence)
+        self.inbox.table.selectionModel().currentRowChanged.connect(self._show_presence)
         self.notifier = Notifier(self, self._on_error)
         self.notifier.space_requested.connect(self._open_space_from_notification)
         self.space_list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -552,6 +555,7 @@ class MainWindow(QMainWindow):
             self.conversation_model.set_items([])
             self._request_transcript(space.id)
         self.runtime.touch_space(space.id)
+        self._show_presence()
         self._refresh_side_tabs(space)
         self._update_usage_label()
 
@@ -731,6 +735,24 @@ class MainWindow(QMainWindow):
         space_id = self._current.id
         future = self.runtime.set_mode(space_id, Mode(mode_value))
         self.operations.run(future, lambda _s: self._reload_if_current(space_id))
+
+    def _on_conversation_changed_elsewhere(self, space_id: str) -> None:
+        """Team mode: another operator's app or a worker added to a conversation. The open one
+        is read again (following the end when the operator is at the end, else staying where
+        they read), unless this app streams into it right now (its live rows are newer)."""
+        if self._current is None or self._current.id != space_id:
+            return
+        if space_id in self._live_text or space_id in self.runtime.running_spaces():
+            return
+        bar = self.conversation_view.verticalScrollBar()
+        self._request_transcript(space_id, keep_position=bar.value() < bar.maximum() - 4)
+        self._update_usage_label()  # the other process's turn spent tokens here too
+
+    def _show_presence(self, *_: object) -> None:
+        """Team mode: tell other operators what this app shows (the space, the Inbox item)."""
+        selected = self.inbox.selected_approval()
+        space_id = self._current.id if self._current is not None else None
+        self.runtime.show_presence(space_id, selected.id if selected is not None else None)
 
     def _reload_if_current(self, space_id: str) -> None:
         if self._current is not None and self._current.id == space_id:

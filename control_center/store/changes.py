@@ -1,0 +1,102 @@
+"""Team mode's change feed: what other processes changed in the workspace's PostgreSQL database,
+as it happens. Triggers (migration 0007) send one NOTIFY per changed row on ``cc_changes`` naming
+the table, the row's key (a space, a conversation, a viewer) and the writer's application name;
+this module listens and hands batches over, leaving out this process's own writes (its app shows
+those already)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from sqlalchemy import Engine
+
+from control_center.store.dialect import PROCESS_TAG
+
+CHANNEL = "cc_changes"
+
+
+@dataclass(frozen=True)
+class Change:
+    table: str
+    #: The row's space id (``space``, ``turn``, ``approval``, ``pipeline``, ``plan``), its
+    #: conversation id (``message``) or viewer id (``presence``); empty when the row has none.
+    key: str
+    writer: str
+
+
+@dataclass
+class ChangeBatch:
+    """Changes gathered over a short window, by table (keys de-duplicated)."""
+
+    keys: dict[str, set[str]] = field(default_factory=dict)
+
+    def add(self, change: Change) -> None:
+        self.keys.setdefault(change.table, set()).add(change.key)
+
+    def __contains__(self, table: object) -> bool:
+        return table in self.keys
+
+    def __bool__(self) -> bool:
+        return bool(self.keys)
+
+
+def parse(payload: str) -> Change | None:
+    parts = payload.split(" ", 2)
+    if len(parts) < 3:
+        return None
+    return Change(parts[0], parts[1], parts[2])
+
+
+def libpq_url(engine: Engine) -> str:
+    """The engine's database as a libpq connection string (for a listening connection)."""
+    return engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+async def watch(
+    engine: Engine, *, settle_s: float = 0.15, retry_s: float = 2.0
+) -> AsyncIterator[ChangeBatch]:
+    """Batches of other processes' changes, each gathered for ``settle_s`` after its first one
+    (a turn's burst of writes becomes one refresh). Reconnects after ``retry_s`` when the server
+    goes away; the caller refreshes everything after a reconnect (a ``ChangeBatch`` with the
+    table ``*``), since notifications sent meanwhile are lost."""
+    import psycopg
+
+    first = True
+    while True:
+        try:
+            async with await psycopg.AsyncConnection.connect(libpq_url(engine), autocommit=True) as conn:
+                await conn.execute(f'LISTEN "{CHANNEL}"')
+                if not first:
+                    yield ChangeBatch({"*": {""}})
+                first = False
+                while True:
+                    batch = await _gather(conn, settle_s)
+                    if batch:
+                        yield batch
+        except (psycopg.OperationalError, OSError):
+            await asyncio.sleep(retry_s)
+
+
+async def _gather(conn: object, settle_s: float) -> ChangeBatch:
+    """The next batch: wait for a foreign change, then collect for ``settle_s``. Each wait reads
+    whole packets (``stop_after=1`` still yields every notification of the packet it came in;
+    breaking out of the generator would drop the rest) and ends the generator before going on
+    (a suspended one holds the connection's lock)."""
+    batch = ChangeBatch()
+    deadline: float | None = None
+    while deadline is None or time.monotonic() < deadline:
+        wait = 1.0 if deadline is None else max(0.0, deadline - time.monotonic())
+        notes = conn.notifies(timeout=wait, stop_after=1)  # type: ignore[attr-defined]
+        async with contextlib.aclosing(notes):
+            async for note in notes:
+                change = parse(note.payload)
+                if change is None or change.writer == PROCESS_TAG:
+                    continue
+                batch.add(change)
+                if deadline is None:
+                    deadline = time.monotonic() + settle_s
+    return batch
