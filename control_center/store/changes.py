@@ -1,5 +1,5 @@
 """Team mode's change feed: what other processes changed in the workspace's PostgreSQL database,
-as it happens. Triggers (migration 0007) send one NOTIFY per changed row on ``cc_changes`` naming
+as it happens. Triggers (migration 0008) send one NOTIFY per changed row on ``cc_changes`` naming
 the table, the row's key (a space, a conversation, a viewer) and the writer's application name;
 this module listens and hands batches over, leaving out this process's own writes (its app shows
 those already)."""

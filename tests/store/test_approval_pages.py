@@ -22,6 +22,10 @@ from control_center.store.tables import ApprovalRow
 from control_center.workspace import Workspace
 from tests.helpers import make_repo
 
+# The fixture fills the SQLite file directly and the index checks read SQLite's query plans; the
+# PostgreSQL pass leaves them to the SQLite one.
+pytestmark = pytest.mark.sqlite_only
+
 KINDS = [ApprovalKind.TOOL_CALL, ApprovalKind.PLAN, ApprovalKind.QUESTION, ApprovalKind.BUDGET]
 STATUSES = [ApprovalStatus.PENDING, ApprovalStatus.GRANTED, ApprovalStatus.REJECTED, ApprovalStatus.ANSWERED]
 N = 1_000

@@ -1,8 +1,8 @@
 """presence (who is looking at what) and, on PostgreSQL, the change feed other operators' apps
 listen to (a NOTIFY per changed row of the tables the GUI shows)
 
-Revision ID: 0007
-Revises: 0006
+Revision ID: 0008
+Revises: 0007
 Create Date: 2026-11-30 16:50:00
 """
 
@@ -12,8 +12,8 @@ import sqlalchemy as sa
 import sqlmodel
 from alembic import op
 
-revision = "0007"
-down_revision = "0006"
+revision = "0008"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 
