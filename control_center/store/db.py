@@ -199,13 +199,15 @@ def _open_sqlite(path: Path, *, create: bool) -> Engine:
             ) from None
         if tables and MARKER_TABLE not in tables:
             raise StoreError(f"{path} is an SQLite database but not a Control Center workspace")
+        # A newer schema is refused before the check, which leaves a stamp: a refusal changes
+        # nothing in the folder.
+        _refuse_newer(str(path), version)
         if tables:
             # The quick check before anything may write: a damaged file is refused, not extended.
             checked = health.check_unless_unchanged(path)
             if not checked.ok:
                 health.mark_damaged(path, checked.reason)
                 raise health.damaged_error(path, checked.reason)
-        _refuse_newer(str(path), version)
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
         version = None
