@@ -636,7 +636,10 @@ def test_read_only_turns_run_claude_under_the_os_layer(
     )
     if not common.is_absolute():
         common = (space.worktree / common).resolve()
-    database = next(p for p in ws.root.iterdir() if p.suffix in (".db", ".sqlite", ".sqlite3"))
+    # The workspace's database file, or in team mode the file naming its PostgreSQL database.
+    files = (p for p in ws.root.iterdir() if p.suffix in (".db", ".sqlite", ".sqlite3"))
+    database = next(files, ws.root / "workspace.json")
+    assert database.exists()  # outside, so "not visible inside" means something
     # The operator's home (keys, cloud credentials): hidden, not merely read-only, since the
     # network is shared inside.
     # (Outside /tmp, which is private inside anyway.)
