@@ -104,7 +104,39 @@ def _split(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
 
-class LoopbackMessagesServer:
+class LoopbackHTTPServer:
+    """What both loopback model servers share: a threading HTTP server on 127.0.0.1 at a free
+    port, served from a daemon thread, whose handler class reads this object as
+    ``server_state``."""
+
+    _httpd: ThreadingHTTPServer | None = None
+
+    def _serve(self, handler: type[BaseHTTPRequestHandler], thread_name: str) -> None:
+        bound = type(f"_Bound{handler.__name__}", (handler,), {"server_state": self})
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), bound)
+        self._httpd.daemon_threads = True
+        # A short poll interval keeps close() (which waits for one poll) fast in tests.
+        threading.Thread(
+            target=self._httpd.serve_forever, args=(0.05,), name=thread_name, daemon=True
+        ).start()
+
+    def close(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def _origin(self) -> str:
+        assert self._httpd is not None, "server not started"
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+
+class LoopbackMessagesServer(LoopbackHTTPServer):
     """``with LoopbackMessagesServer(replies) as server: client(base_url=server.base_url)``.
 
     ``replies`` is a list of responses, each a list of content blocks (``text``, ``tool_use``
@@ -130,8 +162,6 @@ class LoopbackMessagesServer:
         self.model = model
         for reply in replies or []:
             self.add_reply(reply)
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # -- scripting ---------------------------------------------------------------------------
 
@@ -154,33 +184,15 @@ class LoopbackMessagesServer:
     # -- lifecycle ---------------------------------------------------------------------------
 
     def start(self) -> LoopbackMessagesServer:
-        handler = type("_BoundHandler", (_Handler,), {"server_state": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        # A short poll interval keeps close() (which waits for one poll) fast in tests.
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, args=(0.05,), name="loopback-messages", daemon=True
-        )
-        self._thread.start()
+        self._serve(_Handler, "loopback-messages")
         return self
-
-    def close(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
 
     def __enter__(self) -> LoopbackMessagesServer:
         return self.start()
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     @property
     def base_url(self) -> str:
-        assert self._httpd is not None, "server not started"
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return self._origin
 
     # -- used by the handler -----------------------------------------------------------------
 

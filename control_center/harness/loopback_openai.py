@@ -20,13 +20,14 @@ import socket
 import threading
 import time
 from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
 from control_center.harness.loopback import (
     DEFAULT_REPLY_TEXT,
     Fault,
+    LoopbackHTTPServer,
     RecordedRequest,
     drop_mid_stream,
     http_status,
@@ -57,7 +58,7 @@ def _split(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
 
-class LoopbackChatServer:
+class LoopbackChatServer(LoopbackHTTPServer):
     """``with LoopbackChatServer() as server: AsyncOpenAI(base_url=server.base_url)``.
 
     ``base_url`` ends in ``/v1`` as an OpenAI-compatible server's does. Each reply is a list of
@@ -81,7 +82,6 @@ class LoopbackChatServer:
         self.event_delay_s = event_delay_s
         self.model = model
         self.usage = usage
-        self._httpd: ThreadingHTTPServer | None = None
 
     def add_reply(self, reply: list[dict[str, Any]]) -> None:
         with self._lock:
@@ -96,31 +96,15 @@ class LoopbackChatServer:
         return [r.body for r in self.requests]
 
     def start(self) -> LoopbackChatServer:
-        handler = type("_BoundChatHandler", (_ChatHandler,), {"server_state": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(
-            target=self._httpd.serve_forever, args=(0.05,), name="loopback-chat", daemon=True
-        ).start()
+        self._serve(_ChatHandler, "loopback-chat")
         return self
-
-    def close(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
 
     def __enter__(self) -> LoopbackChatServer:
         return self.start()
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     @property
     def base_url(self) -> str:
-        assert self._httpd is not None, "server not started"
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"{self._origin}/v1"
 
     def _take(self, request: RecordedRequest) -> tuple[Fault | None, list[dict[str, Any]]]:
         """Record the request; pop a fault if any (the reply stays queued for the retry), else
