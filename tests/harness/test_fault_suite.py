@@ -15,6 +15,8 @@ import os
 import random
 import sqlite3
 from collections import Counter
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -148,11 +150,17 @@ def _check_invariants(root: Path, space_id: str, trial: str) -> None:
                 assert "never ran" not in m.text, trial
 
 
-def _trial(root: Path, space_id: str, rng: random.Random, trial: str) -> list[str]:
+def _next_turn_operation(root: Path, space_id: str) -> Any:
+    return _next_operation(_observe(root, space_id), space_id)
+
+
+def _trial(root: Path, next_operation: Callable[[], Any], rng: random.Random, trial: str) -> list[str]:
+    """Run ``next_operation()``'s operations in forked processes, each killed at a seeded random
+    point with probability 0.7, until it returns None (the work is done); the history of
+    operations, kill points and exit codes."""
     history: list[str] = []
     for _step in range(MAX_STEPS):
-        seen = _observe(root, space_id)
-        operation = _next_operation(seen, space_id)
+        operation = next_operation()
         if operation is None:
             return history
         kill = None
@@ -161,7 +169,7 @@ def _trial(root: Path, space_id: str, rng: random.Random, trial: str) -> list[st
         code = fork_operation(root, operation, kill)
         history.append(f"{operation.__qualname__.split('.')[0]}:{kill}:{code}")
         assert code != 4, f"{trial}: an operation crashed with a traceback after {history}"
-    raise AssertionError(f"{trial}: the turn did not finish in {MAX_STEPS} operations: {history}")
+    raise AssertionError(f"{trial}: the work did not finish in {MAX_STEPS} operations: {history}")
 
 
 @pytest.mark.sqlite_only  # the invariants include SQLite's own integrity check
@@ -177,7 +185,7 @@ def test_sigkill_at_random_points_keeps_every_guarantee(tmp_path: Path) -> None:
         finally:
             ws.close()
         trial = f"trial {n} (seed {SEED})"
-        history = _trial(root, space.id, rng, trial)
+        history = _trial(root, partial(_next_turn_operation, root, space.id), rng, trial)
         kills += sum(1 for h in history if h.endswith(":-9"))
         operations += len(history)
         _check_invariants(root, space.id, f"{trial}: {history}")
@@ -285,19 +293,7 @@ def test_sigkill_in_pipeline_steps_keeps_every_guarantee(tmp_path: Path) -> None
         finally:
             ws.close()
         trial = f"pipeline trial {n} (seed {SEED + 1})"
-        history: list[str] = []
-        for _step in range(MAX_STEPS):
-            operation = _next_pipeline_operation(root, pipeline_id)
-            if operation is None:
-                break
-            kill = None
-            if rng.random() < 0.7:
-                kill = KillPoint(rng.choice(PHASES), rng.randint(1, MAX_WRITES if rng.random() < 0.8 else 3))
-            code = fork_operation(root, operation, kill)
-            history.append(f"{operation.__qualname__.split('.')[0]}:{kill}:{code}")
-            assert code != 4, f"{trial}: an operation crashed with a traceback after {history}"
-        else:
-            raise AssertionError(f"{trial}: the pipeline did not finish in {MAX_STEPS} operations: {history}")
+        history = _trial(root, partial(_next_pipeline_operation, root, pipeline_id), rng, trial)
         kills += sum(1 for h in history if h.endswith(":-9"))
         operations += len(history)
         _check_pipeline_invariants(root, pipeline_id, space.id, f"{trial}: {history}")
