@@ -333,8 +333,8 @@ class BuiltinDriver:
         if run.resumed:
             self._restore_lost_message(run)
             answered = self._settle_unfinished_calls(run)
-            run = self._recover_dangling_calls(run, answered)
             rows = self.ws.store.turn_messages(run.turn.id)
+            run = self._recover_dangling_calls(run, answered, rows)
             ended_on_answer = not run.turn.state.get("pending") and _ended_on_answer(rows)
         try:
             ctx = self._context(run)
@@ -371,9 +371,7 @@ class BuiltinDriver:
         message = turn.settings.get("message")
         if not turn.conversation_id or not isinstance(message, str):
             return
-        if any(
-            m.turn_id == turn.id and m.kind == "user" for m in self.ws.store.messages(turn.conversation_id)
-        ):
+        if any(m.kind == "user" for m in self.ws.store.turn_messages(turn.id)):
             return
         run.recorder.user_message(message)
 
@@ -389,16 +387,16 @@ class BuiltinDriver:
             return frozenset()
         waiting = {u.get("id") for u in (pending.get("uses") or [])[pending.get("index", 0) :]}
         answered = {
-            str(m.meta.get("call_id"))
-            for m in store.messages(turn.conversation_id)
-            if m.turn_id == turn.id and m.kind == "tool_result"
+            str(m.meta.get("call_id")) for m in store.turn_messages(turn.id) if m.kind == "tool_result"
         }
         for record, out in call_journal.settle_unfinished(store, turn.id, answered | waiting):
             run.recorder.tool_result(record.call_id, record.name, out)
             answered.add(record.call_id)
         return frozenset(answered)
 
-    def _recover_dangling_calls(self, run: TurnRun, answered: frozenset[str]) -> TurnRun:
+    def _recover_dangling_calls(
+        self, run: TurnRun, answered: frozenset[str], rows: list[MessageRecord]
+    ) -> TurnRun:
         """A crash between storing the model's tool calls and saving their place (the turn's
         ``pending`` state) leaves calls without a result. They become the pending calls again,
         bound to the Inbox item already opened for the first one if there is one: the model never
@@ -407,7 +405,6 @@ class BuiltinDriver:
         turn = run.turn
         if turn.state.get("pending") or not turn.conversation_id:
             return run
-        rows = store.turn_messages(turn.id)
         last = next((i for i in range(len(rows) - 1, -1, -1) if rows[i].kind == "assistant"), None)
         if last is None:
             return run
