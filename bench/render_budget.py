@@ -1,5 +1,6 @@
 """Render a paused orchestration: the Pipelines tab (budget use, warning) and the Inbox's budget
-item, at 1000x650 and 1400x900, light and dark, to PNGs.
+item with its raise fields; and a plan waiting in Plan Studio with the budget an approval gives
+its work. At 1000x650 and 1400x900, light and dark, to PNGs.
 
 .venv/bin/python bench/render_budget.py [out_dir]   # default: renders/
 """
@@ -41,7 +42,7 @@ PROPOSAL = {
 }
 
 
-def paused_workspace(root: Path) -> str:
+def paused_workspace(root: Path) -> tuple[str, str]:
     import subprocess
 
     repo = root / "repo"
@@ -63,8 +64,24 @@ def paused_workspace(root: Path) -> str:
     asyncio.run(harness.run(RunRequest("Plan the team", space.id, provider="scripted", script=script)))
     proposal = next(a for a in ws.store.approvals() if a.kind is ApprovalKind.ORCHESTRATION)
     decide(ws, proposal.id, Decision.GRANT, by="operator", run_work=True)
+    planner = ws.create_space("Planner", mode=Mode.PLAN, autonomy=Autonomy.AUTO)
+    plan_script = [
+        [{"type": "tool_use", "name": "submit_plan", "input": PLAN}],
+        [{"type": "text", "text": "Done."}],
+    ]
+    asyncio.run(harness.run(RunRequest("Plan it", planner.id, provider="scripted", script=plan_script)))
     ws.close()
-    return space.id
+    return space.id, planner.id
+
+
+PLAN = {
+    "goal": "Ship the greeting feature",
+    "nodes": [
+        {"key": "a", "title": "Write greeting module", "description": "Create greeting.py", "depends_on": []},
+        {"key": "b", "title": "Add greeting tests", "description": "Cover hello()", "depends_on": ["a"]},
+        {"key": "c", "title": "Document greeting", "description": "README section", "depends_on": ["b"]},
+    ],
+}
 
 
 def pump(app: QApplication, seconds: float) -> None:
@@ -79,7 +96,7 @@ def main() -> None:
     out.mkdir(exist_ok=True)
     root = Path(tempfile.mkdtemp())
     os.environ["CONTROL_CENTER_CONFIG_DIR"] = str(root / "config")
-    space_id = paused_workspace(root)
+    space_id, planner_id = paused_workspace(root)
     app = QApplication.instance() or QApplication([])
     for dark in (False, True):
         app.setPalette(theme.dark_palette() if dark else app.style().standardPalette())
@@ -90,12 +107,24 @@ def main() -> None:
         if window.pipelines_panel is not None:
             window.show_tab(window.pipelines_panel)
         budget = next(a for a in window.runtime.ws.store.approvals() if a.kind is ApprovalKind.BUDGET)
-        window.inbox.select_approval(budget.id) if hasattr(window.inbox, "select_approval") else None
+        window.inbox.set_status_filter("all")
+        pump(app, 1.0)
+        window.inbox.select_approval(budget.id)
         for w, h in ((1000, 650), (1400, 900)):
             window.resize(w, h)
             pump(app, 0.5)
             name = f"budget_{w}x{h}{'_dark' if dark else ''}.png"
             window.grab().save(str(out / name))
+        window.runtime.settings.plan_budget_tokens = 200_000
+        window.runtime.settings.plan_budget_usd = 2.5
+        window.select_space(planner_id)
+        pump(app, 1.5)
+        if window.plan_studio is not None:
+            window.show_tab(window.plan_studio)
+        for w, h in ((1000, 650), (1400, 900)):
+            window.resize(w, h)
+            pump(app, 0.5)
+            window.grab().save(str(out / f"plan_budget_{w}x{h}{'_dark' if dark else ''}.png"))
         window._closing_confirmed = True
         window.close()
         pump(app, 0.3)

@@ -465,6 +465,20 @@ def build_parser() -> argparse.ArgumentParser:
     ad.add_argument("--reason")
     ad.add_argument("--raise-tokens", dest="raise_tokens", type=_positive_int, metavar="N")
     ad.add_argument("--raise-usd", dest="raise_usd", type=_positive_usd, metavar="X")
+    ad.add_argument(
+        "--budget-tokens",
+        dest="budget_tokens",
+        type=_positive_int,
+        metavar="N",
+        help="granting a plan: its work's token budget (default: settings plan_budget.max_tokens)",
+    )
+    ad.add_argument(
+        "--budget-usd",
+        dest="budget_usd",
+        type=_positive_usd,
+        metavar="X",
+        help="granting a plan: its work's USD budget (default: settings plan_budget.max_usd)",
+    )
     ad.add_argument("--json", action="store_true")
     ad.set_defaults(func=_lazy("control_center.commands", "cmd_approvals_decide"))
     aa = asub.add_parser("answer", help="answer an agent's question (kind question)")

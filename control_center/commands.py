@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from control_center.core.approvals import Decision
+from control_center.core.approvals import ApprovalKind, Decision
 from control_center.core.events import ModelRetry, TurnEnded, TurnEvent
 from control_center.core.modes import Mode, Transport
+from control_center.core.pipeline import Budget
 from control_center.harness.loop import Harness, HarnessError, RunRequest
 from control_center.harness.providers.base import ProviderError
 from control_center.harness.providers.scripted import load_script
@@ -191,20 +192,36 @@ def cmd_compact(args: argparse.Namespace) -> int:
     return 0
 
 
+def _plan_budget(ws: Workspace, args: argparse.Namespace, settings: AppSettings) -> Budget | None:
+    """The budget a granted plan runs under: ``--budget-tokens``/``--budget-usd``, else the
+    operator's ``plan_budget`` settings. The flags on anything but a plan grant are refused."""
+    tokens, usd = getattr(args, "budget_tokens", None), getattr(args, "budget_usd", None)
+    if tokens is not None or usd is not None:
+        approval = ws.store.approval(args.id)
+        if approval is None or approval.kind is not ApprovalKind.PLAN or args.decision != "grant":
+            raise WorkspaceError("--budget-tokens and --budget-usd apply only when granting a plan approval")
+    default = settings.plan_budget()
+    tokens = tokens if tokens is not None else (default.max_tokens if default else None)
+    usd = usd if usd is not None else (default.max_usd if default else None)
+    return None if tokens is None and usd is None else Budget(tokens, usd)
+
+
 def cmd_approvals_decide(args: argparse.Namespace) -> int:
     ws = Workspace.open(Path(args.workspace))
     try:
+        settings = AppSettings.load()
         try:
             outcome = decide(
                 ws,
                 args.id,
                 Decision(args.decision),
-                by=operator_identity(AppSettings.load()),
+                by=operator_identity(settings),
                 reason=args.reason,
                 run_work=True,
                 raise_tokens=args.raise_tokens,
                 raise_usd=args.raise_usd,
                 dispatch=_step_dispatcher(ws),
+                plan_budget=_plan_budget(ws, args, settings),
             )
         except DecisionError as exc:
             raise WorkspaceError(str(exc)) from None

@@ -12,7 +12,7 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -499,10 +499,15 @@ class WorkspaceRuntime:
     # -- decisions ------------------------------------------------------------------------------
 
     def decide(
-        self, approval_id: str, decision: Decision, reason: str | None = None
+        self,
+        approval_id: str,
+        decision: Decision,
+        reason: str | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> concurrent.futures.Future[Any]:
         """Record the operator's decision, then continue what waited on it: a tool-call turn is
-        resumed, an approved plan or orchestration runs its pipeline."""
+        resumed, an approved plan or orchestration runs its pipeline. ``options`` are a grant's
+        numbers as its kind declares them (``raise_tokens``, ``raise_usd`` for a budget)."""
 
         from control_center.harness.settings import operator_identity
         from control_center.pipeline.decisions import decide
@@ -512,7 +517,14 @@ class WorkspaceRuntime:
         async def run() -> DecisionOutcome | None:
             try:
                 outcome = await asyncio.to_thread(
-                    decide, self.ws, approval_id, decision, by=operator, reason=reason
+                    decide,
+                    self.ws,
+                    approval_id,
+                    decision,
+                    by=operator,
+                    reason=reason,
+                    plan_budget=self.settings.plan_budget(),
+                    **dict(options or {}),
                 )
             except Exception as exc:
                 self._notify("error", str(exc))

@@ -343,6 +343,18 @@ def raised_budget(
     return Budget(None if max_tokens is None else int(max_tokens), max_usd)
 
 
+def describe_budget(budget: Budget | None) -> str:
+    """A budget in words: "70,000 tokens and $2.50", "no budget"."""
+    if budget is None or (budget.max_tokens is None and budget.max_usd is None):
+        return "no budget"
+    limits = []
+    if budget.max_tokens is not None:
+        limits.append(f"{budget.max_tokens:,} tokens")
+    if budget.max_usd is not None:
+        limits.append(f"${budget.max_usd:.2f}")
+    return " and ".join(limits)
+
+
 def over_budget(budget: Budget | None, tokens_used: int, usd_used: float) -> str | None:
     """Why ``tokens_used`` / ``usd_used`` exceed ``budget`` (None when they do not)."""
     if budget is None:
@@ -508,8 +520,9 @@ def _node_from_json(raw: Any) -> PipelineNodeSpec:
 # --- plans -----------------------------------------------------------------------------------
 
 
-def compile_plan(plan: PlanGraph) -> PipelineSpec:
-    """An approved plan as a pipeline: one agent step per plan node, edges from ``depends_on``."""
+def compile_plan(plan: PlanGraph, budget: Budget | None = None) -> PipelineSpec:
+    """An approved plan as a pipeline: one agent step per plan node, edges from ``depends_on``,
+    under the operator's ``budget`` (past it the run pauses for a decision)."""
     nodes = tuple(
         PipelineNodeSpec(
             key=n.key,
@@ -520,7 +533,7 @@ def compile_plan(plan: PlanGraph) -> PipelineSpec:
         )
         for n in plan.nodes
     )
-    return PipelineSpec(name=plan.goal, nodes=nodes, budget=None)
+    return PipelineSpec(name=plan.goal, nodes=nodes, budget=budget)
 
 
 def agent_prompt(node: PipelineNodeSpec, outputs: Mapping[str, str] = _EMPTY) -> str:

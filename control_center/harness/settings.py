@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import math
 import os
 import socket
 from dataclasses import dataclass, field, replace
@@ -17,6 +18,7 @@ from typing import Any
 
 from control_center.core.errors import OperatorError
 from control_center.core.modes import Autonomy, Mode, Transport
+from control_center.core.pipeline import Budget
 from control_center.core.profiles import profile_for
 from control_center.harness.providers.base import ModelSettings
 from control_center.harness.providers.openai_provider import REASONING_EFFORTS
@@ -37,6 +39,9 @@ MAX_OUTPUT_TOKENS = 1_000_000
 MAX_STEPS = 10_000
 MAX_TOKENS_PER_RUN = 100_000_000
 MAX_MODEL_RETRIES = 20
+#: Upper bounds of a plan budget (a typo guard, not a policy).
+MAX_BUDGET_TOKENS = 10_000_000_000
+MAX_BUDGET_USD = 1_000_000.0
 #: Palettes the window offers (ui/theme.py paints them).
 APPEARANCES = ("system", "light", "dark", "high-contrast", "high-contrast-dark")
 
@@ -113,6 +118,11 @@ class AppSettings:
     #: The window's palette: "system" (its scheme and contrast preference), "light", "dark",
     #: "high-contrast" or "high-contrast-dark".
     appearance: str = "system"
+    #: The budget an approved plan's work runs under (``plan_budget.max_tokens`` /
+    #: ``plan_budget.max_usd``); None on an axis: no limit. Past it the pipeline pauses into a
+    #: ``budget`` Inbox item, as an orchestration's does.
+    plan_budget_tokens: int | None = None
+    plan_budget_usd: float | None = None
     models: dict[Mode, ModelSettings] = field(
         default_factory=lambda: {m: _default_mode_settings() for m in Mode}
     )
@@ -123,6 +133,12 @@ class AppSettings:
         return cap_thinking(
             replace(base, base_url=self.base_url or base.base_url), profile_for(mode).max_thinking_budget
         )
+
+    def plan_budget(self) -> Budget | None:
+        """The budget an approved plan's work gets; None when neither axis is limited."""
+        if self.plan_budget_tokens is None and self.plan_budget_usd is None:
+            return None
+        return Budget(self.plan_budget_tokens, self.plan_budget_usd)
 
     def base_url_for(self, provider: str) -> str | None:
         if provider == "anthropic":
@@ -154,6 +170,8 @@ class AppSettings:
             "claude_cli": self.claude_cli,
             "model_retries": self.model_retries,
             "appearance": self.appearance,
+            "plan_budget.max_tokens": self.plan_budget_tokens,
+            "plan_budget.max_usd": self.plan_budget_usd,
         }
         for name in PROVIDERS:
             if PROVIDERS[name].base_url_env:
@@ -214,6 +232,12 @@ class AppSettings:
         elif key == "model_retries":
             word = value.strip().lower()
             self.model_retries = None if word in _DEFAULT_WORDS else _int(value, key, 0, MAX_MODEL_RETRIES)
+        elif key == "plan_budget.max_tokens":
+            word = value.strip().lower()
+            tokens = None if word in _DEFAULT_WORDS else _int(value, key, 1, MAX_BUDGET_TOKENS)
+            self.plan_budget_tokens = tokens
+        elif key == "plan_budget.max_usd":
+            self.plan_budget_usd = _usd(value, key)
         else:
             raise SettingsError(f"unknown setting {key!r} (see 'control-center settings show')")
 
@@ -233,6 +257,7 @@ class AppSettings:
             "allowed_env": list(self.allowed_env),
             "model_retries": self.model_retries,
             "appearance": self.appearance,
+            "plan_budget": {"max_tokens": self.plan_budget_tokens, "max_usd": self.plan_budget_usd},
             "modes": {m.value: s.to_json() for m, s in self.models.items()},
         }
 
@@ -261,6 +286,13 @@ class AppSettings:
         retries = data.get("model_retries")
         if isinstance(retries, int) and not isinstance(retries, bool) and 0 <= retries <= MAX_MODEL_RETRIES:
             out.model_retries = retries
+        plan_budget = data.get("plan_budget")
+        if isinstance(plan_budget, dict):
+            tokens, usd = plan_budget.get("max_tokens"), plan_budget.get("max_usd")
+            if isinstance(tokens, int) and not isinstance(tokens, bool) and 0 < tokens <= MAX_BUDGET_TOKENS:
+                out.plan_budget_tokens = tokens
+            if isinstance(usd, int | float) and not isinstance(usd, bool) and 0 < usd <= MAX_BUDGET_USD:
+                out.plan_budget_usd = float(usd)
         modes = data.get("modes")
         # Files from before per-mode providers ("models") stored a provider per mode that was never
         # honoured: it is dropped so those modes follow the global choice as before.
@@ -349,6 +381,19 @@ def _int(value: str, key: str, low: int, high: int) -> int:
     if not low <= number <= high:
         raise SettingsError(f"{key}: {number} is out of range ({low}..{high})")
     return number
+
+
+def _usd(value: str, key: str) -> float | None:
+    text = value.strip().lower().removeprefix("$")
+    if text in _DEFAULT_WORDS:
+        return None
+    try:
+        amount = float(text)
+    except ValueError:
+        raise SettingsError(f"{key}: expected an amount in USD, got {value!r}") from None
+    if not (math.isfinite(amount) and 0 < amount <= MAX_BUDGET_USD):
+        raise SettingsError(f"{key}: {value.strip()} is out of range (above 0, at most {MAX_BUDGET_USD:g})")
+    return amount
 
 
 def _set_mode_value(mode: Mode, ms: ModelSettings, name: str, value: str, key: str) -> ModelSettings:

@@ -20,7 +20,14 @@ from typing import Any
 from control_center.core.approvals import Approval, ApprovalKind, Decision
 from control_center.core.errors import OperatorError
 from control_center.core.orchestration import materialize, parse_proposal, stable_id
-from control_center.core.pipeline import compile_plan, initial_state, spec_to_json, state_to_json
+from control_center.core.pipeline import (
+    Budget,
+    compile_plan,
+    describe_budget,
+    initial_state,
+    spec_to_json,
+    state_to_json,
+)
 from control_center.core.plan import parse_plan
 from control_center.core.profiles import DISPATCH_DEFAULT_MODE
 from control_center.pipeline.budget import check_budget_grant, decide_budget
@@ -62,9 +69,11 @@ def decide(
     agent_path: bool = False,
     raise_tokens: int | None = None,
     raise_usd: float | None = None,
+    plan_budget: Budget | None = None,
 ) -> DecisionOutcome:
     """Record the decision and apply its consequences. ``agent_path`` marks a decision that
-    arrives through an agent-reachable surface (MCP): it may decide only agent-decidable kinds."""
+    arrives through an agent-reachable surface (MCP): it may decide only agent-decidable kinds.
+    ``plan_budget`` is the budget an approved plan's work runs under (other kinds ignore it)."""
     store = ws.store
     if run_work and _in_event_loop():
         # Inside an event loop (the GUI) the caller owns running the pipeline; asyncio.run here
@@ -111,7 +120,7 @@ def decide(
             )
             return DecisionOutcome(decided, verb)
         case ApprovalKind.PLAN:
-            return _decide_plan(ws, decided, decision, reason, run_work, dispatch)
+            return _decide_plan(ws, decided, decision, reason, run_work, dispatch, plan_budget)
         case ApprovalKind.ORCHESTRATION:
             return _decide_orchestration(ws, decided, decision, reason, run_work, dispatch)
         case ApprovalKind.BUDGET:
@@ -198,6 +207,7 @@ def _decide_plan(
     reason: str | None,
     run_work: bool,
     dispatch: Callable[[str], str] | None = None,
+    budget: Budget | None = None,
 ) -> DecisionOutcome:
     store = ws.store
     plan_row = store.plan(approval.payload.get("plan_id", ""))
@@ -215,7 +225,7 @@ def _decide_plan(
         return DecisionOutcome(approval, f"plan v{plan_row.version} rejected")
     graph = parse_plan(plan_row.graph)
     store.update_plan(plan_row.id, status="approved")
-    spec = compile_plan(graph)
+    spec = compile_plan(graph, budget)
     run_info = _source_run_info(ws, plan_row.turn_id, plan_row.space_id)
     run_info.update(plan_id=plan_row.id, plan_version=plan_row.version, content_hash=plan_row.content_hash)
     pipeline_id = store.create_pipeline(
@@ -235,7 +245,8 @@ def _decide_plan(
             role="system",
             kind="note",
             text=f"Plan v{plan_row.version} approved (hash {plan_row.content_hash[:12]}); the space is "
-            f"back in Agent mode and the generated work runs as pipeline {pipeline_id}.",
+            f"back in Agent mode and the generated work runs as pipeline {pipeline_id}"
+            f"{_budget_words(budget)}.",
             meta={"pipeline_id": pipeline_id, "plan_id": plan_row.id},
         )
     status = _maybe_run(ws, pipeline_id, run_work, dispatch)
@@ -245,6 +256,10 @@ def _decide_plan(
         pipeline_id,
         pipeline_status=status,
     )
+
+
+def _budget_words(budget: Budget | None) -> str:
+    return " (no budget)" if budget is None else f" under a budget of {describe_budget(budget)}"
 
 
 def _decide_orchestration(

@@ -20,6 +20,7 @@ from control_center.core.approval_summary import summarize_approval
 from control_center.core.approvals import ApprovalKind, ApprovalStatus
 from control_center.core.events import ApprovalRequested, TurnEnded, TurnEvent, TurnStarted, TurnStatus
 from control_center.core.pipeline import (
+    Budget,
     NodeStatus,
     NodeType,
     PipelineNodeSpec,
@@ -32,6 +33,7 @@ from control_center.core.pipeline import (
     fail,
     is_finished,
     over_budget,
+    raised_budget,
     ready_nodes,
     requeue,
     resolve_space_mode,
@@ -560,9 +562,26 @@ def budget_payload(
         "usd_used": round(state.usd_used, 6),
         "max_tokens": spec.budget.max_tokens if spec.budget else None,
         "max_usd": spec.budget.max_usd if spec.budget else None,
+        "default_raise": _default_raise(spec, state, run_info),
         "pending": sum(s is NodeStatus.PENDING for s in state.statuses.values()),
         "by_role": by_role,
         "by_node": by_node,
+    }
+
+
+def _default_raise(spec: PipelineSpec, state: PipelineState, run_info: dict[str, Any]) -> dict[str, Any]:
+    """How much a plain grant adds on each limited axis (``raised_budget`` without amounts)."""
+    budget = spec.budget
+    if budget is None:
+        return {"max_tokens": None, "max_usd": None}
+    first = run_info.get("original_budget")
+    original = Budget(first.get("max_tokens"), first.get("max_usd")) if isinstance(first, dict) else None
+    raised = raised_budget(
+        budget, None, None, original=original, tokens_used=state.tokens_used, usd_used=state.usd_used
+    )
+    return {
+        "max_tokens": None if budget.max_tokens is None else (raised.max_tokens or 0) - budget.max_tokens,
+        "max_usd": None if budget.max_usd is None else round((raised.max_usd or 0.0) - budget.max_usd, 6),
     }
 
 

@@ -28,6 +28,8 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QBoxLayout,
     QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -561,7 +563,8 @@ class _DiffView(QTextEdit):
 class InboxView(QWidget):
     """Filters, the approval table, and a detail pane with the decision controls."""
 
-    decision_requested = Signal(str, str, str)  # approval_id, "grant" | "reject", reason
+    #: approval_id, "grant" | "reject", reason, the grant's numbers (``grant_options``)
+    decision_requested = Signal(str, str, str, object)
     answer_requested = Signal(str, str)  # approval_id (a question), the answer
     open_plan_requested = Signal(str)  # plan id
     pending_count_changed = Signal(int)
@@ -714,6 +717,13 @@ class InboxView(QWidget):
         self.reason_edit.setObjectName("inboxReason")
         self.reason_edit.setAccessibleName("Reason or answer")
         self.reason_edit.setPlaceholderText("Reason (the agent reads it)")
+        # Numbers a grant of the selected kind takes (a budget raise), declared by the kind.
+        self.grant_fields = QWidget(self.detail, objectName="inboxGrantFields")
+        # One row per field: a narrow dock never cuts a value.
+        self.grant_fields_layout = QFormLayout(self.grant_fields)
+        self.grant_fields_layout.setContentsMargins(0, 0, 0, 0)
+        self.grant_fields.hide()
+        self._grant_spins: dict[str, QDoubleSpinBox] = {}
         self.grant_button = QPushButton(theme.icon("approve"), _button_text(GRANT), self.detail)
         self.grant_button.setObjectName("inboxGrant")
         self.grant_button.setToolTip(f"Grant the selected item ({GRANT.chord})")
@@ -752,6 +762,7 @@ class InboxView(QWidget):
         dl.addWidget(self.audit_label)
         dl.addWidget(self.prompt_label)
         dl.addWidget(self.reason_edit)
+        dl.addWidget(self.grant_fields)
         dl.addLayout(self.buttons)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
@@ -1060,7 +1071,49 @@ class InboxView(QWidget):
         reason = self.reason_edit.text().strip()
         self.reason_edit.clear()
         self._disarm()
-        self.decision_requested.emit(a.id, decision, reason)
+        options = self.grant_options() if decision == "grant" else {}
+        self.decision_requested.emit(a.id, decision, reason, options)
+
+    def grant_options(self) -> dict[str, float | int]:
+        """The numbers a grant of the shown item is made with (keywords of the decision)."""
+        if self.grant_fields.isHidden():
+            return {}
+        return {
+            key: int(spin.value()) if spin.decimals() == 0 else round(spin.value(), spin.decimals())
+            for key, spin in self._grant_spins.items()
+        }
+
+    def _show_grant_fields(self, a: Approval, declared: InboxKind, fresh: bool) -> None:
+        """The kind's grant fields with the item's values; a live refresh of the same item keeps
+        what the operator typed."""
+        values = declared.grant_defaults(a) if declared.grant_defaults else {}
+        fields = [f for f in declared.grant_fields if values.get(f.key) is not None]
+        if a.status is not ApprovalStatus.PENDING or not fields:
+            self.grant_fields.hide()
+            return
+        if fresh or set(self._grant_spins) != {f.key for f in fields}:
+            while self.grant_fields_layout.rowCount():
+                self.grant_fields_layout.removeRow(0)
+            self._grant_spins = {}
+            for f in fields:
+                label = QLabel(f.label, self.grant_fields)
+                spin = QDoubleSpinBox(self.grant_fields, objectName=f"inboxGrant_{f.key}")
+                spin.setDecimals(f.decimals)
+                spin.setRange(10.0**-f.decimals, f.maximum)  # a raise is never zero
+                spin.setPrefix(f.prefix)
+                spin.setSuffix(f.suffix)
+                spin.setGroupSeparatorShown(True)
+                spin.setValue(float(values[f.key] or 0.0))
+                spin.setAccessibleName(f.label)
+                spin.setMinimumWidth(
+                    spin.fontMetrics().horizontalAdvance(f"{f.prefix}0,000,000,000{f.suffix}")
+                )
+                label.setBuddy(spin)
+                for target in (spin, spin.lineEdit()):
+                    target.installEventFilter(self)  # the decision chords work here too
+                self.grant_fields_layout.addRow(label, spin)
+                self._grant_spins[f.key] = spin
+        self.grant_fields.show()
 
     def _disarm(self) -> None:
         self._reject_armed = False
@@ -1098,6 +1151,10 @@ class InboxView(QWidget):
             return True
         if watched is self.reason_edit or watched in (self.kind_combo, self.space_combo, self.status_combo):
             return False
+        if watched in self._grant_spins.values() or (
+            isinstance(watched, QWidget) and watched.parent() in self._grant_spins.values()
+        ):
+            return False  # digits typed into a grant's number stay there
         text = event.text()
         if text and text.isprintable() and not mods & ~shift:
             # Typing meant as text is text: it lands in the reason/answer field, never decides
@@ -1123,7 +1180,8 @@ class InboxView(QWidget):
             self._show(a)
 
     def _show(self, a: Approval | None) -> None:
-        if a is None or a.id != getattr(self, "_shown_id", None):
+        fresh = a is None or a.id != getattr(self, "_shown_id", None)
+        if fresh:
             self._disarm()
         self._shown_id = a.id if a else None
         has = a is not None
@@ -1144,6 +1202,7 @@ class InboxView(QWidget):
             self.diff_view.hide()
             for b in (self.grant_button, self.reject_button, self.answer_button):
                 b.hide()
+            self.grant_fields.hide()
             self._show_viewers(None)
             return
         declared: InboxKind = inbox_kind(a.kind)
@@ -1174,6 +1233,7 @@ class InboxView(QWidget):
         self.reason_edit.setEnabled(pending)
         self.reason_edit.setVisible(pending)
         self.reason_edit.setPlaceholderText(declared.text_prompt)
+        self._show_grant_fields(a, declared, fresh)
         self._show_viewers(a)
         self._fit_buttons()
 

@@ -37,6 +37,20 @@ class Detail:
 
 
 @dataclass(frozen=True)
+class GrantField:
+    """A number a grant of this kind takes (a budget raise, say), shown under the detail while the
+    item is pending; ``key`` is the keyword the decision is made with."""
+
+    key: str
+    label: str
+    #: Decimals shown; 0: a whole number.
+    decimals: int
+    prefix: str = ""
+    suffix: str = ""
+    maximum: float = 2_000_000_000
+
+
+@dataclass(frozen=True)
 class InboxKind:
     kind: ApprovalKind
     label: str
@@ -45,6 +59,9 @@ class InboxKind:
     #: Placeholder of the text field under the detail (a reason, or the answer).
     text_prompt: str
     render: Callable[[Approval], Detail]
+    #: Numbers a grant takes, and their values for an item (None: the field does not apply).
+    grant_fields: tuple[GrantField, ...] = ()
+    grant_defaults: Callable[[Approval], dict[str, float | None]] | None = None
 
 
 def _e(value: Any) -> str:
@@ -167,9 +184,8 @@ def _budget(a: Approval) -> Detail:
         f"{_e(p.get('pending', 0))} node(s) wait.</p>",
         f"<p><b>Spent</b> {int(p.get('tokens_used', 0)):,} tokens of {_e(limit)} · "
         f"{_e(_money(p.get('usd_used', 0.0)))} of {_e(_money(p.get('max_usd')))}</p>",
-        "<p>Grant raises the budget by its original amount and the work continues "
-        "(<code>approvals decide ID grant --raise-tokens N --raise-usd X</code> for another amount); "
-        "reject cancels what remains.</p>",
+        "<p>Grant raises the budget by the amounts below (at first the budget's original amount) "
+        "and the work continues; reject cancels what remains.</p>",
     ]
     roles = p.get("by_role") if isinstance(p.get("by_role"), dict) else {}
     rows = "".join(
@@ -188,6 +204,26 @@ def _budget(a: Approval) -> Detail:
     )
     parts.append(f"<p><b>Spend by node</b></p><table cellspacing='4'>{rows}</table>")
     return Detail("".join(parts))
+
+
+BUDGET_RAISE = (
+    GrantField("raise_tokens", "Raise tokens by", 0, suffix=" tokens"),
+    GrantField("raise_usd", "Raise USD by", 2, prefix="$", maximum=1_000_000),
+)
+
+
+def _budget_raise(a: Approval) -> dict[str, float | None]:
+    """What a plain grant adds on each limited axis (at least the original budget, and a full
+    original amount past what is spent); None on an axis without a limit."""
+    p = a.payload
+    default = p.get("default_raise") if isinstance(p.get("default_raise"), dict) else {}
+    out: dict[str, float | None] = {}
+    for key, axis in (("raise_tokens", "max_tokens"), ("raise_usd", "max_usd")):
+        limit = p.get(axis)
+        amount = default.get(axis, limit)  # items from before default_raise: the limit itself
+        usable = limit is not None and isinstance(amount, int | float) and amount > 0
+        out[key] = float(amount) if usable else None
+    return out
 
 
 def _generic(a: Approval) -> Detail:
@@ -219,6 +255,8 @@ KINDS: dict[ApprovalKind, InboxKind] = {
             (GRANT, REJECT),
             "Reason (recorded; a reject cancels the remaining work)",
             _budget,
+            BUDGET_RAISE,
+            _budget_raise,
         ),
     )
 }

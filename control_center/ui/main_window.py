@@ -1155,14 +1155,22 @@ class MainWindow(QMainWindow):
                     del self._questions[a.space_id]
         self._update_activity()
 
-    def _on_inbox_decision(self, approval_id: str, decision: str, reason: str) -> None:
-        self.decide(approval_id, Decision(decision), reason or None)
+    def _on_inbox_decision(
+        self, approval_id: str, decision: str, reason: str, options: dict[str, Any] | None = None
+    ) -> None:
+        self.decide(approval_id, Decision(decision), reason or None, options)
 
-    def decide(self, approval_id: str, decision: Decision, reason: str | None = None) -> None:
-        """Record a decision; the status area announces it with the item's summary (or why it
-        could not be recorded)."""
+    def decide(
+        self,
+        approval_id: str,
+        decision: Decision,
+        reason: str | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> None:
+        """Record a decision (``options``: a grant's numbers, such as a budget raise); the status
+        area announces it with the item's summary (or why it could not be recorded)."""
         self.operations.run(
-            self.runtime.decide(approval_id, decision, reason),
+            self.runtime.decide(approval_id, decision, reason, options),
             lambda outcome: self._announce(outcome, decision.value),
             what="the decision",
         )

@@ -786,7 +786,19 @@ class PlanStudioView(QWidget):
         self.budget_bar = BudgetBar(self)
         self.budget_bar.hide()
         box.addWidget(self.budget_bar)
+        # While the plan waits for a decision: the budget its work will run under if approved.
+        self.budget_terms = QLabel(objectName="planBudgetTerms")
+        self.budget_terms.setWordWrap(True)
+        self.budget_terms.hide()
+        box.addWidget(self.budget_terms)
+        self._approval_budget = "no budget"
         return box
+
+    def set_approval_budget(self, words: str) -> None:
+        """The budget an approval of this plan gives its work, in words ("no budget" when none);
+        shown while the plan waits for a decision."""
+        self._approval_budget = words
+        self._sync_buttons()
 
     def set_budget(self, use: BudgetUse | None) -> None:
         """Show the running work's budget use (a BudgetUse), or hide the bar with None."""
@@ -1186,6 +1198,7 @@ class PlanStudioView(QWidget):
         deciding = has_plan and self._status == "pending"
         _enable(self.approve_button, deciding)
         _enable(self.reject_button, deciding)
+        self._show_approval_budget(deciding)
         if not deciding:
             self._close_reject()
         selected = self.selected_key()
@@ -1193,6 +1206,16 @@ class PlanStudioView(QWidget):
         _enable(self.cancel_button, any(i.status == "running" for i in self._node_items.values()))
         for b in (self.fit_button, self.zoom_in_button, self.zoom_out_button, self.critical_button):
             _enable(b, has_plan)
+
+    def _show_approval_budget(self, deciding: bool) -> None:
+        words = self._approval_budget
+        if words == "no budget":
+            line = "Approving runs the work with no budget (set one in Settings ▸ Plan budget)."
+        else:
+            line = f"Approving runs the work under a budget of {words}; past it the work pauses for you."
+        self.budget_terms.setText(line)
+        self.budget_terms.setVisible(deciding)
+        self.approve_button.setToolTip(f"Approve this plan version ({words})")
 
     def _on_selection_changed(self) -> None:
         key = self.selected_key()

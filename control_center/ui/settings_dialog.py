@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
+    QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -34,6 +35,7 @@ from control_center.harness.providers.openai_provider import REASONING_EFFORTS
 from control_center.harness.providers.registry import PROVIDERS
 from control_center.harness.providers.retry import RetryPolicy
 from control_center.harness.settings import (
+    MAX_BUDGET_USD,
     MAX_MODEL_RETRIES,
     MAX_OUTPUT_TOKENS,
     MAX_STEPS,
@@ -53,6 +55,8 @@ _TIPS = (
 )
 #: Widths of the fixed columns (the model id column takes the rest).
 _WIDTHS = (150, 0, 96, 96, 90, 84, 110)
+#: A spin box holds a C int: the settings allow more tokens than that, the dialog offers this much.
+PLAN_BUDGET_TOKENS_MAX = 2_000_000_000
 COL_PROVIDER, COL_MODEL, COL_MAX_TOKENS, COL_THINKING, COL_EFFORT, COL_STEPS, COL_TOKENS = range(
     len(_COLUMNS)
 )
@@ -177,10 +181,11 @@ class SettingsDialog(QDialog):
         self.withheld_label.setObjectName("hint")
         form.addRow("Pass to tools", self.allowed_env)
         form.addRow("", self.withheld_label)
-        defaults = QGroupBox("Defaults for new spaces")
+        defaults = QGroupBox("Defaults for new spaces and approved plans")
         dform = QFormLayout(defaults)
         dform.addRow("Transport", self.transport)
         dform.addRow("Autonomy", self.autonomy)
+        dform.addRow("Plan budget", self._build_plan_budget(settings))
 
         # per-mode models
         self.table = QTableWidget(len(Mode), len(_COLUMNS))
@@ -216,6 +221,33 @@ class SettingsDialog(QDialog):
         layout.addWidget(models, 1)
         layout.addWidget(buttons)
         self.resize(1040, 680)
+
+    def _build_plan_budget(self, settings: AppSettings) -> QHBoxLayout:
+        """The budget an approved plan's work runs under; 0 on an axis means no limit there."""
+        self.plan_budget_tokens = _spin(0, PLAN_BUDGET_TOKENS_MAX, settings.plan_budget_tokens or 0)
+        self.plan_budget_tokens.setObjectName("planBudgetTokens")
+        self.plan_budget_tokens.setSpecialValueText("no token limit")
+        self.plan_budget_tokens.setSuffix(" tokens")
+        self.plan_budget_tokens.setSingleStep(10_000)
+        self.plan_budget_tokens.setAccessibleName("Plan budget in tokens")
+        self.plan_budget_usd = QDoubleSpinBox(objectName="planBudgetUsd")
+        self.plan_budget_usd.setRange(0.0, MAX_BUDGET_USD)
+        self.plan_budget_usd.setDecimals(2)
+        self.plan_budget_usd.setPrefix("$")
+        self.plan_budget_usd.setSpecialValueText("no USD limit")
+        self.plan_budget_usd.setValue(settings.plan_budget_usd or 0.0)
+        self.plan_budget_usd.setAccessibleName("Plan budget in USD")
+        tip = (
+            "The budget an approved plan's work runs under. Past it the work pauses and the Inbox "
+            "asks you to raise it or stop (0: no limit)"
+        )
+        row = QHBoxLayout()
+        for spin in (self.plan_budget_tokens, self.plan_budget_usd):
+            spin.setToolTip(tip)
+            spin.setAccessibleDescription(tip)
+            row.addWidget(spin)
+        row.addStretch(1)
+        return row
 
     def _build_row(self, row: int, mode: Mode) -> dict[int, QWidget]:
         ms = self.settings.models.get(mode) or self.settings.model_for(mode)
@@ -317,6 +349,8 @@ class SettingsDialog(QDialog):
         s.claude_cli = self.claude_cli.text().strip() or None
         retries = self.model_retries.value()
         s.model_retries = None if retries < 0 else retries
+        s.plan_budget_tokens = self.plan_budget_tokens.value() or None
+        s.plan_budget_usd = round(self.plan_budget_usd.value(), 2) or None
         names = self.allowed_env.text().replace(",", " ").split()
         s.allowed_env = tuple(dict.fromkeys(names))
         for row, mode in enumerate(Mode):

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QScrollArea, QTabWidget, QWidget
 
 from control_center.core.approvals import Decision
 from control_center.core.modes import Mode
+from control_center.core.pipeline import describe_budget
 from control_center.core.plan_layout import diff_plans
 from control_center.core.records import Space
 from control_center.runtime import PlanVersion, SideData, WorkspaceRuntime
@@ -147,6 +148,7 @@ class SideTabs:
         studio.set_node_runs(data.node_runs.get(shown.id, {}))
         pipeline_id = data.pipeline_of.get(shown.id)
         studio.set_budget(data.budget_use.get(pipeline_id) if pipeline_id else None)
+        studio.set_approval_budget(describe_budget(self.runtime.settings.plan_budget()))
         if focus_plan:
             self.tabs.setCurrentWidget(tab_of(studio))
         if first_view:  # refreshes while work runs keep the operator's zoom and pan

@@ -199,3 +199,111 @@ def test_cli_decide_grant_with_raises_and_refusals(tmp_path: Path) -> None:
     assert view.max_tokens == 60 + 50_000
     assert view.max_usd is None  # an axis without a limit stays unlimited
     ws.close()
+
+
+# --- plans: the operator's budget for an approved plan's work ---------------------------------
+
+PLAN = {
+    "goal": "Ship the greeting feature",
+    "nodes": [
+        {"key": "a", "title": "Write greeting module", "description": "Create greeting.py", "depends_on": []},
+        {"key": "b", "title": "Add greeting tests", "description": "Cover hello()", "depends_on": ["a"]},
+        {"key": "c", "title": "Document greeting", "description": "README section", "depends_on": ["b"]},
+    ],
+}
+
+
+def _submitted_plan(tmp_path: Path) -> tuple[Workspace, str, str]:
+    """A plan turn submits a three-step plan; the steps' work is scripted after it."""
+    ws = make_workspace(tmp_path)
+    space = ws.create_space("greeter", mode=Mode.PLAN, autonomy=Autonomy.AUTO)
+    work = [text("a done " + "x" * 200), text("b done " + "x" * 200), text("c done")]
+    ended = run_turn(harness(ws), "Plan it", space.id, [call("submit_plan", **PLAN), text("ok"), *work])
+    assert ended.delivered
+    (approval,) = [a for a in ws.store.approvals() if a.kind is ApprovalKind.PLAN]
+    return ws, space.id, approval.id
+
+
+def test_a_plan_approved_with_a_budget_pauses_into_a_budget_item_and_a_grant_completes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONTROL_CENTER_CONFIG_DIR", str(tmp_path / "config"))
+    ws, space_id, approval_id = _submitted_plan(tmp_path)
+    outcome = decide(
+        ws, approval_id, Decision.GRANT, by="operator", run_work=True, plan_budget=Budget(max_tokens=60)
+    )
+    assert outcome.pipeline_status == "paused"
+    view = pipeline_view(ws, outcome.pipeline_id)
+    assert view.max_tokens == 60
+    assert view.tokens_used > 60
+    assert view.statuses["c"] is NodeStatus.PENDING
+    (item,) = _budget_items(ws)
+    assert item.space_id == space_id
+    assert item.payload["max_tokens"] == 60
+    assert sum(n["tokens"] for n in item.payload["by_node"]) == view.tokens_used
+    notes = [m.text for m in ws.store.messages(ws.store.space(space_id).conversation_id) if m.kind == "note"]
+    assert any("under a budget of 60 tokens" in n for n in notes)
+
+    done = decide(ws, item.id, Decision.GRANT, by="operator", run_work=True, raise_tokens=100_000)
+    assert done.pipeline_status == "completed"
+    assert pipeline_view(ws, outcome.pipeline_id).max_tokens == 100_060
+    ws.close()
+
+
+def test_a_plan_approved_without_a_budget_runs_unlimited(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONTROL_CENTER_CONFIG_DIR", str(tmp_path / "config"))
+    ws, _space_id, approval_id = _submitted_plan(tmp_path)
+    outcome = decide(ws, approval_id, Decision.GRANT, by="operator", run_work=True)
+    assert outcome.pipeline_status == "completed"
+    view = pipeline_view(ws, outcome.pipeline_id)
+    assert (view.max_tokens, view.max_usd) == (None, None)
+    assert not _budget_items(ws)
+    ws.close()
+
+
+def test_cli_plan_grant_takes_the_settings_budget_and_the_flags_override_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "config"
+    monkeypatch.setenv("CONTROL_CENTER_CONFIG_DIR", str(config))
+    ws, _space_id, approval_id = _submitted_plan(tmp_path)
+    ws.close()
+    workspace = str(tmp_path / "ws")
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=120)
+
+    assert cli("settings", "set", "plan_budget.max_tokens", "70").returncode == 0
+    assert cli("settings", "set", "plan_budget.max_usd", "2.5").returncode == 0
+    shown = json.loads(cli("settings", "show", "--json").stdout)
+    assert shown["settings"]["plan_budget.max_tokens"] == 70
+    assert shown["settings"]["plan_budget.max_usd"] == 2.5
+    before = (config / "settings.json").read_bytes()
+    bad = cli("settings", "set", "plan_budget.max_usd", "-3")
+    assert bad.returncode != 0
+    assert bad.stderr.count("\n") == 1
+    assert (config / "settings.json").read_bytes() == before
+
+    # The flags apply only to a plan grant: refused on a reject, and nothing is recorded.
+    wrong = cli(
+        "approvals", "decide", "--workspace", workspace, approval_id, "reject", "--budget-tokens", "9"
+    )
+    assert wrong.returncode != 0
+    assert "only when granting a plan" in wrong.stderr
+    assert wrong.stderr.count("\n") == 1
+    ok = cli(
+        "approvals", "decide", "--workspace", workspace, approval_id, "grant", "--budget-tokens", "80",
+        "--json",
+    )  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    out = json.loads(ok.stdout)
+    assert out["pipeline_status"] == "paused"
+    ws = Workspace.open(tmp_path / "ws")
+    view = pipeline_view(ws, out["pipeline"])
+    # The flag set the token axis; the USD axis came from the settings.
+    assert (view.max_tokens, view.max_usd) == (80, 2.5)
+    (item,) = _budget_items(ws)
+    assert item.payload["max_tokens"] == 80
+    ws.close()

@@ -137,7 +137,7 @@ def test_typing_with_the_table_focused_decides_nothing_and_lands_in_the_reason(
             Qt.Key.Key_Return,
             Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
         )
-    assert sig.args == [first, "reject", "never delete build dirs GRJK"]
+    assert sig.args == [first, "reject", "never delete build dirs GRJK", {}]
 
 
 def test_chords_grant_and_a_reject_asks_for_its_reason_inline(view: InboxView, qtbot) -> None:
@@ -145,7 +145,7 @@ def test_chords_grant_and_a_reject_asks_for_its_reason_inline(view: InboxView, q
     first = view.selected_approval().id
     with qtbot.waitSignal(view.decision_requested) as sig:
         QTest.keyClick(view.table, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
-    assert sig.args == [first, "grant", ""]
+    assert sig.args == [first, "grant", "", {}]
     QTest.keyClick(view.table, Qt.Key.Key_Down)
     second = view.selected_approval().id
     assert second != first
@@ -160,7 +160,7 @@ def test_chords_grant_and_a_reject_asks_for_its_reason_inline(view: InboxView, q
     QTest.keyClicks(view.reason_edit, "too broad")
     with qtbot.waitSignal(view.decision_requested) as sig:
         QTest.keyClick(view.reason_edit, Qt.Key.Key_Return, reject)
-    assert sig.args == [second, "reject", "too broad"]
+    assert sig.args == [second, "reject", "too broad", {}]
     assert not view.prompt_label.isVisible()
     # Escape takes an armed reject back.
     with qtbot.assertNotEmitted(view.decision_requested):
@@ -186,7 +186,7 @@ def test_buttons_and_decided_rows(view: InboxView, qtbot) -> None:
     assert view.select_approval("A1")
     with qtbot.waitSignal(view.decision_requested) as sig:
         view.grant_button.click()
-    assert sig.args == ["A1", "grant", ""]
+    assert sig.args == ["A1", "grant", "", {}]
     assert view.select_approval("A6")
     assert not view.grant_button.isEnabled()
     assert "rejected by operator at 2026-11-03 11:00, reason: fine" in view.audit_label.text()
