@@ -307,3 +307,41 @@ def test_factory_builds_anthropic_provider_and_needs_a_key(monkeypatch: pytest.M
 def test_factory_rejects_unknown_provider() -> None:
     with pytest.raises(ProviderError, match="unknown model provider"):
         make_provider(ModelSettings(provider="nope"))
+
+
+def test_reasoning_from_another_provider_is_not_replayed_but_signed_thinking_is() -> None:
+    """Stored history is provider-neutral: a plan turn on an OpenAI-compatible model leaves
+    unsigned thinking blocks, which the Messages API would refuse; an Anthropic turn later in the
+    same conversation sends everything else, its own signed thinking included."""
+    history = [
+        {"role": "user", "content": [{"type": "text", "text": "plan it"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "local model reasoning"},
+                {"type": "text", "text": "Here is the plan."},
+            ],
+        },
+        {"role": "user", "content": [{"type": "text", "text": "go on"}]},
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "only reasoning"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "signed", "signature": "sig-1"},
+                {"type": "text", "text": "ok"},
+            ],
+        },
+        {"role": "user", "content": [{"type": "text", "text": "now build it"}]},
+    ]
+    request = ModelRequest(
+        system="s", messages=history, tools=[], settings=ModelSettings(provider="anthropic", model=MODEL)
+    )
+    with LoopbackMessagesServer([[{"type": "text", "text": "Building."}]]) as server:
+        items = _collect(_provider(server), request)
+        sent = server.requests[0].body["messages"]
+    assert _final(items).content == [{"type": "text", "text": "Building."}]
+    assert "local model reasoning" not in json.dumps(sent)
+    assert "only reasoning" not in json.dumps(sent)
+    assert sent[1]["content"] == [{"type": "text", "text": "Here is the plan."}]
+    assert {"type": "thinking", "thinking": "signed", "signature": "sig-1"} in sent[3]["content"]
+    assert history[1]["content"][0] == {"type": "thinking", "thinking": "local model reasoning"}  # untouched

@@ -96,7 +96,7 @@ class AnthropicProvider:
         params: dict[str, Any] = {
             "model": settings.model,
             "max_tokens": settings.max_tokens,
-            "messages": request.messages,
+            "messages": api_messages(request.messages),
         }
         if request.system:
             params["system"] = request.system
@@ -174,6 +174,26 @@ class AnthropicProvider:
     def _scrub(self, text: str) -> str:
         # Belt and braces: no SDK message should echo the key, but the operator sees this text.
         return text.replace(self._api_key, "***") if self._api_key else text
+
+
+def api_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Our transcript values as the Messages API takes them. The history is provider-neutral: a
+    thinking block another provider produced (an OpenAI-compatible model's reasoning) carries no
+    Anthropic signature, and the API refuses unsigned thinking, so it is not replayed here."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        blocks = message.get("content")
+        if not isinstance(blocks, list) or not any(_foreign_thinking(b) for b in blocks):
+            out.append(message)
+            continue
+        kept = [b for b in blocks if not _foreign_thinking(b)]
+        if kept:
+            out.append({**message, "content": kept})
+    return out
+
+
+def _foreign_thinking(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") == "thinking" and not block.get("signature")
 
 
 def _short_detail(error_type: str | None, detail: str) -> str:
