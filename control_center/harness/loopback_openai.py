@@ -9,7 +9,8 @@ replies given as our content blocks (``text``, ``tool_use``); a queue of faults 
 Faults (from :mod:`control_center.harness.loopback`): ``http_status`` (429, 500, ... with an
 OpenAI-shaped error body), ``drop_mid_stream`` (close the socket mid-stream), ``cut_before_final``
 (end the stream cleanly, ``[DONE]`` included, but without the chunk carrying ``finish_reason``),
-``malformed_event`` and ``stall``.
+``malformed_event``, ``stall`` and ``stream_error`` (an error object inside the 200 stream, as vLLM,
+llama.cpp, OpenRouter and LM Studio send one when a request fails after the headers went out).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import socket
 import threading
 import time
 from collections import deque
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
@@ -42,12 +44,35 @@ __all__ = [
     "http_status",
     "malformed_event",
     "stall",
+    "stream_error",
 ]
 
 
 def cut_before_final() -> Fault:
     """Stream the reply's deltas, then end the stream (``[DONE]``) without the final chunk."""
     return Fault("cut_before_final")
+
+
+@dataclass(frozen=True)
+class StreamError(Fault):
+    """An error object sent as one SSE ``data:`` event of a 200 stream, after ``after_chunks`` of
+    the reply's chunks (the first is the role chunk, which carries no text)."""
+
+    error: Any = None
+    after_chunks: int = 0
+    #: OpenRouter's form: the error rides on a ``chat.completion.chunk`` whose choice finishes with
+    #: ``"error"``; otherwise the event is ``{"error": ...}`` alone (OpenAI, vLLM, llama.cpp).
+    in_chunk: bool = False
+
+
+def stream_error(
+    error: dict[str, Any] | str | None = None, *, after_chunks: int = 0, in_chunk: bool = False
+) -> StreamError:
+    """Answer 200 and start the stream, then send ``data: {"error": error}`` and end it. The
+    default error is a transient one (``server_error``, as OpenAI words an overload)."""
+    if error is None:
+        error = {"message": "The server is overloaded, please retry", "type": "server_error", "code": None}
+    return StreamError("stream_error", error=error, after_chunks=after_chunks, in_chunk=in_chunk)
 
 
 def _estimate_tokens(obj: Any) -> int:
@@ -290,8 +315,13 @@ class _ChatHandler(BaseHTTPRequestHandler):
         self.end_headers()
         body, closing = self._chunks(completion_id, model, text, calls, finish, usage)
         cut = min(len(body), 2)
+        if isinstance(fault, StreamError):
+            cut = min(len(body), max(0, fault.after_chunks))
         try:
             for n, data in enumerate(body):
+                if isinstance(fault, StreamError) and n == cut:
+                    self._send_stream_error(fault, completion_id, model)
+                    return
                 if fault is not None and n == cut:
                     if fault.kind == "drop_mid_stream":
                         self._drop()
@@ -305,6 +335,9 @@ class _ChatHandler(BaseHTTPRequestHandler):
                 self._write_chunk(f"data: {json.dumps(data)}\n\n".encode())
                 if self.server_state.event_delay_s:
                     time.sleep(self.server_state.event_delay_s)
+            if isinstance(fault, StreamError):  # asked for after every delta chunk
+                self._send_stream_error(fault, completion_id, model)
+                return
             if fault is None or fault.kind != "cut_before_final":
                 for data in closing:
                     self._write_chunk(f"data: {json.dumps(data)}\n\n".encode())
@@ -312,6 +345,22 @@ class _ChatHandler(BaseHTTPRequestHandler):
             self._end_chunks()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+
+    def _send_stream_error(self, fault: StreamError, completion_id: str, model: str) -> None:
+        """The error event, then ``[DONE]`` (vLLM ends its streams so after an error)."""
+        event: dict[str, Any] = {"error": fault.error}
+        if fault.in_chunk:
+            event = {
+                "id": completion_id,
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": model,
+                "error": fault.error,
+                "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}],
+            }
+        self._write_chunk(f"data: {json.dumps(event)}\n\n".encode())
+        self._write_chunk(b"data: [DONE]\n\n")
+        self._end_chunks()
 
     def _write_chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")

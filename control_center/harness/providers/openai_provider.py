@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from .base import (
@@ -25,12 +25,22 @@ from .base import (
     TextChunk,
 )
 from .clients import shared_client
-from .retry import RetryableError, RetryPolicy, policy_with, short_reason, status_error, with_retries
+from .retry import (
+    RetryableError,
+    RetryPolicy,
+    policy_with,
+    short_reason,
+    status_error,
+    status_is_retryable,
+    with_retries,
+)
 
 #: A stream that sends nothing at all for this long is dead.
 MAX_IDLE_READ_S = 300.0
 #: Local servers ignore the key but the SDK insists on one.
 PLACEHOLDER_KEY = "not-needed"
+#: Keys shorter than this are placeholders, not secrets (see ``_scrub``).
+MIN_SCRUBBED_KEY_CHARS = 12
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high")
 
 _STOP_REASONS = {
@@ -237,8 +247,10 @@ class OpenAICompatibleProvider:
                 short_reason(None, self._scrub(str(cause))),
             ) from None
         except openai.APIError as exc:
-            # An error object inside a 200 stream.
-            raise ProviderError(self._scrub(f"the model stream reported an error: {exc.message}")) from None
+            # An error object inside a 200 stream (vLLM, llama.cpp, OpenRouter, LM Studio send one
+            # when the request fails after the headers went out): retried like an HTTP status when
+            # transient; with_retries makes another attempt only if nothing reached the operator.
+            raise stream_error(exc.body, exc.message, self._endpoint(), self._scrub) from None
         except ValueError as exc:
             raise ProviderError(self._scrub(f"malformed response from the model endpoint: {exc}")) from None
         except Exception as exc:
@@ -281,9 +293,90 @@ class OpenAICompatibleProvider:
         )
 
     def _scrub(self, text: str) -> str:
-        if self._api_key and self._api_key != PLACEHOLDER_KEY:
+        # A local server's throwaway key ("x", "lm-studio") is no secret, and blanking it would
+        # garble the very message it appears in ("ma***imum conte***t length").
+        if len(self._api_key) >= MIN_SCRUBBED_KEY_CHARS and self._api_key != PLACEHOLDER_KEY:
             return text.replace(self._api_key, "***")
         return text
+
+
+#: What an in-stream error's ``type`` or ``code`` says when another attempt may succeed (matched
+#: inside the name, lower case, letters only: "server_error", "ServiceUnavailableError",
+#: "rate_limit_exceeded", "overloaded_error", "timeout").
+_TRANSIENT_WORDS = (
+    "overload",
+    "ratelimit",
+    "toomanyrequests",
+    "servererror",
+    "internalerror",
+    "apierror",
+    "unavailable",
+    "timeout",
+    "timedout",
+    "badgateway",
+    "busy",
+    "capacity",
+)
+#: An in-stream error message is cut to this many characters (servers put tracebacks there).
+_MAX_STREAM_ERROR_CHARS = 300
+
+
+def _status_of(code: Any) -> int | None:
+    """An HTTP-like status in an error's ``code`` (vLLM, llama.cpp and OpenRouter put one there)."""
+    if isinstance(code, bool):
+        return None
+    if isinstance(code, int):
+        return code if 100 <= code < 600 else None
+    if isinstance(code, str) and code.isdigit():
+        return _status_of(int(code))
+    return None
+
+
+def _is_transient_name(name: str) -> bool:
+    letters = "".join(c for c in name.lower() if c.isalpha())
+    return any(word in letters for word in _TRANSIENT_WORDS)
+
+
+def _one_line(text: str, limit: int = _MAX_STREAM_ERROR_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def stream_error(body: Any, fallback: str, endpoint: str, scrub: Callable[[str], str]) -> ProviderError:
+    """The error for an error object sent inside a 200 stream: :class:`RetryableError` when its
+    status (``code``) or its ``type``/``code`` name says another attempt may succeed, else a plain
+    :class:`ProviderError`; either way one line naming the endpoint and the server's message."""
+    if isinstance(body, dict):
+        message = body.get("message") if isinstance(body.get("message"), str) else None
+        names = [str(v) for v in (body.get("type"), body.get("code")) if isinstance(v, str) and v]
+        status = _status_of(body.get("code"))
+    else:
+        message = body if isinstance(body, str) else None
+        names, status = [], None
+    message = _one_line(scrub(message or fallback))
+    label = " ".join(dict.fromkeys([*names, *([str(status)] if status else [])]))
+    text = f"the model endpoint {endpoint} reported an error in its stream"
+    text += f" ({label}): {message}" if label else f": {message}"
+    if status is not None:
+        transient = status_is_retryable(status)
+        reason = short_reason(status, message)
+    else:
+        matched = [n for n in names if _is_transient_name(n)]
+        transient = bool(matched)
+        reason = _name_reason(matched[0], message) if matched else ""
+    return RetryableError(text, reason, status=status) if transient else ProviderError(text)
+
+
+def _name_reason(name: str, message: str) -> str:
+    """ "overloaded" (``overloaded_error`` saying "Overloaded"), "server error: The server is
+    overloaded": the retry line's short cause."""
+    word = name
+    if name.endswith("_error") and name not in ("server_error", "api_error"):
+        word = name.removesuffix("_error")
+    word = word.replace("_", " ")
+    if message.lower().strip(" .") in ("", word.lower()):
+        return short_reason(None, word)
+    return short_reason(None, f"{word}: {message}")
 
 
 def _error_detail(exc: Any) -> str:
