@@ -1,5 +1,5 @@
 """Render the Settings dialog (provider keys and endpoints, the per-mode model table) at 1000x650
-and 1400x900, light and dark, to PNGs.
+and 1400x900 in every appearance (light, dark, high contrast light and dark), to PNGs.
 
 .venv/bin/python bench/render_settings.py [out_dir]   # default: renders/
 """
@@ -36,14 +36,14 @@ def main() -> None:
         ("providers.openai.base_url", "http://127.0.0.1:11434/v1"),
     ):
         settings.set_key(key, value)
-    for dark in (False, True):
-        app.setPalette(theme.dark_palette() if dark else app.style().standardPalette())
+    for name in ("light", "dark", "high-contrast", "high-contrast-dark"):
+        theme.apply_appearance(app, name)  # as the app applies it: palette, style sheet, style
         for w, h in ((1000, 650), (1400, 900)):
             dialog = SettingsDialog(settings)
             dialog.resize(w, h)
             dialog.show()
             app.processEvents()
-            dialog.grab().save(str(out / f"settings_{w}x{h}{'_dark' if dark else ''}.png"))
+            dialog.grab().save(str(out / f"settings_{w}x{h}_{name}.png"))
             dialog.close()
     print("rendered to", out)
 

@@ -8,8 +8,8 @@ from functools import lru_cache
 from importlib.resources import files
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QIcon, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QIcon, QPainter, QPalette, QPen
+from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleOption, QStyleOptionButton, QWidget
 
 from control_center.core.modes import Mode
 
@@ -219,9 +219,9 @@ def palette_is_high_contrast(palette: QPalette) -> bool:
     """A palette whose text stands at least 19:1 from its base and window (black on white, white
     on black: ours, or the system's when it asks for high contrast). Fusion's standard palette,
     black on a light grey window (18.3:1), is not one."""
-    role = QPalette.ColorRole
-    text = contrast_ratio(palette.color(role.Text), palette.color(role.Base))
-    window = contrast_ratio(palette.color(role.WindowText), palette.color(role.Window))
+    role, active = QPalette.ColorRole, QPalette.ColorGroup.Active  # a disabled widget's palette too
+    text = contrast_ratio(palette.color(active, role.Text), palette.color(active, role.Base))
+    window = contrast_ratio(palette.color(active, role.WindowText), palette.color(active, role.Window))
     return min(text, window) >= 19.0
 
 
@@ -382,6 +382,76 @@ def high_contrast_style(palette: QPalette) -> str:
     return f"{fields} {{ border: 1px solid {fg}; }} {focused} {{ border: 2px solid {focus}; }}"
 
 
+class HighContrastFrames(QProxyStyle):
+    """The application's style, unchanged, except that under a high-contrast palette spin boxes,
+    combo boxes and push buttons get a frame in the text colour (2 px on the default button; the
+    highlight colour, 2 px, with the focus). Fusion outlines them a shade darker than the window
+    — nothing on black — and a style sheet cannot help: one on a spin box drops its arrows."""
+
+    _COMPLEX = (QStyle.ComplexControl.CC_SpinBox, QStyle.ComplexControl.CC_ComboBox)
+
+    def drawComplexControl(
+        self,
+        control: QStyle.ComplexControl,
+        option: QStyleOption,
+        painter: QPainter,
+        widget: QWidget | None = None,
+    ) -> None:
+        super().drawComplexControl(control, option, painter, widget)
+        if control in self._COMPLEX and getattr(option, "frame", True):
+            _frame_in_text_colour(option, painter)
+
+    def drawPrimitive(
+        self,
+        element: QStyle.PrimitiveElement,
+        option: QStyleOption,
+        painter: QPainter,
+        widget: QWidget | None = None,
+    ) -> None:
+        super().drawPrimitive(element, option, painter, widget)
+        if element == QStyle.PrimitiveElement.PE_PanelButtonCommand:
+            _frame_in_text_colour(option, painter)
+
+
+def _frame_in_text_colour(option: QStyleOption, painter: QPainter) -> None:
+    palette = option.palette  # type: ignore[attr-defined]
+    if not palette_is_high_contrast(palette):
+        return
+    focused = bool(option.state & QStyle.StateFlag.State_HasFocus)  # type: ignore[attr-defined]
+    # The current group's text: the quieter grey when disabled, so a dead control looks it.
+    color = palette.color(QPalette.ColorRole.Highlight if focused else QPalette.ColorRole.Text)
+    features = getattr(option, "features", None)  # a push button's: the default one stands out
+    default = features is not None and bool(features & QStyleOptionButton.ButtonFeature.DefaultButton)
+    width = 2 if focused or default else 1
+    painter.save()
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    pen = QPen(color, width)
+    pen.setJoinStyle(Qt.PenJoinStyle.MiterJoin)
+    painter.setPen(pen)
+    inset = width / 2
+    rect = option.rect.toRectF().adjusted(inset, inset, -inset, -inset)  # type: ignore[attr-defined]
+    painter.drawRect(rect)
+    painter.restore()
+
+
+_styles: list[QProxyStyle] = []
+
+
+def install_high_contrast_frames(app: QApplication) -> None:
+    """Put :class:`HighContrastFrames` over the application's style (once; it draws nothing of its
+    own unless the palette is high contrast). A fresh instance of the same style is wrapped, so
+    the one the application owns and deletes is never shared."""
+    if isinstance(app.style(), HighContrastFrames):
+        return
+    palette = app.palette()
+    style = HighContrastFrames(app.style().name())
+    _styles.append(style)  # the application does not keep the Python wrapper alive
+    app.setStyle(style)
+    if app.palette() != palette:  # setting a style may reset the palette to the style's own
+        app.setPalette(palette)
+
+
 #: The palettes an operator can choose (``settings set appearance NAME``; View ▸ Appearance), as
 #: harness.settings.APPEARANCES names them.
 APPEARANCE_LABELS: dict[str, str] = {
@@ -428,6 +498,7 @@ def apply_appearance(app: QApplication, choice: str = "system") -> None:
     """Apply the operator's appearance now; with "system", also whenever the system's colour
     scheme or contrast preference changes (high contrast when it asks for it)."""
     _chosen["appearance"] = choice if choice in APPEARANCE_LABELS else "system"
+    install_high_contrast_frames(app)
 
     def apply(*_: object) -> None:
         palette = _palette_for(_chosen["appearance"])

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QPushButton
 
@@ -114,3 +115,62 @@ def test_plan_studio_dims_less_in_high_contrast(app: QApplication, dark: bool) -
         *(a * f + (1 - a) * b for f, b in zip(fg.getRgbF()[:3], bg.getRgbF()[:3], strict=True))
     )
     assert theme.contrast_ratio(seen, bg) >= 4.5  # ... but a dimmed card's text still reads
+
+
+def _frame_pixels(widget: Any) -> tuple[Any, list[Any]]:
+    """The widget grabbed, and the colours down its left edge's middle third (its frame)."""
+    widget.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a focused frame is the highlight colour
+    widget.resize(220, 34)
+    widget.show()
+    QApplication.processEvents()
+    image = widget.grab().toImage()
+    h = image.height()
+    return image, [image.pixelColor(x, y) for x in (0, 1) for y in range(h // 3, 2 * h // 3)]
+
+
+@pytest.mark.parametrize("dark", [False, True])
+@pytest.mark.parametrize("kind", ["spin", "combo", "button"])
+def test_high_contrast_frames_spin_boxes_combos_and_buttons_in_the_text_colour(
+    app: QApplication, kind: str, dark: bool
+) -> None:
+    from PySide6.QtWidgets import QComboBox, QSpinBox
+
+    def make() -> Any:
+        if kind == "spin":
+            return QSpinBox()
+        if kind == "combo":
+            combo = QComboBox()
+            combo.addItems(["Anthropic", "OpenAI-compatible"])
+            return combo
+        return QPushButton("Save key")
+
+    theme.apply_appearance(app, "high-contrast-dark" if dark else "high-contrast")
+    text = app.palette().color(Role.Text)
+    widget = make()
+    image, edge = _frame_pixels(widget)
+    assert text in edge  # the frame reads against the window, whatever the base style draws
+    if kind == "button":
+        default = make()
+        default.setDefault(True)  # the default button's frame is twice as thick
+        _, edge = _frame_pixels(default)
+        assert edge[len(edge) // 2 :].count(text) == len(edge) // 2
+        default.close()
+    disabled = make()
+    disabled.setEnabled(False)  # framed too, in the quieter disabled grey
+    _, edge = _frame_pixels(disabled)
+    assert app.palette().color(Group.Disabled, Role.Text) in edge
+    disabled.close()
+    if kind == "spin":
+        # ... and the arrows are still the style's own (a style sheet would have dropped them):
+        # inside the frame, the right-hand button column holds pixels that stand out clearly.
+        w, h = image.width(), image.height()
+        base = app.palette().color(Role.Base)
+        inner = [image.pixelColor(x, y) for x in range(w - 14, w - 4) for y in range(6, h - 6)]
+        assert sum(theme.contrast_ratio(c, base) >= 3 for c in inner) >= 4
+    widget.close()
+
+    theme.apply_appearance(app, "dark" if dark else "light")
+    plain = make()
+    _, edge = _frame_pixels(plain)
+    assert app.palette().color(Role.Text) not in edge  # the ordinary palettes keep the style's look
+    plain.close()
