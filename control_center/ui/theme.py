@@ -7,8 +7,18 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib.resources import files
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QIcon, QPainter, QPalette, QPen
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QGuiApplication,
+    QIcon,
+    QPainter,
+    QPalette,
+    QPen,
+    QPixmap,
+)
 from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleOption, QStyleOptionButton, QWidget
 
 from control_center.core.modes import Mode
@@ -411,6 +421,69 @@ class HighContrastFrames(QProxyStyle):
         super().drawPrimitive(element, option, painter, widget)
         if element == QStyle.PrimitiveElement.PE_PanelButtonCommand:
             _frame_in_text_colour(option, painter)
+
+    def standardIcon(
+        self,
+        standard_icon: QStyle.StandardPixmap,
+        option: QStyleOption | None = None,
+        widget: QWidget | None = None,
+    ) -> QIcon:
+        # Qt's own file dialog takes its back / forward / parent-folder buttons from here; Fusion's
+        # are dark grey pictures, invisible on a dark window: drawn in the palette's text instead.
+        direction = _ARROWS.get(standard_icon)
+        if direction is not None:
+            palette = (
+                option.palette  # type: ignore[attr-defined]
+                if option is not None
+                else widget.palette()
+                if widget is not None
+                else QGuiApplication.palette()
+            )
+            if palette_is_dark(palette) or palette_is_high_contrast(palette):
+                role, groups = QPalette.ColorRole.WindowText, QPalette.ColorGroup
+                return _arrow_icon(
+                    direction,
+                    palette.color(groups.Active, role).rgba(),
+                    palette.color(groups.Disabled, role).rgba(),
+                )
+        return super().standardIcon(standard_icon, option, widget)
+
+
+_ARROWS = {
+    QStyle.StandardPixmap.SP_ArrowBack: "left",
+    QStyle.StandardPixmap.SP_ArrowLeft: "left",
+    QStyle.StandardPixmap.SP_ArrowForward: "right",
+    QStyle.StandardPixmap.SP_ArrowRight: "right",
+    QStyle.StandardPixmap.SP_ArrowUp: "up",
+    QStyle.StandardPixmap.SP_FileDialogToParent: "up",
+    QStyle.StandardPixmap.SP_ArrowDown: "down",
+}
+
+
+@lru_cache(maxsize=32)
+def _arrow_icon(direction: str, rgba: int, disabled_rgba: int) -> QIcon:
+    """An arrow (shaft and head) pointing ``direction``, in ``rgba`` (``disabled_rgba`` when
+    disabled), at the sizes tool buttons ask for."""
+    icon = QIcon()
+    angle = {"right": 0, "down": 90, "left": 180, "up": 270}[direction]
+    for size in (16, 24, 32, 48):
+        for mode, color in ((QIcon.Mode.Normal, rgba), (QIcon.Mode.Disabled, disabled_rgba)):
+            pixmap = QPixmap(size, size)
+            pixmap.fill(Qt.GlobalColor.transparent)
+            painter = QPainter(pixmap)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.translate(size / 2, size / 2)
+            painter.rotate(angle)
+            painter.scale(size / 16, size / 16)
+            pen = QPen(QColor.fromRgba(color), 1.8)
+            pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+            pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
+            painter.setPen(pen)
+            painter.drawLine(QPointF(-5, 0), QPointF(5, 0))
+            painter.drawPolyline([QPointF(1, -4), QPointF(5, 0), QPointF(1, 4)])
+            painter.end()
+            icon.addPixmap(pixmap, mode)
+    return icon
 
 
 def _frame_in_text_colour(option: QStyleOption, painter: QPainter) -> None:

@@ -32,6 +32,7 @@ from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
 from control_center.demo import DEMO_SPACES, create_demo
 from control_center.ui.main_window import MainWindow
 from control_center.ui.workspace_errors import ProblemKind, WorkspaceProblem, problem_dialog
+from tests.helpers import make_repo
 
 INTERACTIVE = (
     QAbstractButton,
@@ -62,9 +63,21 @@ def unnamed(dialog: QWidget) -> list[str]:
             continue  # the editor inside a combo or spin box: the box carries the name
         if w.objectName() == "qt_tableview_cornerbutton" and not w.isEnabled():
             continue  # Qt's own "select all cells" corner, switched off where it means nothing
-        if not accessible_name(w):
+        name = accessible_name(w)
+        if not name:
             found.append(f"{type(w).__name__}#{w.objectName()}")
+        elif isinstance(w, QComboBox) and not w.accessibleName() and not labelled(w):
+            # Qt names a combo box by its current value ("/home/me combo box" says nothing of
+            # what it is; on Linux always, the label coming through the relation).
+            found.append(f"{type(w).__name__}#{w.objectName()} is named by its value only")
     return found
+
+
+def labelled(widget: QWidget) -> bool:
+    """Whether a label (a QLabel whose buddy it is) names ``widget`` through the Label relation."""
+    iface = QAccessible.queryAccessibleInterface(widget)
+    relations = iface.relations(QAccessible.Relation.Label) if iface is not None else []
+    return any(other.text(QAccessible.Text.Name).strip() for other, _ in relations)
 
 
 @pytest.fixture
@@ -214,3 +227,61 @@ def test_settings_offer_the_model_retries(qtbot: Any) -> None:
     dialog.model_retries.setValue(-1)
     dialog.apply()
     assert settings.model_retries is None
+
+
+def test_the_welcome_screens_folder_pickers_name_their_widgets(qtbot: Any, tmp_path: Path) -> None:
+    """Qt's own folder dialog (the one used where the platform offers none, as here offscreen),
+    each one the welcome screen's buttons open, inspected while it runs: "Create" asks for the
+    repository, then (that one chosen) for the workspace's folder; "Open" for a workspace."""
+    from PySide6.QtWidgets import QFileDialog
+
+    from control_center.ui.welcome import WelcomeWindow
+
+    repo = make_repo(tmp_path / "repo")
+    welcome = WelcomeWindow(open_workspace=lambda _p: None)
+    qtbot.addWidget(welcome)
+    welcome.show()
+    qtbot.waitExposed(welcome)
+    found: dict[str, list[str]] = {}
+
+    def inspect() -> None:
+        dialog = QApplication.activeModalWidget()
+        if not isinstance(dialog, QFileDialog):
+            QTimer.singleShot(20, inspect)
+            return
+        assert dialog.fileMode() == QFileDialog.FileMode.Directory
+        found[dialog.windowTitle()] = unnamed(dialog)
+        if dialog.windowTitle() == "Choose the git repository":
+            dialog.selectFile(str(repo))  # chosen: the second picker opens next
+            dialog.accept()
+            QTimer.singleShot(50, inspect)
+        else:
+            dialog.reject()
+
+    for opens in (welcome._create, welcome._open_existing):
+        QTimer.singleShot(50, inspect)
+        opens()
+    assert found == {
+        "Choose the git repository": [],
+        "Choose an empty folder for the workspace": [],
+        "Open a workspace folder": [],
+    }
+
+
+def test_the_walk_finds_a_nameless_button_and_a_combo_named_by_its_value(qtbot: Any) -> None:
+    from PySide6.QtWidgets import QFormLayout, QPushButton, QToolButton
+
+    dialog = QDialog()
+    dialog.setWindowTitle("A form")
+    qtbot.addWidget(dialog)
+    form = QFormLayout(dialog)
+    labelled_combo, bare_combo = QComboBox(objectName="labelled"), QComboBox(objectName="bare")
+    for combo in (labelled_combo, bare_combo):
+        combo.addItems(["/home/me"])
+    form.addRow("Look in", labelled_combo)
+    form.addRow(bare_combo)
+    form.addRow(QToolButton(objectName="iconOnly"))
+    form.addRow(QPushButton("Choose"))
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    assert unnamed(dialog) == ["QComboBox#bare is named by its value only", "QToolButton#iconOnly"]
