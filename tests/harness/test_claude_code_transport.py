@@ -439,6 +439,24 @@ def test_no_api_key_fails_before_starting_the_cli(
     assert ws.store.turns(space_id=space.id) == []
 
 
+def test_a_mode_set_to_another_provider_is_refused_before_the_cli_starts(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code talks to Anthropic only: a Plan mode set to the OpenAI-compatible provider is
+    refused with the way out, rather than run on a model the operator did not choose."""
+    fake = Fake(tmp_path, monkeypatch)
+    monkeypatch.setattr(claude_code, "resolve_api_key", lambda: ("sk-test", "env"))
+    settings = AppSettings(claude_cli=str(fake.path))
+    settings.set_key("modes.plan.provider", "openai")
+    space = ws.create_space("local plan", mode=Mode.PLAN)
+    with pytest.raises(HarnessError) as refused:
+        run(ws, settings, space.id)
+    assert "talks to Anthropic only" in str(refused.value)
+    assert "'openai'" in str(refused.value)
+    assert not fake.record.exists()
+    assert ws.store.turns(space_id=space.id) == []
+
+
 # -- cancellation -------------------------------------------------------------------------------
 
 

@@ -81,6 +81,9 @@ NO_API_KEY = (
     "(the Claude Code transport uses the same key and endpoint as the Anthropic provider)"
 )
 EXIT_PLAN_VERB = "exit_plan_mode"
+#: Providers a Claude Code turn may be resolved to: Anthropic, or "scripted" (what "auto" resolves to
+#: without a key, which the key check then refuses with its own message).
+CLAUDE_CODE_PROVIDERS = ("anthropic", "scripted")
 #: Environment that keeps the CLI offline apart from the model endpoint (ENVIRONMENT.md).
 QUIET_ENV: dict[str, str] = {
     "DISABLE_TELEMETRY": "1",
@@ -327,8 +330,17 @@ class ClaudeCodeDriver:
 
     def __init__(self, host: DriverHost, settings: ModelSettings, script: list[Any] | None) -> None:
         self.host = host
+        self.settings = settings
 
     def check_start(self) -> None:
+        # Claude Code talks to Anthropic only: a mode set to another provider would otherwise run
+        # on a model the operator did not choose, recorded under the one they did.
+        if self.settings.provider not in CLAUDE_CODE_PROVIDERS:
+            raise HarnessError(
+                f"the Claude Code transport talks to Anthropic only, but this mode's provider is "
+                f"{self.settings.provider!r}: set modes.<mode>.provider to anthropic or auto, or "
+                "run the space on the built-in harness"
+            )
         # Through this module's own lookups: the CLI and key it would use are the ones that count.
         _path, problem = find_claude_cli(self.host.settings.claude_cli)
         if problem is None and not resolve_api_key()[0]:
