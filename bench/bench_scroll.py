@@ -1,46 +1,44 @@
-"""Scrolling a conversation of 100,000 messages up towards its top (prints figures, asserts
-nothing): the real main window, the scroll bar set to the top again and again; each time the
-next older page is read off the GUI thread and prepended. Reports, per page, the longest GUI
-stall (a 5 ms timer's largest gap) and the GUI thread's CPU, early and late pages apart (a cost
-that grew with the rows shown would show there), against the 50 ms target.
+"""Scrolling a conversation of 100,000 messages up towards its top, this code against a baseline
+in the same run (prints figures and ratios, asserts nothing): the real main window, the scroll
+bar set to the top again and again; each time the next older page is read off the GUI thread and
+prepended. Reports, per page, the longest GUI stall (a 5 ms timer's largest gap) and the GUI
+thread's CPU, early and late pages apart (a cost that grew with the rows shown would show
+there), against the 50 ms target.
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/bench_scroll.py [--messages 100000] [--pages 40]
+The baseline is another checkout (``--baseline DIR``, default: a clone of ``--baseline-rev`` of
+this repository, ``HEAD~1``); both open copies of one workspace, one after the other.
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/bench_scroll.py [--messages 100000] [--pages 12]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("CONTROL_CENTER_CONFIG_DIR", tempfile.mkdtemp())
 
-sys.path.insert(0, str(Path(__file__).parent))
-from bench_gui import bulk_messages, make_workspace
+HERE = Path(__file__).resolve()
+REPO = HERE.parent.parent
+sys.path.insert(0, str(HERE.parent))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--messages", type=int, default=100_000)
-    parser.add_argument("--pages", type=int, default=40)
-    args = parser.parse_args()
+def measure(root: Path, pages: int) -> dict[str, Any]:
+    """In a child process whose working directory is the checkout measured."""
     from PySide6.QtCore import QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from control_center.core.modes import Autonomy, Mode
-
-    tmp = Path(tempfile.mkdtemp())
-    ws = make_workspace(tmp)
-    space = ws.create_space("Long conversation", mode=Mode.CHAT, autonomy=Autonomy.AUTO)
-    ws.store.touch_space(space.id)
-    root = ws.root
-    bulk_messages(ws.store.path, space.conversation_id, args.messages)
-    ws.close()
+    import control_center
 
     _app = QApplication.instance() or QApplication([])
     from control_center.app import create_main_window
@@ -58,14 +56,17 @@ def main() -> None:
         if not pred():
             raise TimeoutError
 
+    def pause(ms: int) -> None:
+        settle = QEventLoop()
+        QTimer.singleShot(ms, settle.quit)
+        settle.exec()
+
     window = create_main_window(root)
     window.resize(1400, 900)
     window.show()
     view, model = window.conversation_view, window.conversation_model
     wait_until(lambda: model.rowCount() > 0)
-    settle = QEventLoop()
-    QTimer.singleShot(500, settle.quit)
-    settle.exec()
+    pause(500)
     gaps: list[float] = []
     last = [time.perf_counter()]
 
@@ -78,7 +79,7 @@ def main() -> None:
     timer.timeout.connect(tick)
     timer.start(5)
     stalls, cpus, rows = [], [], []
-    for _ in range(args.pages):
+    for _ in range(pages):
         before = model.rowCount()
         gaps.clear()
         last[0] = time.perf_counter()
@@ -89,38 +90,111 @@ def main() -> None:
             wait_until(lambda before=before: model.rowCount() > before and window._page_truncated, timeout=30)
         except TimeoutError:
             break
-        # the prepend's relayout and paint
-        settle = QEventLoop()
-        QTimer.singleShot(30, settle.quit)
-        settle.exec()
+        pause(30)  # the prepend's relayout and paint
         view.viewport().repaint()
         stalls.append(max(gaps, default=0) * 1000)
         cpus.append((time.thread_time() - cpu) * 1000)
         rows.append(model.rowCount())
     timer.stop()
-    load = os.getloadavg()[0]
-    print(f"load average: {load:.1f}; {args.messages:,} messages; {len(stalls)} pages read upwards")
-    if not stalls:
-        print("no page was prepended")
-        return
-    k = max(1, min(5, len(stalls) // 2))
-    for label, part, held in (
-        ("first pages", slice(0, k), rows[k - 1]),
-        ("last pages", slice(-k, None), rows[-1]),
-    ):
-        s, c = stalls[part], cpus[part]
-        print(
-            f"{label:12} (up to {held:,} rows shown): longest stall median {statistics.median(s):6.1f} ms "
-            f"max {max(s):6.1f} ms = {max(s) / 50:.2f}x the 50 ms target; GUI CPU median "
-            f"{statistics.median(c):6.1f} ms"
-        )
-    print(
-        f"all pages: longest stall median {statistics.median(stalls):.1f} ms, max {max(stalls):.1f} ms "
-        f"({max(stalls) / 50:.2f}x target); last/first stall median "
-        f"{statistics.median(stalls[-k:]) / max(0.1, statistics.median(stalls[:k])):.2f}x"
-    )
     window._closing_confirmed = True
     window.close()
+    return {"code": str(Path(control_center.__file__).parent), "stalls": stalls, "cpus": cpus, "rows": rows}
+
+
+def run_child(code: Path, ws: Path, pages: int) -> dict[str, Any]:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "CONTROL_CENTER_CONFIG_DIR": tempfile.mkdtemp()}
+    child = (
+        f"import sys, json, pathlib; sys.path.insert(1, {str(HERE.parent)!r}); import bench_scroll; "
+        f"result = bench_scroll.measure(pathlib.Path({str(ws)!r}), {pages}); "
+        "print('RESULT ' + json.dumps(result))"
+    )
+    done = subprocess.run([sys.executable, "-c", child], cwd=code, env=env, capture_output=True, text=True)
+    for line in done.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line.removeprefix("RESULT "))
+    raise SystemExit(f"the child on {code} failed:\n{done.stderr[-3000:]}")
+
+
+def summary(result: dict[str, Any]) -> dict[str, float]:
+    stalls, cpus, rows = result["stalls"], result["cpus"], result["rows"]
+    if not stalls:
+        return {}
+    k = max(1, min(4, len(stalls) // 2))
+    return {
+        "pages": len(stalls),
+        "rows_first": rows[k - 1],
+        "rows_last": rows[-1],
+        "stall_first": statistics.median(stalls[:k]),
+        "stall_last": statistics.median(stalls[-k:]),
+        "stall_median": statistics.median(stalls),
+        "stall_max": max(stalls),
+        "cpu_first": statistics.median(cpus[:k]),
+        "cpu_last": statistics.median(cpus[-k:]),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=100_000)
+    parser.add_argument("--pages", type=int, default=12)
+    parser.add_argument("--baseline", type=Path, help="a checkout to compare with")
+    parser.add_argument("--baseline-rev", default="HEAD~1", help="else this revision, cloned")
+    args = parser.parse_args()
+    from bench_gui import bulk_messages, make_workspace
+
+    from control_center.core.modes import Autonomy, Mode
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-scroll-"))
+    baseline = args.baseline
+    if baseline is None:
+        baseline = tmp / "baseline"
+        subprocess.run(["git", "clone", "-q", str(REPO), str(baseline)], check=True)
+        subprocess.run(["git", "-C", str(baseline), "checkout", "-q", args.baseline_rev], check=True)
+    ws = make_workspace(tmp / "made")
+    space = ws.create_space("Long conversation", mode=Mode.CHAT, autonomy=Autonomy.AUTO)
+    ws.store.touch_space(space.id)
+    bulk_messages(ws.store.path, space.conversation_id, args.messages)
+    made = ws.root
+    ws.close()
+    print(f"load average before: {os.getloadavg()[0]:.1f}; {args.messages:,} messages; baseline {baseline}")
+    results = {}
+    for name, code in (("baseline", baseline), ("this", REPO)):
+        copy = tmp / name
+        shutil.copytree(made.parent, copy)  # the workspace and its repository, side by side
+        results[name] = run_child(code, copy / made.name, args.pages)
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+    print(f"code: baseline {results['baseline']['code']} | this {results['this']['code']}")
+    old, new = summary(results["baseline"]), summary(results["this"])
+    if not old or not new:
+        print(f"no page was prepended (baseline {len(old)} figures, this {len(new)})")
+        return
+    print(
+        f"pages read upwards: baseline {old['pages']:.0f} ({old['rows_last']:,.0f} rows at the end), "
+        f"this {new['pages']:.0f} ({new['rows_last']:,.0f} rows)"
+    )
+    print(
+        f"{'per prepended page (ms)':44} {'baseline':>10} {'this':>10} {'this/base':>10} {'this/50 ms':>11}"
+    )
+    for label, key in (
+        ("longest GUI stall, first pages (median)", "stall_first"),
+        ("longest GUI stall, last pages (median)", "stall_last"),
+        ("longest GUI stall, all pages (median)", "stall_median"),
+        ("longest GUI stall, all pages (max)", "stall_max"),
+        ("GUI CPU, first pages (median)", "cpu_first"),
+        ("GUI CPU, last pages (median)", "cpu_last"),
+    ):
+        target = f"{new[key] / 50:10.2f}x" if "stall" in key else ""
+        print(
+            f"{label:44} {old[key]:10.1f} {new[key]:10.1f} {new[key] / max(0.1, old[key]):9.2f}x {target:>11}"
+        )
+    for name, s in (("baseline", old), ("this", new)):
+        print(
+            f"{name}: last/first pages stall {s['stall_last'] / max(0.1, s['stall_first']):.2f}x"
+            " (growth with the rows shown)"
+        )
+    for name in ("baseline", "this"):
+        each = ", ".join(f"{x:.0f}" for x in results[name]["stalls"])
+        print(f"{name} stalls per page (ms): {each}")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ from typing import Any
 from PySide6.QtCore import (
     QAbstractListModel,
     QEvent,
+    QItemSelection,
+    QItemSelectionModel,
     QModelIndex,
     QPersistentModelIndex,
     QPoint,
@@ -36,6 +38,7 @@ from PySide6.QtGui import (
     QPainter,
     QPalette,
     QPen,
+    QRegion,
     QTextBlockFormat,
     QTextCursor,
     QTextDocument,
@@ -45,7 +48,6 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
-    QListView,
     QStyle,
     QStyledItemDelegate,
     QStyleOptionButton,
@@ -342,7 +344,7 @@ class ConversationDelegate(QStyledItemDelegate):
     _DOC_CACHE = 400
     _LAYOUT_CACHE = 600
 
-    def __init__(self, view: QListView) -> None:
+    def __init__(self, view: QAbstractItemView) -> None:
         super().__init__(view)
         self._view = view
         self._model: ConversationModel | None = None
@@ -1136,8 +1138,17 @@ def _tint_code_blocks(doc: QTextDocument, background: QColor, mono: QFont, start
 # --------------------------------------------------------------------------- view
 
 
-class ConversationView(QListView):
-    """The transcript list. Follows the stream unless the operator scrolled up."""
+class ConversationView(QAbstractItemView):
+    """The transcript list. Follows the stream unless the operator scrolled up.
+
+    Rows are laid out lazily, around an anchor: the first row on screen and how far its top sits
+    above the viewport's. A row is measured (the delegate's size hint) when it comes into view;
+    rows never seen count at an estimate (the mean of the rows measured). So a page prepended
+    above, a reset or a resize costs the rows inserted and the rows on screen, never the rows
+    already held, and the row being read stays where it is whatever is inserted above it. The
+    scroll bar is the sum of the heights known and estimated; scrolling by less than a few
+    screens walks from the anchor measuring each row it passes (no jump when an estimate was
+    wrong), a longer jump lands by the sums."""
 
     approval_decision_requested = Signal(str, str)  # approval_id, "grant" | "reject"
     open_plan_requested = Signal(str)  # plan_id
@@ -1149,19 +1160,29 @@ class ConversationView(QListView):
     open_text_requested = Signal(str)
 
     _STICK_SLACK = 8  # pixels from the bottom that still count as "at the bottom"
-    _BATCH_THRESHOLD = 5000
+    _WALK_SCREENS = 3  # a scroll by up to this many screens walks and measures; more jumps
+    _SUM_CHUNK = 1024  # rows summed at a time when a jump looks for the row at a pixel
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        # Lazy layout: a height per row (measured once on screen, else the estimate), their sum,
+        # the sum above the anchor, and the anchor (row, pixels of it scrolled past).
+        self._heights: list[int] = []
+        self._total = 0
+        self._above = 0
+        self._anchor = 0
+        self._offset = 0
+        self._measured_sum = 0
+        self._measured_count = 0
+        self._syncing = False
+        self._measure_option = QStyleOptionViewItem()
         self.setObjectName("conversationView")
-        self.setUniformItemSizes(False)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        # A scrollbar that comes and goes changes the width, which re-measures every row.
+        # A scrollbar that comes and goes changes the width, which re-measures the rows shown.
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-        self.setResizeMode(QListView.ResizeMode.Adjust)
-        self.setBatchSize(500)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setMouseTracking(True)
         self.verticalScrollBar().setSingleStep(24)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
@@ -1177,9 +1198,8 @@ class ConversationView(QListView):
         self._delegate.open_plan_clicked.connect(self.open_plan_requested)
         self._delegate.answer_clicked.connect(self.answer_requested)
         self._delegate.thread_clicked.connect(self.open_thread_requested)
-        self._delegate.sizeHintChanged.connect(self._to_single_pass)
+        self._delegate.sizeHintChanged.connect(self._on_size_hint_changed)
         self._stick = True
-        self._ranging = False
         # Height re-checks of streaming rows are coalesced: one relayout per tick, not per token.
         self._dirty_rows: set[int] = set()
         self._remeasure_timer = QTimer(self)
@@ -1219,19 +1239,21 @@ class ConversationView(QListView):
         return [
             (model.dataChanged, self._on_data_changed),
             (model.modelReset, self._on_reset),
+            (model.layoutChanged, self._on_reset),
             (model.rowsInserted, self._on_rows_inserted),
+            (model.rowsRemoved, self._on_rows_removed),
         ]
 
-    def _on_reset(self) -> None:
+    def _on_reset(self, *_: object) -> None:
         self._dirty_rows.clear()
         model = self.model()
         rows = model.rowCount() if model is not None else 0
-        # Measuring a huge transcript the first time is done in batches so the window stays
-        # responsive; later relayouts reuse cached heights and run in one pass, so the view never
-        # shows a half-laid-out list while following a stream.
-        big = rows > self._BATCH_THRESHOLD
-        self.setLayoutMode(QListView.LayoutMode.Batched if big else QListView.LayoutMode.SinglePass)
+        estimate = self._estimate()
+        self._heights = [estimate] * rows
+        self._total = estimate * rows
+        self._anchor = self._offset = self._above = 0
         self._stick = True
+        self._relayout()
         # A reload (the turn ended, a refresh) keeps a selection whose two ends are still there.
         self.text_selection.forget_layouts()
         selection = self.text_selection
@@ -1242,12 +1264,299 @@ class ConversationView(QListView):
         ):
             selection.clear()
 
-    def _on_rows_inserted(self, *_: object) -> None:
-        self._to_single_pass()
+    def _on_rows_inserted(self, _parent: QModelIndex, first: int, last: int) -> None:
+        count = last - first + 1
+        estimate = self._estimate()
+        held = bool(self._heights)
+        self._heights[first:first] = [estimate] * count
+        self._total += estimate * count
+        if held and first <= self._anchor:  # inserted above the row being read: it stays put
+            self._anchor += count
+            self._above += estimate * count
+        self._relayout()
 
-    def _to_single_pass(self, *_: object) -> None:
-        if self.layoutMode() is not QListView.LayoutMode.SinglePass:
-            self.setLayoutMode(QListView.LayoutMode.SinglePass)
+    def _on_rows_removed(self, _parent: QModelIndex, first: int, last: int) -> None:
+        gone = self._heights[first : last + 1]
+        removed = sum(gone)
+        if last < self._anchor:
+            self._anchor -= len(gone)
+            self._above -= removed
+        elif first <= self._anchor:  # the anchor itself went: the next row takes its place
+            self._above -= sum(self._heights[first : self._anchor])
+            self._anchor, self._offset = first, 0
+        del self._heights[first : last + 1]
+        self._total -= removed
+        if self._anchor >= len(self._heights) and self._heights:
+            self._anchor = len(self._heights) - 1
+            self._above = self._total - self._heights[-1]
+        self._relayout()
+
+    # -- lazy layout
+    def _estimate(self) -> int:
+        if self._measured_count:
+            return max(1, round(self._measured_sum / self._measured_count))
+        return 3 * self.fontMetrics().height()
+
+    def _measure(self, row: int) -> int:
+        """The row's true height (the delegate caches it), kept in the sums."""
+        height = self._delegate.sizeHint(self._measure_option, self.model().index(row, 0)).height()
+        old = self._heights[row]
+        if height != old:
+            self._heights[row] = height
+            self._total += height - old
+            if row < self._anchor:
+                self._above += height - old
+        self._measured_sum += height
+        self._measured_count += 1
+        return height
+
+    def _walk(self, delta: int) -> None:
+        """Move the view by ``delta`` pixels from the anchor, measuring every row passed."""
+        rows = len(self._heights)
+        self._offset += delta
+        while self._offset < 0 and self._anchor > 0:
+            self._anchor -= 1
+            self._above -= self._heights[self._anchor]
+            self._offset += self._measure(self._anchor)
+        while self._anchor < rows - 1 and self._offset >= self._measure(self._anchor):
+            self._offset -= self._heights[self._anchor]
+            self._above += self._heights[self._anchor]
+            self._anchor += 1
+        self._offset = max(0, self._offset)
+
+    def _jump(self, pixel: int) -> None:
+        """Put the anchor at ``pixel`` by the sums (estimates included): a far jump."""
+        heights, chunk = self._heights, self._SUM_CHUNK
+        row = above = 0
+        while row < len(heights):
+            part = sum(heights[row : row + chunk])
+            if above + part > pixel:
+                break
+            above += part
+            row += chunk
+        while row < len(heights) - 1 and above + heights[row] <= pixel:
+            above += heights[row]
+            row += 1
+        self._anchor, self._above, self._offset = row, above, max(0, pixel - above)
+
+    def _settle(self) -> None:
+        """Measure the rows on screen; no gap below the last row unless everything fits."""
+        rows = len(self._heights)
+        if not rows:
+            self._anchor = self._offset = self._above = 0
+            return
+        self._anchor = min(self._anchor, rows - 1)
+        self._walk(0)
+        height = self.viewport().height()
+        y, row = -self._offset, self._anchor
+        while row < rows and y < height:
+            y += self._measure(row)
+            row += 1
+        if y < height:  # the newest row ends above the viewport's bottom: pull the rows down
+            self._walk(y - height)
+
+    def _position(self) -> int:
+        return self._above + self._offset
+
+    def _relayout(self) -> None:
+        self._settle()
+        self._sync_scroll_bar()
+        self.viewport().update()
+
+    def _sync_scroll_bar(self) -> None:
+        bar = self.verticalScrollBar()
+        page = max(1, self.viewport().height())
+        self._syncing = True
+        try:
+            bar.setPageStep(page)
+            bar.setRange(0, max(0, self._total - page))
+            bar.setValue(self._position())
+        finally:
+            self._syncing = False
+
+    def _scroll_to_pixel(self, pixel: int) -> None:
+        bar = self.verticalScrollBar()
+        if pixel >= bar.maximum():
+            self._anchor, self._offset = len(self._heights), 0  # _settle pulls it up to fill
+            self._above = self._total
+            if self._heights:
+                self._anchor -= 1
+                self._above -= self._heights[-1]
+        elif pixel <= 0:
+            self._anchor = self._offset = self._above = 0
+        elif abs(pixel - self._position()) <= self._WALK_SCREENS * max(1, self.viewport().height()):
+            self._walk(pixel - self._position())
+        else:
+            self._jump(pixel)
+        self._relayout()
+
+    def _row_top(self, row: int) -> int:
+        """The row's top in viewport pixels (exact on screen; by the sums elsewhere)."""
+        if row >= self._anchor:
+            return sum(self._heights[self._anchor : row]) - self._offset
+        return -sum(self._heights[row : self._anchor]) - self._offset
+
+    # -- QAbstractItemView: geometry
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        if not self._syncing:
+            self._scroll_to_pixel(self.verticalScrollBar().value())
+
+    def updateGeometries(self) -> None:
+        self._settle()
+        self._sync_scroll_bar()
+        self.horizontalScrollBar().setRange(0, 0)
+        super().updateGeometries()
+
+    def doItemsLayout(self) -> None:
+        self._relayout()
+        super().doItemsLayout()
+
+    def visualRect(self, index: _Index) -> QRect:
+        if not index.isValid() or not 0 <= index.row() < len(self._heights):
+            return QRect()
+        row = index.row()
+        return QRect(0, self._row_top(row), self.viewport().width(), self._heights[row])
+
+    def indexAt(self, point: QPoint) -> QModelIndex:
+        model = self.model()
+        if model is None or not self._heights:
+            return QModelIndex()
+        y, row = point.y() + self._offset, self._anchor
+        if y < 0:
+            while row > 0 and y < 0:
+                row -= 1
+                y += self._heights[row]
+            return model.index(row, 0) if y >= 0 else QModelIndex()
+        while row < len(self._heights) and y >= self._heights[row]:
+            y -= self._heights[row]
+            row += 1
+        return model.index(row, 0) if row < len(self._heights) else QModelIndex()
+
+    def scrollTo(
+        self, index: _Index, hint: QAbstractItemView.ScrollHint = QAbstractItemView.ScrollHint.EnsureVisible
+    ) -> None:
+        if not index.isValid() or not 0 <= index.row() < len(self._heights):
+            return
+        row, view_h = index.row(), self.viewport().height()
+        height = self._measure(row)
+        Hint = QAbstractItemView.ScrollHint
+        if hint is Hint.EnsureVisible:
+            top = self._row_top(row)
+            if top < 0 or height > view_h:
+                hint = Hint.PositionAtTop
+            elif top + height > view_h:
+                hint = Hint.PositionAtBottom
+            else:
+                return
+        self._above += sum(self._heights[self._anchor : row]) - sum(self._heights[row : self._anchor])
+        self._anchor, self._offset = row, 0
+        if hint is Hint.PositionAtBottom:
+            self._walk(height - view_h)
+        elif hint is Hint.PositionAtCenter:
+            self._walk((height - view_h) // 2)
+        self._relayout()
+        self._on_scrolled(self._position())  # asked to show a row: follow only if it is the end
+
+    def scrollToTop(self) -> None:
+        self._scroll_to_pixel(0)
+        self._on_scrolled(0)
+
+    def scrollToBottom(self) -> None:
+        self._scroll_to_pixel(self._total)
+        self._on_scrolled(self._position())
+
+    def horizontalOffset(self) -> int:
+        return 0
+
+    def verticalOffset(self) -> int:
+        return self._position()
+
+    def isIndexHidden(self, index: _Index) -> bool:
+        return False
+
+    def moveCursor(
+        self, action: QAbstractItemView.CursorAction, modifiers: Qt.KeyboardModifier
+    ) -> QModelIndex:
+        model = self.model()
+        rows = len(self._heights)
+        if model is None or not rows:
+            return QModelIndex()
+        current = self.currentIndex()
+        row = current.row() if current.isValid() else rows - 1
+        Move = QAbstractItemView.CursorAction
+        if action in (Move.MoveUp, Move.MovePrevious):
+            row -= 1
+        elif action in (Move.MoveDown, Move.MoveNext):
+            row += 1
+        elif action is Move.MoveHome:
+            row = 0
+        elif action is Move.MoveEnd:
+            row = rows - 1
+        elif action in (Move.MovePageUp, Move.MovePageDown):
+            step = -1 if action is Move.MovePageUp else 1
+            left = self.viewport().height() - self._measure(row)
+            while 0 <= row + step < rows and left - self._measure(row + step) >= 0:
+                row += step
+                left -= self._heights[row]
+        return model.index(max(0, min(rows - 1, row)), 0)
+
+    def setSelection(self, rect: QRect, command: QItemSelectionModel.SelectionFlag) -> None:
+        model, selection = self.model(), self.selectionModel()
+        if model is None or selection is None:
+            return
+        top, bottom = self.indexAt(rect.topLeft()), self.indexAt(rect.bottomLeft())
+        if top.isValid():
+            bottom = bottom if bottom.isValid() else model.index(len(self._heights) - 1, 0)
+            selection.select(QItemSelection(top, bottom), command)
+
+    def visualRegionForSelection(self, selection: QItemSelection) -> QRegion:
+        region = QRegion()
+        view_h = self.viewport().height()
+        for span in selection:
+            for row in range(span.top(), span.bottom() + 1):
+                rect = self.visualRect(self.model().index(row, 0))
+                if rect.bottom() >= 0 and rect.top() < view_h:
+                    region += rect
+        return region
+
+    def dataChanged(self, top: QModelIndex, bottom: QModelIndex, roles: Any = ()) -> None:
+        # Repaint what is on screen only: the base class asks a rect per row.
+        first, last = top.row(), bottom.row()
+        end = self.indexAt(QPoint(0, self.viewport().height() - 1)).row()
+        if last >= self._anchor and (end < 0 or first <= end):
+            self.viewport().update()
+
+    # -- painting
+    def paintEvent(self, event: Any) -> None:
+        model = self.model()
+        if model is None or not self._heights:
+            return
+        painter = QPainter(self.viewport())
+        base = QStyleOptionViewItem()
+        self.initViewItemOption(base)
+        width, height = self.viewport().width(), self.viewport().height()
+        current = self.currentIndex()
+        focus = self.hasFocus() or self.viewport().hasFocus()
+        area = event.rect()
+        y, row = -self._offset, self._anchor
+        while row < len(self._heights) and y < height:
+            h = self._heights[row]
+            if y + h > area.top() and y <= area.bottom():
+                option = QStyleOptionViewItem(base)
+                option.rect = QRect(0, y, width, h)
+                index = model.index(row, 0)
+                if focus and current.isValid() and current.row() == row:
+                    option.state |= QStyle.StateFlag.State_HasFocus
+                self._delegate.paint(painter, option, index)
+            y += h
+            row += 1
+        painter.end()
+
+    def _on_size_hint_changed(self, index: QModelIndex) -> None:
+        row = index.row()
+        if 0 <= row < len(self._heights):
+            self._measure(row)
+            self._relayout()
 
     # -- expansion (presentation state)
     def is_expanded(self, item_id: str) -> bool:
@@ -1280,35 +1589,29 @@ class ConversationView(QListView):
     def is_following(self) -> bool:
         return self._stick
 
-    def _on_scrolled(self, value: int) -> None:
+    def _on_scrolled(self, _value: int) -> None:
+        if self._syncing:
+            # The range or position moved because rows were measured, inserted or removed:
+            # not the operator scrolling, so it must not change whether we follow the stream.
+            return
+        # The bar as it is now: a nested re-layout may have moved it since this signal left.
         bar = self.verticalScrollBar()
-        if self._ranging:
-            self._ranging = False
-            # A relayout shrinks the range for a moment and clamps the value to it; that is not
-            # the operator scrolling, so it must not change whether we follow the stream.
-            if value == bar.maximum():
-                return
-        self._stick = value >= bar.maximum() - self._STICK_SLACK
+        self._stick = bar.value() >= bar.maximum() - self._STICK_SLACK
 
     def _on_range_changed(self, _minimum: int, _maximum: int) -> None:
-        # Deferred: the range can change inside the operator's own scroll (a posted relayout
-        # runs first), and their scroll must be seen before deciding to jump to the bottom.
-        self._ranging = True
+        # Deferred: the range can change inside the operator's own scroll, and their scroll must
+        # be seen before deciding to jump to the bottom.
         QTimer.singleShot(0, self._after_range_change)
 
     def _after_range_change(self) -> None:
-        self._ranging = False
         if self._stick:
-            bar = self.verticalScrollBar()
-            bar.setValue(bar.maximum())
+            self.scrollToBottom()
 
     def _on_data_changed(self, top: QModelIndex, bottom: QModelIndex, _roles: Any = None) -> None:
         # Qt's list view repaints a changed row but never re-measures it; a streaming row grows.
         self._dirty_rows.update(range(top.row(), min(bottom.row(), top.row() + 50) + 1))
         if not self._remeasure_timer.isActive():
-            # A relayout of a huge transcript costs ~0.3 s, so re-measure less often there.
-            big = self.model().rowCount() > self._BATCH_THRESHOLD
-            self._remeasure_timer.start(400 if big else 40)
+            self._remeasure_timer.start(40)
 
     def _remeasure(self) -> None:
         model = self.model()
@@ -1326,6 +1629,10 @@ class ConversationView(QListView):
             self._delegate.clear_caches()
             self.text_selection.forget_layouts()
             self.viewport().update()
+        elif event.type() == QEvent.Type.FontChange:
+            self._delegate.clear_caches()
+            self.text_selection.forget_layouts()
+            self._relayout()
 
     def resizeEvent(self, event: Any) -> None:
         self._delegate.set_width(self.viewport().width())
