@@ -351,6 +351,7 @@ class ConversationDelegate(QStyledItemDelegate):
         self._cached_width: int | None = None
         self._expanded: set[str] = set()
         self._fonts_cache: tuple[str, _Fonts] | None = None
+        self._colors_cache: tuple[int, theme.Colors, bool] | None = None
         # id -> (item object, width, expanded, height). Items are frozen, so identity tells
         # whether a row changed; heights are small, so this cache is unbounded.
         self._heights: dict[str, tuple[TranscriptItem, int, bool, int]] = {}
@@ -375,6 +376,7 @@ class ConversationDelegate(QStyledItemDelegate):
         self._layouts.clear()
         self._docs.clear()
         self._fonts_cache = None
+        self._colors_cache = None
 
     def set_model(self, model: ConversationModel | None) -> None:
         """Read items straight from the model: the size-hint path runs once per row per layout."""
@@ -396,14 +398,24 @@ class ConversationDelegate(QStyledItemDelegate):
         return index.data(ItemRole)
 
     def _fonts(self) -> _Fonts:
-        base = self._view.font()
-        key = base.key()
-        if self._fonts_cache is None or self._fonts_cache[0] != key:
-            self._fonts_cache = (key, _Fonts(base))
+        # Kept until clear_caches (the view calls it on a font or palette change): asked per
+        # row painted or measured, and a font's key costs more than the rest of a cached row.
+        if self._fonts_cache is None:
+            base = self._view.font()
+            self._fonts_cache = (base.key(), _Fonts(base))
         return self._fonts_cache[1]
 
+    def _colors(self, palette: QPalette) -> theme.Colors:
+        """The palette's semantic colours, remembered for the palette painted last."""
+        key = palette.cacheKey()
+        if self._colors_cache is None or self._colors_cache[0] != key:
+            self._colors_cache = (key, theme.colors(palette), theme.palette_is_dark(palette))
+        return self._colors_cache[1]
+
     def _dark(self) -> bool:
-        return theme.palette_is_dark(self._view.palette())
+        self._colors(self._view.palette())
+        assert self._colors_cache is not None
+        return self._colors_cache[2]
 
     # -- Qt delegate API
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
@@ -608,7 +620,7 @@ class ConversationDelegate(QStyledItemDelegate):
         cursor.setPosition(state.tail_pos)
         cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()  # the open paragraph, parsed again below with its new text
-        colors = theme.colors(self._view.palette())
+        colors = self._colors(self._view.palette())
         if settled > state.settled:
             start = state.tail_pos
             _append_markdown(doc, text[state.settled : settled])
@@ -642,7 +654,7 @@ class ConversationDelegate(QStyledItemDelegate):
         if item is None:
             return
         layout = self.layout_for(item, self._width())
-        c = theme.colors(option.palette)
+        c = self._colors(option.palette)
         f = self._fonts()
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -1629,7 +1641,7 @@ class ConversationView(QAbstractItemView):
             self._delegate.clear_caches()
             self.text_selection.forget_layouts()
             self.viewport().update()
-        elif event.type() == QEvent.Type.FontChange:
+        elif event.type() in (QEvent.Type.FontChange, QEvent.Type.ApplicationFontChange):
             self._delegate.clear_caches()
             self.text_selection.forget_layouts()
             self._relayout()
