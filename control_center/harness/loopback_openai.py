@@ -4,7 +4,8 @@ Like :mod:`control_center.harness.loopback` for the Messages API: the ``openai``
 ``httpx2``, which HTTP mocks do not see, so tests point the real client at this server. It answers
 ``POST .../chat/completions`` (any prefix) with the SSE streaming protocol (``data: {chunk}`` lines
 ending with ``data: [DONE]``), or plain JSON when ``stream`` is false, from a queue of scripted
-replies given as our content blocks (``text``, ``tool_use``); a queue of faults is consumed first.
+replies given as our content blocks (``text``, ``tool_use``, and ``thinking``, sent as the
+``reasoning_content`` deltas reasoning servers stream); a queue of faults is consumed first.
 
 Faults (from :mod:`control_center.harness.loopback`): ``http_status`` (429, 500, ... with an
 OpenAI-shaped error body), ``drop_mid_stream`` (close the socket mid-stream), ``cut_before_final``
@@ -184,6 +185,9 @@ class _ChatHandler(BaseHTTPRequestHandler):
             if b.get("type") == "tool_use"
         ]
         text = "".join(b.get("text", "") for b in reply if b.get("type") == "text")
+        # Reasoning streams as ``reasoning_content`` deltas before the answer (vLLM, DeepSeek,
+        # llama.cpp); it is never part of the message content.
+        reasoning = "".join(b.get("thinking", "") for b in reply if b.get("type") == "thinking")
         usage = {
             "prompt_tokens": _estimate_tokens(body.get("messages")),
             "completion_tokens": _estimate_tokens(reply),
@@ -213,7 +217,7 @@ class _ChatHandler(BaseHTTPRequestHandler):
                 },
             )
             return
-        self._stream(completion_id, model, text, calls, finish, usage, fault)
+        self._stream(completion_id, model, text, calls, finish, usage, fault, reasoning)
 
     def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
@@ -250,6 +254,7 @@ class _ChatHandler(BaseHTTPRequestHandler):
         calls: list[dict[str, Any]],
         finish: str,
         usage: dict[str, int],
+        reasoning: str = "",
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """(the delta chunks, the closing chunks: finish_reason, then usage)."""
         size = self.server_state.chunk_chars
@@ -264,6 +269,8 @@ class _ChatHandler(BaseHTTPRequestHandler):
             }
 
         body = [chunk({"role": "assistant", "content": ""})]
+        if reasoning:
+            body.extend(chunk({"reasoning_content": piece}) for piece in _split(reasoning, size))
         if text:
             body.extend(chunk({"content": piece}) for piece in _split(text, size))
         for index, call in enumerate(calls):
@@ -307,13 +314,14 @@ class _ChatHandler(BaseHTTPRequestHandler):
         finish: str,
         usage: dict[str, int],
         fault: Fault | None,
+        reasoning: str = "",
     ) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
-        body, closing = self._chunks(completion_id, model, text, calls, finish, usage)
+        body, closing = self._chunks(completion_id, model, text, calls, finish, usage, reasoning)
         cut = min(len(body), 2)
         if isinstance(fault, StreamError):
             cut = min(len(body), max(0, fault.after_chunks))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from control_center.core.events import TextDelta, TurnEvent, TurnStatus
+from control_center.core.events import TextDelta, ThinkingDelta, TurnEvent, TurnStatus
 from control_center.core.modes import Autonomy, Mode
 from control_center.core.profiles import profile_for
 from control_center.harness.loop import Harness, RunRequest
@@ -196,3 +196,51 @@ def test_step_limit_per_mode_interrupts_and_resumes(ws: Workspace) -> None:
     assert "max_steps 1" in (first.error or "")
     resumed, _ = resume_turn(ws, first.turn, harness=harness)
     assert resumed.status is TurnStatus.COMPLETED
+
+
+def test_one_conversation_moves_between_providers_through_the_neutral_history(
+    ws: Workspace, servers: tuple[LoopbackMessagesServer, LoopbackChatServer]
+) -> None:
+    """A space planned on a local reasoning model (OpenAI-compatible, its reasoning streamed as
+    ``reasoning_content``) and then worked in Agent mode on Anthropic: the reasoning is stored as
+    our thinking block and shown as thinking; each provider gets the whole conversation converted
+    at its edge, and neither is sent the other's reasoning."""
+    messages, chat = servers
+    settings = AppSettings()
+    for key, value in {
+        "modes.plan.provider": "openai",
+        "modes.plan.model": "deepseek-r-local",
+        "modes.chat.provider": "anthropic",
+        "modes.chat.model": "claude-haiku-9",
+        "providers.anthropic.base_url": messages.base_url,
+        "providers.openai.base_url": chat.base_url,
+    }.items():
+        settings.set_key(key, value)
+    harness = Harness(ws, settings)
+    space = ws.create_space("room", mode=Mode.PLAN, autonomy=Autonomy.AUTO)
+    chat.add_reply(
+        [
+            {"type": "thinking", "thinking": "The repo is small; a plan is overkill."},
+            {"type": "text", "text": "No plan needed."},
+        ]
+    )
+    chat.add_reply([{"type": "text", "text": "Still none."}])  # plan mode's one nudge
+    plan_events: list[TurnEvent] = []
+    plan_end = asyncio.run(harness.run(RunRequest("what is here?", space.id), plan_events.append))
+    assert plan_end.status is TurnStatus.COMPLETED
+    assert "".join(e.text for e in of(plan_events, ThinkingDelta)) == "The repo is small; a plan is overkill."
+    stored = [m for m in ws.store.messages(space.conversation_id) if m.role == "assistant"]
+    assert {"type": "thinking", "thinking": "The repo is small; a plan is overkill."} in stored[0].blocks
+    # The chat API is never sent reasoning back (the nudge's request carries the first answer).
+    assert "plan is overkill" not in json.dumps(chat.bodies[1]["messages"])
+    assert "No plan needed." in json.dumps(chat.bodies[1]["messages"])
+
+    ws.set_mode(space.id, Mode.CHAT)
+    messages.add_reply([{"type": "text", "text": "Working on it."}])
+    chat_end = asyncio.run(harness.run(RunRequest("then just do it", space.id)))
+    assert chat_end.status is TurnStatus.COMPLETED
+    sent = json.dumps(messages.bodies[0]["messages"])
+    assert "No plan needed." in sent
+    assert "then just do it" in sent
+    assert "plan is overkill" not in sent
+    assert messages.bodies[0]["model"] == "claude-haiku-9"

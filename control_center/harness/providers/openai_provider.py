@@ -23,6 +23,7 @@ from .base import (
     ProviderSpec,
     StreamItem,
     TextChunk,
+    ThinkingChunk,
 )
 from .clients import shared_client
 from .retry import (
@@ -200,6 +201,7 @@ class OpenAICompatibleProvider:
         openai = self._openai
         client = self._client()
         texts: list[str] = []
+        thoughts: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
         finish: str | None = None
         usage: Any = None
@@ -214,6 +216,10 @@ class OpenAICompatibleProvider:
                     model = chunk.model
                 for choice in chunk.choices or ():
                     delta = choice.delta
+                    thought = _reasoning_of(delta)
+                    if thought:
+                        thoughts.append(thought)
+                        yield ThinkingChunk(thought)
                     if delta is not None and delta.content:
                         texts.append(delta.content)
                         yield TextChunk(delta.content)
@@ -264,6 +270,11 @@ class OpenAICompatibleProvider:
             )
 
         content: list[dict[str, Any]] = []
+        if thoughts:
+            # Our neutral thinking block, without a signature: only this provider's edge ever
+            # produced it, and neither edge replays it (Anthropic refuses unsigned thinking; the
+            # chat API must not be sent reasoning back).
+            content.append({"type": "thinking", "thinking": "".join(thoughts)})
         if texts:
             content.append({"type": "text", "text": "".join(texts)})
         for index in sorted(calls):
@@ -377,6 +388,18 @@ def _name_reason(name: str, message: str) -> str:
     if message.lower().strip(" .") in ("", word.lower()):
         return short_reason(None, word)
     return short_reason(None, f"{word}: {message}")
+
+
+def _reasoning_of(delta: Any) -> str | None:
+    """A delta's reasoning text: ``reasoning_content`` (vLLM, DeepSeek, llama.cpp) or ``reasoning``
+    (Ollama, OpenRouter) -- fields outside the OpenAI schema, kept by the SDK as extras."""
+    if delta is None:
+        return None
+    for name in ("reasoning_content", "reasoning"):
+        value = getattr(delta, name, None)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 def _error_detail(exc: Any) -> str:
