@@ -14,18 +14,20 @@ frame is then mostly pixmap blits.
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSize, QSizeF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QBrush,
     QColor,
     QFont,
     QFontMetricsF,
+    QImage,
     QKeyEvent,
     QMouseEvent,
     QPainter,
@@ -94,12 +96,73 @@ class _Laid:
     #: may build them).
     edges: list[PlanEdge]
     gaps: dict[int, list[_Piece]]
+    #: each gap's traced paths (edges, arrow heads): QPainterPath is a plain value, so the worker
+    #: traces them and the GUI thread only wraps them in items
+    paths: dict[int, tuple[QPainterPath, QPainterPath]]
+    overview: _Overview
 
 
 def _lay_out(graph: PlanGraph) -> _Laid:
     layout = layout_plan(graph)
     edges, gaps = _bundle_pieces(layout)
-    return _Laid(layout, critical_path(graph), PlanAdjacency(graph), edges, gaps)
+    paths = {gap: PlanEdgeBundle.trace(pieces) for gap, pieces in gaps.items()}
+    overview = _draw_overview(layout, paths)
+    return _Laid(layout, critical_path(graph), PlanAdjacency(graph), edges, gaps, paths, overview)
+
+
+@dataclass(frozen=True)
+class _Overview:
+    """The whole plan drawn small for the minimap, as two masks (opaque where nodes, where edges
+    are) tinted with the theme's colours when painted: drawn once per plan by the layout worker
+    (QImage painting is thread-safe), so a minimap frame is two image blits, not every item."""
+
+    rect: QRectF  # the scene rectangle the masks cover
+    nodes: QImage
+    edges: QImage
+
+
+#: The overview's largest size in pixels (the minimap is at most 180x120 logical pixels; twice
+#: that keeps it sharp on a high-density screen).
+_OVERVIEW_PIXELS = (360, 240)
+
+
+def _draw_overview(layout: PlanLayout, paths: Mapping[int, tuple[QPainterPath, QPainterPath]]) -> _Overview:
+    width, height = max(1.0, layout.size[0]), max(1.0, layout.size[1])
+    scale = min(_OVERVIEW_PIXELS[0] / width, _OVERVIEW_PIXELS[1] / height)
+    size = QSize(max(1, math.ceil(width * scale)), max(1, math.ceil(height * scale)))
+    ink = QColor(0, 0, 0)
+    edges = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
+    edges.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(edges)
+    painter.scale(scale, scale)
+    pen = QPen(ink, 1.0)
+    pen.setCosmetic(True)
+    painter.setPen(pen)
+    for path, _arrows in paths.values():
+        painter.drawPath(path)
+    painter.end()
+    nodes = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
+    nodes.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(nodes)
+    w, h = layout.node_size
+    # at least one pixel each, so even a 10,000-node plan shows every node
+    w, h = max(w, 1 / scale), max(h, 1 / scale)
+    painter.scale(scale, scale)
+    for x, y in layout.positions.values():
+        painter.fillRect(QRectF(x, y, w, h), ink)
+    painter.end()
+    return _Overview(QRectF(0, 0, width, height), nodes, edges)
+
+
+def _tinted(mask: QImage, color: QColor) -> QImage:
+    """``mask`` in ``color``: opaque where the mask is."""
+    image = QImage(mask.size(), QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(color)
+    painter = QPainter(image)
+    painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_DestinationIn)
+    painter.drawImage(0, 0, mask)
+    painter.end()
+    return image
 
 
 class _LayoutDelivery(QObject):
@@ -212,8 +275,9 @@ class PlanNodeItem(QGraphicsItem):
         # Every line of a card is drawn in the UI font: at 100 % zoom (where Fit never goes below)
         # nothing on a card is smaller than the rest of the application's text.
         self._small = QFont(font)
-        self._elided = ""
-        self._elide()
+        # elided at the first paint close enough to read it: most cards of a large plan are
+        # never shown at that zoom, and eliding them all took most of a card's making
+        self._elided: str | None = None
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsFocusable)
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
@@ -231,11 +295,12 @@ class PlanNodeItem(QGraphicsItem):
             self.mode_label, self.mode_color = label, color
             self.update()
 
-    def _elide(self) -> None:
+    def _elide(self) -> str:
         room = self._w - _BAND - 2 * _PAD
         if self.marker:
             room -= QFontMetricsF(self._small).horizontalAdvance(self.marker.upper()) + 20
         self._elided = QFontMetricsF(self._font).elidedText(self.title, Qt.TextElideMode.ElideRight, room)
+        return self._elided
 
     @property
     def color(self) -> QColor:
@@ -248,13 +313,15 @@ class PlanNodeItem(QGraphicsItem):
 
     def set_marker(self, marker: str | None) -> None:
         self.marker = marker
-        self._elide()
+        self._elided = None
         self.update()
 
-    def set_dimmed(self, dimmed: bool) -> None:
+    def set_dimmed(self, dimmed: bool, opacity: float | None = None) -> None:
+        """``opacity``: the dimmed opacity when the caller knows it (working it out reads the
+        palette's contrast: once per highlight, not once per card)."""
         if dimmed != self.dimmed:
             self.dimmed = dimmed
-            self.setOpacity(_dim_opacity() if dimmed else 1.0)
+            self.setOpacity((_dim_opacity() if opacity is None else opacity) if dimmed else 1.0)
 
     def set_on_critical_path(self, on: bool) -> None:
         if on != self.on_critical_path:
@@ -263,6 +330,10 @@ class PlanNodeItem(QGraphicsItem):
 
     def boundingRect(self) -> QRectF:
         return QRectF(-3, -3, self._w + 6, self._h + 6)  # room for the selection outline
+
+    def card_rect(self) -> QRectF:
+        """The card in scene coordinates (no margin for the outline)."""
+        return QRectF(self.pos(), QSizeF(self._w, self._h))
 
     def paint(
         self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None
@@ -298,7 +369,9 @@ class PlanNodeItem(QGraphicsItem):
         painter.setPen(theme.text)
         painter.setFont(self._font)
         painter.drawText(
-            QRectF(left, 8, self._w - left - _PAD, 22), Qt.AlignmentFlag.AlignVCenter, self._elided
+            QRectF(left, 8, self._w - left - _PAD, 22),
+            Qt.AlignmentFlag.AlignVCenter,
+            self._elided if self._elided is not None else self._elide(),
         )
         if self.hasFocus():  # keyboard focus: a dashed ring inside the outline
             focus_pen = QPen(theme.highlight, 1, Qt.PenStyle.DashLine)
@@ -377,11 +450,13 @@ class PlanEdgeBundle(QGraphicsItem):
     frame into a few. Highlighting redraws the affected pieces on top, in the emphasis colour.
     """
 
-    def __init__(self, gap: int, pieces: list[_Piece]) -> None:
+    def __init__(
+        self, gap: int, pieces: list[_Piece], paths: tuple[QPainterPath, QPainterPath] | None = None
+    ) -> None:
         super().__init__()
         self.gap = gap
         self._pieces = pieces
-        self._all, self._all_arrows = self._paths(pieces)
+        self._all, self._all_arrows = paths if paths is not None else self.trace(pieces)
         self._lit = self._lit_arrows = QPainterPath()
         self._plain = self._plain_arrows = self._faded = self._faded_arrows = QPainterPath()
         self._any_dimmed = False
@@ -394,6 +469,11 @@ class PlanEdgeBundle(QGraphicsItem):
         # about one viewport of memory; a zoom step or a highlight change redraws it once.
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.setZValue(0)
+
+    @staticmethod
+    def trace(pieces: list[_Piece]) -> tuple[QPainterPath, QPainterPath]:
+        """The pieces as one path and their arrow heads as another (any thread)."""
+        return PlanEdgeBundle._paths(pieces)
 
     @staticmethod
     def _paths(pieces: list[_Piece]) -> tuple[QPainterPath, QPainterPath]:
@@ -525,11 +605,17 @@ def _bundle_pieces(layout: PlanLayout) -> tuple[list[PlanEdge], dict[int, list[_
 
 class PlanMinimap(QGraphicsView):
     """The whole plan in a corner of the graph view, the visible part outlined; click or drag to
-    move there. Shown only while the plan does not fit the view."""
+    move there. Shown only while the plan does not fit the view.
+
+    It draws the plan's overview (made by the layout worker) and, over it, the nodes whose
+    status is not "pending" and the selected one: never the plan's items, which made every pan
+    frame a paint of the whole plan."""
 
     def __init__(self, main: PlanGraphView) -> None:
-        super().__init__(main.scene(), main)
+        super().__init__(main)
         self._main = main
+        self._blank = QGraphicsScene(self)  # scene coordinates only: nothing in it is drawn
+        self.setScene(self._blank)
         self.setObjectName("planMinimap")
         self.setAccessibleName("Plan overview")
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -538,16 +624,80 @@ class PlanMinimap(QGraphicsView):
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.setFrameShape(QGraphicsView.Shape.Box)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self._overview: _Overview | None = None
+        self._tints: dict[tuple[int, int], QImage] = {}
+        #: the plan's nodes (key -> item), for the statuses drawn over the overview
+        self.nodes: Mapping[str, PlanNodeItem] = {}
+        self._marks: list[tuple[QColor, QPainterPath]] | None = None
+        self._marks_scale = 0.0
+
+    def set_overview(self, overview: _Overview | None) -> None:
+        self._overview = overview
+        self._tints.clear()
+        self.invalidate_marks()
+
+    def invalidate_marks(self) -> None:
+        """Statuses or the selection changed: the marks over the overview are drawn again."""
+        self._marks = None
+        if self.isVisible():
+            self.viewport().update()
 
     def refresh(self) -> None:
-        rect = self.scene().itemsBoundingRect().adjusted(-20, -20, 20, 20)
+        rect = self._main.plan_rect().adjusted(-20, -20, 20, 20)
+        self._blank.setSceneRect(rect)
         self.fitInView(rect, Qt.AspectRatioMode.KeepAspectRatio)
         self.viewport().update()
 
     def visible_area(self) -> QRectF:
         return self._main.mapToScene(self._main.viewport().rect()).boundingRect()
 
+    def _tint(self, mask: QImage, color: QColor) -> QImage:
+        key = (mask.cacheKey(), color.rgba())
+        image = self._tints.get(key)
+        if image is None:
+            image = self._tints[key] = _tinted(mask, color)
+        return image
+
+    def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
+        scene = self._main.scene()
+        painter.fillRect(rect, scene.backgroundBrush())
+        theme: _Theme | None = getattr(scene, "theme", None)
+        overview = self._overview
+        if overview is None or theme is None:
+            return
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
+        painter.drawImage(overview.rect, self._tint(overview.edges, theme.far_edge))
+        painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
+        painter.drawImage(overview.rect, self._tint(overview.nodes, status_color("pending")))
+        painter.restore()
+
+    def _status_marks(self) -> list[tuple[QColor, QPainterPath]]:
+        """One path per status other than "pending" (and one for the selected node): built once
+        per change of statuses, selection or minimap scale, drawn as a few fills per frame."""
+        scale = max(1e-6, self.transform().m11())
+        if self._marks is None or self._marks_scale != scale:
+            least = 1.5 / scale  # every mark covers at least a pixel and a half, however small
+            paths: dict[str, QPainterPath] = {}
+            selected = QPainterPath()
+            for item in self.nodes.values():
+                if item.status == "pending" and not item.isSelected():
+                    continue
+                card = item.card_rect()
+                mark = QRectF(card.topLeft(), QSizeF(max(card.width(), least), max(card.height(), least)))
+                if item.isSelected():
+                    selected.addRect(mark)
+                if item.status != "pending":
+                    paths.setdefault(item.status, QPainterPath()).addRect(mark)
+            self._marks = [(status_color(status), path) for status, path in paths.items()]
+            if not selected.isEmpty():
+                self._marks.append((self.palette().color(QPalette.ColorRole.Highlight), selected))
+            self._marks_scale = scale
+        return self._marks
+
     def drawForeground(self, painter: QPainter, rect: QRectF) -> None:
+        for color, path in self._status_marks():
+            painter.fillPath(path, color)
         pen = QPen(self.palette().color(QPalette.ColorRole.Highlight), 2)
         pen.setCosmetic(True)
         painter.setPen(pen)
@@ -584,8 +734,20 @@ class PlanGraphView(QGraphicsView):
             "Arrow keys move between nodes (left: a dependency, right: a dependent, up/down: the same "
             "column); F fits, + and - zoom"
         )
+        self._plan_rect: QRectF | None = None
         self.minimap = PlanMinimap(self)
         self.minimap.hide()
+
+    def set_plan_rect(self, rect: QRectF | None) -> None:
+        """Where the plan lies in the scene, known from its layout (None: ask the items)."""
+        self._plan_rect = rect
+
+    def plan_rect(self) -> QRectF:
+        """The plan's bounds. From the layout when known: asking every item costs a Python call
+        per item, too much for each pan frame of a large plan."""
+        if self._plan_rect is not None:
+            return QRectF(self._plan_rect)
+        return self.scene().itemsBoundingRect()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
@@ -627,7 +789,7 @@ class PlanGraphView(QGraphicsView):
         """Everything in view if it fits at a readable zoom (text at the UI font size); otherwise
         100 % zoom on the plan's start (its first layer, vertically centred), with the minimap
         showing the rest."""
-        rect = self.scene().itemsBoundingRect().adjusted(-24, -24, 24, 24)
+        rect = self.plan_rect().adjusted(-24, -24, 24, 24)
         if rect.isEmpty():
             return
         self.resetTransform()
@@ -642,13 +804,13 @@ class PlanGraphView(QGraphicsView):
     def fits(self) -> bool:
         """Whether the whole plan is on screen."""
         visible = self.mapToScene(self.viewport().rect()).boundingRect()
-        return visible.adjusted(-1, -1, 1, 1).contains(self.scene().itemsBoundingRect())
+        return visible.adjusted(-1, -1, 1, 1).contains(self.plan_rect())
 
     def _update_minimap(self) -> None:
         minimap = getattr(self, "minimap", None)
         if minimap is None:
             return
-        show = self.scene() is not None and bool(self.scene().items()) and not self.fits()
+        show = self.scene() is not None and not self.plan_rect().isEmpty() and not self.fits()
         minimap.setVisible(show)
         if show:
             minimap.refresh()
@@ -692,6 +854,8 @@ class PlanStudioView(QWidget):
     open_turn_requested = Signal(str, str)
     #: The shown plan is laid out and every node and edge is in the scene.
     plan_ready = Signal()
+    #: What the cards and edges show as lit: (the related nodes or None, the critical path).
+    _NOTHING_LIT: tuple[frozenset[str] | None, frozenset[str]] = (None, frozenset())
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -700,7 +864,9 @@ class PlanStudioView(QWidget):
         self._layout: PlanLayout | None = None
         self._nodes_by_key: dict[str, PlanNode] = {}
         self._node_items: dict[str, PlanNodeItem] = {}
+        self._highlighted = self._NOTHING_LIT
         self._edges: list[PlanEdge] = []
+        self._edge_by_ends: dict[tuple[str, str], PlanEdge] = {}
         self._bundles: list[PlanEdgeBundle] = []
         self._critical: tuple[str, ...] = ()
         self._status = "pending"
@@ -723,6 +889,7 @@ class PlanStudioView(QWidget):
         self._scene.selectionChanged.connect(self._on_selection_changed)
         self.view = PlanGraphView(self._scene)
         self.view.navigate = self.navigate  # type: ignore[attr-defined]
+        self.view.minimap.nodes = self._node_items  # the statuses it marks over its overview
         self._runs: dict[str, Any] = {}  # node key -> NodeRun (the turn that ran it)
         self.empty_label = QLabel(
             "No plan yet. Switch this space to Plan mode (Shift+Tab in the composer) and describe "
@@ -954,7 +1121,7 @@ class PlanStudioView(QWidget):
             self._use_layout(_lay_out(graph))
             for _ in self._scene_slices():
                 pass
-            self.set_node_runs(self._runs)
+            self._show_details(self.selected_key())
             self._sync_buttons()
             self.fit_to_view()
             self.plan_ready.emit()
@@ -1008,7 +1175,7 @@ class PlanStudioView(QWidget):
                 return
         self._building = None
         self._build_timer.stop()
-        self.set_node_runs(self._runs)
+        self._show_details(self.selected_key())
         self._sync_buttons()
         self.fit_to_view()
         self.plan_ready.emit()
@@ -1018,6 +1185,9 @@ class PlanStudioView(QWidget):
         self._layout = laid.layout
         self._critical = laid.critical
         self._adjacency = laid.adjacency
+        width, height = laid.layout.size
+        self.view.set_plan_rect(QRectF(-3, -3, width + 6, height + 6))  # the items' bounds
+        self.view.minimap.set_overview(laid.overview)
 
     def has_plan(self) -> bool:
         return self._graph is not None
@@ -1027,10 +1197,13 @@ class PlanStudioView(QWidget):
         self._graph = None
         self._layout = None
         self._nodes_by_key = {}
+        self.view.set_plan_rect(None)
+        self.view.minimap.set_overview(None)
         self._scene.clearSelection()
         self._scene.clear()
         self._node_items.clear()
         self._edges.clear()
+        self._edge_by_ends.clear()
         self._bundles.clear()
         self.goal_label.setText("Plan Studio")
         self.version_label.setText("no plan yet")
@@ -1056,6 +1229,7 @@ class PlanStudioView(QWidget):
                 item.set_status(status)
             elif key in self._nodes_by_key:  # not drawn yet (a large plan): applied when it is
                 self._pending_status[key] = status
+        self.view.minimap.invalidate_marks()
         selected = self.selected_key()
         if selected in mapping:
             self._show_details(selected)
@@ -1128,10 +1302,13 @@ class PlanStudioView(QWidget):
     # -- internals ---------------------------------------------------------------------------
 
     def _clear_scene(self) -> None:
+        self._highlighted = self._NOTHING_LIT  # new cards are neither dimmed nor on the path
         self._scene.clearSelection()
         self._scene.clear()
+        self.view.minimap.invalidate_marks()
         self._node_items.clear()
         self._edges.clear()
+        self._edge_by_ends.clear()
         self._bundles.clear()
         self._edges_of.clear()
 
@@ -1148,8 +1325,10 @@ class PlanStudioView(QWidget):
         added = set(self._diff.added_nodes) if self._diff else set()
         changed = set(self._diff.changed_nodes) if self._diff else set()
         font = self.font()
+        look = self._mode_look()
         for node in self._graph.nodes:
             item = PlanNodeItem(node, w, h, font)
+            item.set_mode(*look(node.key))
             x, y = layout.positions[node.key]
             item.setPos(x, y)
             if node.key in added:
@@ -1165,8 +1344,9 @@ class PlanStudioView(QWidget):
         assert self._laid is not None
         gaps = self._laid.gaps
         self._edges = list(self._laid.edges)
+        self._edge_by_ends = {(e.source, e.target): e for e in self._edges}
         for gap in sorted(gaps):
-            bundle = PlanEdgeBundle(gap, gaps[gap])
+            bundle = PlanEdgeBundle(gap, gaps[gap], self._laid.paths.get(gap))
             self._scene.addItem(bundle)
             self._bundles.append(bundle)
             for piece in gaps[gap]:
@@ -1219,6 +1399,7 @@ class PlanStudioView(QWidget):
 
     def _on_selection_changed(self) -> None:
         key = self.selected_key()
+        self.view.minimap.invalidate_marks()
         self._apply_highlight()
         self._show_details(key)
         self._sync_buttons()
@@ -1246,11 +1427,27 @@ class PlanStudioView(QWidget):
             related = critical
         else:
             related = None
-        for k, item in self._node_items.items():
-            item.set_dimmed(related is not None and k not in related)
-            item.set_on_critical_path(k in critical)
+        state = (None if related is None else frozenset(related), frozenset(critical))
+        if state == self._highlighted:
+            return  # nothing to change (a plan just drawn, nothing selected: every card as made)
+        before, self._highlighted = self._highlighted, state
+        nodes: Iterable[str] = self._node_items
+        edges: Iterable[PlanEdge] = self._edges
+        if related is not None and before[0] is not None and before[1] == state[1] and adjacency:
+            # One selection to another: everything else stays dimmed, so only the two
+            # neighbourhoods change (a cost of their degrees, not of the plan).
+            nodes = before[0] | related
+            pairs = {(d, k) for k in nodes for d in adjacency.dependencies(k)}
+            pairs |= {(k, d) for k in nodes for d in adjacency.dependents(k)}
+            edges = [self._edge_by_ends[pair] for pair in pairs if pair in self._edge_by_ends]
+        opacity = _dim_opacity()
+        for k in nodes:
+            item = self._node_items.get(k)
+            if item is not None:
+                item.set_dimmed(related is not None and k not in related, opacity)
+                item.set_on_critical_path(k in critical)
         stale: dict[int, PlanEdgeBundle] = {}
-        for edge in self._edges:
+        for edge in edges:
             lit = related is not None and edge.source in related and edge.target in related
             state = (related is not None and not lit, lit or (edge.source, edge.target) in critical_edges)
             if state != (edge.dimmed, edge.emphasized):
@@ -1338,12 +1535,22 @@ class PlanStudioView(QWidget):
         """The turn that ran each node (``NodeRun`` values): its mode shows on the card, its time,
         tokens and a link to its conversation in the details."""
         self._runs = dict(runs)
-        colors = ui_theme.colors(self.palette())
+        look = self._mode_look()
         for key, item in self._node_items.items():
-            run = self._runs.get(key)
-            mode = run.mode if run is not None else Mode.CHAT
-            item.set_mode(profile_for(mode).label, colors.mode(mode))
+            item.set_mode(*look(key))
         self._show_details(self.selected_key())
+
+    def _mode_look(self) -> Callable[[str], tuple[str, QColor]]:
+        """The chip (label, colour) of a node's mode: from the turn that ran it, else an agent step."""
+        colors = ui_theme.colors(self.palette())
+        looks = {mode: (profile_for(mode).label, colors.mode(mode)) for mode in Mode}
+        runs = self._runs
+
+        def look(key: str) -> tuple[str, QColor]:
+            run = runs.get(key)
+            return looks[run.mode if run is not None else Mode.CHAT]
+
+        return look
 
     def navigate(self, direction: str) -> None:
         """Keyboard moves in the graph: left to a dependency, right to a dependent, up/down within
