@@ -1214,6 +1214,7 @@ class ConversationView(QAbstractItemView):
         self._stick = True
         # Height re-checks of streaming rows are coalesced: one relayout per tick, not per token.
         self._dirty_rows: set[int] = set()
+        self._repaint_due = False
         self._remeasure_timer = QTimer(self)
         self._remeasure_timer.setSingleShot(True)
         self._remeasure_timer.timeout.connect(self._remeasure)
@@ -1532,11 +1533,13 @@ class ConversationView(QAbstractItemView):
         return region
 
     def dataChanged(self, top: QModelIndex, bottom: QModelIndex, roles: Any = ()) -> None:
-        # Repaint what is on screen only: the base class asks a rect per row.
+        # A row on screen changed: repainted with the coalesced re-measure (see _on_data_changed),
+        # not per change. A streamed reply changes its row per delta, and re-laying out and
+        # painting a long reply per delta fell behind the stream.
         first, last = top.row(), bottom.row()
         end = self.indexAt(QPoint(0, self.viewport().height() - 1)).row()
         if last >= self._anchor and (end < 0 or first <= end):
-            self.viewport().update()
+            self._repaint_due = True
 
     # -- painting
     def paintEvent(self, event: Any) -> None:
@@ -1620,7 +1623,8 @@ class ConversationView(QAbstractItemView):
             self.scrollToBottom()
 
     def _on_data_changed(self, top: QModelIndex, bottom: QModelIndex, _roles: Any = None) -> None:
-        # Qt's list view repaints a changed row but never re-measures it; a streaming row grows.
+        # Changed rows are re-measured and repainted once per tick (25 a second), not per change:
+        # a streaming row grows with every delta.
         self._dirty_rows.update(range(top.row(), min(bottom.row(), top.row() + 50) + 1))
         if not self._remeasure_timer.isActive():
             self._remeasure_timer.start(40)
@@ -1633,6 +1637,9 @@ class ConversationView(QAbstractItemView):
         for row in sorted(rows):
             if row < model.rowCount():
                 self._delegate.height_changed(model.index(row, 0))
+        if self._repaint_due:
+            self._repaint_due = False
+            self.viewport().update()
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)

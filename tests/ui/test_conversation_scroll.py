@@ -180,3 +180,32 @@ def test_pages_keys_and_end_keys_walk_a_long_conversation(qtbot: Any, counted: A
     QTest.keyClick(view, Qt.Key.Key_End)
     assert view.currentIndex().row() == 2999
     assert view.visualRect(model.index(2999)).bottom() == view.viewport().height() - 1
+
+
+def test_a_streamed_reply_repaints_per_tick_not_per_delta(qtbot: Any, counted: Any) -> None:
+    from PySide6.QtCore import QEvent, QObject
+
+    view, model, _calls = counted
+    model.set_items([*_items("old", 50), TranscriptItem("live", ItemKind.ASSISTANT, "")])
+    view.scrollToBottom()
+    _settle(qtbot)
+
+    class Paints(QObject):
+        count = 0
+
+        def eventFilter(self, _obj: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                self.count += 1
+            return False
+
+    paints = Paints()
+    view.viewport().installEventFilter(paints)
+    for n in range(60):  # 60 deltas, each followed by a turn of the event loop
+        model.append_text("live", f"word {n} " * 5 + ("\n\n" if n % 10 == 9 else ""))
+        QApplication.processEvents()
+    _settle(qtbot)
+    view.viewport().removeEventFilter(paints)
+    assert 1 <= paints.count <= 15, paints.count  # coalesced, yet painted
+    assert "word 59" in model.item(model.rowCount() - 1).text
+    last = view.visualRect(model.index(model.rowCount() - 1))
+    assert last.bottom() == view.viewport().height() - 1  # grown and still followed
