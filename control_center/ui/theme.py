@@ -493,8 +493,12 @@ def _frame_in_text_colour(option: QStyleOption, painter: QPainter) -> None:
     focused = bool(option.state & QStyle.StateFlag.State_HasFocus)  # type: ignore[attr-defined]
     # The current group's text: the quieter grey when disabled, so a dead control looks it.
     color = palette.color(QPalette.ColorRole.Highlight if focused else QPalette.ColorRole.Text)
-    features = getattr(option, "features", None)  # a push button's: the default one stands out
-    default = features is not None and bool(features & QStyleOptionButton.ButtonFeature.DefaultButton)
+    # A push button's default one stands out. Only a button's option is asked: Fusion paints an
+    # editable combo box's button with a frame's option, whose features are another enum (and
+    # combining the two crashed the interpreter).
+    default = isinstance(option, QStyleOptionButton) and bool(
+        option.features & QStyleOptionButton.ButtonFeature.DefaultButton
+    )
     width = 2 if focused or default else 1
     painter.save()
     painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)

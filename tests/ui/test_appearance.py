@@ -129,7 +129,7 @@ def _frame_pixels(widget: Any) -> tuple[Any, list[Any]]:
 
 
 @pytest.mark.parametrize("dark", [False, True])
-@pytest.mark.parametrize("kind", ["spin", "combo", "button"])
+@pytest.mark.parametrize("kind", ["spin", "combo", "editable combo", "button"])
 def test_high_contrast_frames_spin_boxes_combos_and_buttons_in_the_text_colour(
     app: QApplication, kind: str, dark: bool
 ) -> None:
@@ -138,9 +138,10 @@ def test_high_contrast_frames_spin_boxes_combos_and_buttons_in_the_text_colour(
     def make() -> Any:
         if kind == "spin":
             return QSpinBox()
-        if kind == "combo":
+        if kind in ("combo", "editable combo"):
             combo = QComboBox()
             combo.addItems(["Anthropic", "OpenAI-compatible"])
+            combo.setEditable(kind == "editable combo")  # Fusion paints its button as a frame
             return combo
         return QPushButton("Save key")
 
