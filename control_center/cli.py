@@ -503,6 +503,13 @@ def build_parser() -> argparse.ArgumentParser:
     hc = hsub.add_parser("claude-code", help="Claude Code PreToolUse hook (JSON on stdin)")
     hc.add_argument("--mode", required=True)
     hc.set_defaults(func=_lazy("control_center.harness.transports.claude_hook", "cmd_hook"))
+    hr = hsub.add_parser(
+        "claude-code-relay",
+        help="inside Claude Code's OS layer: relay loopback ports to the host's sockets, then run COMMAND",
+    )
+    hr.add_argument("--route", action="append", default=[], metavar="PORT=SOCKET")
+    hr.add_argument("command", nargs=argparse.REMAINDER, metavar="COMMAND")
+    hr.set_defaults(func=_lazy("control_center.harness.transports.egress", "cmd_relay"))
 
     dr = sub.add_parser("doctor", help="check a workspace database; restore the newest good backup")
     ws_arg(dr)

@@ -2,7 +2,9 @@
 
 This is the *second* copy of a read-only posture (SPEC §3): the first is that mutating tools are off
 the surface. So when bubblewrap is missing or does not work on this host, commands run unwrapped
-rather than failing. Network stays available: read-only modes never deny network egress."""
+rather than failing. Commands the built-in harness runs keep the host's network (read-only modes
+never deny network egress there); ``claude`` in its OS layer gets a network of its own with a
+forwarder for what the turn needs (``ClaudeSandbox``, ``transports.egress``)."""
 
 from __future__ import annotations
 
@@ -73,7 +75,9 @@ def sandbox_available() -> bool:
         return False
     try:
         done = subprocess.run(
-            [bwrap, *_base_args(Path("/")), "--", "true"],
+            # With a network namespace of its own: Claude Code's OS layer needs one (ClaudeSandbox),
+            # and the OS layer is one claim for the whole host (core.guarantees).
+            [bwrap, *_base_args(Path("/")), "--unshare-net", "--", "true"],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -102,8 +106,23 @@ _HOST_SOCKET_DIRS = ("/run", "/var/run")
 
 
 @dataclass(frozen=True)
+class Egress:
+    """The only ways out of a sandbox with a network of its own: the folder of the host's
+    forwarding sockets (bound read-only inside) and the relay command run before ``claude``
+    (``transports.egress``), which takes ``--route PORT=SOCKET`` arguments."""
+
+    folder: Path
+    relay: tuple[str, ...]
+    routes: tuple[tuple[int, Path], ...]
+
+
+@dataclass(frozen=True)
 class ClaudeSandbox:
-    """The OS layer around one ``claude`` process in a read-only mode (SPEC §9)."""
+    """The OS layer around one ``claude`` process in a read-only mode (SPEC §9).
+
+    Its own network namespace: no abstract Unix socket (D-Bus, X11) and no loopback port of the
+    host is reachable; ``egress`` is what the turn reaches instead (the model endpoint, its MCP
+    server). Without ``egress`` nothing outside is reachable at all."""
 
     worktree: Path
     #: Claude's private, writable state (sessions for ``--resume``, its own settings).
@@ -113,6 +132,7 @@ class ClaudeSandbox:
     hidden: tuple[Path, ...] = ()
     #: What must stay readable even inside a hidden folder: the CLI, the hook's interpreter.
     readable: tuple[Path, ...] = ()
+    egress: Egress | None = None
 
     def argv(self, argv: Sequence[str], bwrap: str) -> list[str]:
         worktree = self.worktree.resolve()
@@ -132,6 +152,13 @@ class ClaudeSandbox:
         for path in self.readable:
             if path.exists():
                 args += ["--ro-bind", str(path.resolve()), str(path.resolve())]
+        if self.egress is not None:
+            folder = str(self.egress.folder.resolve())
+            args += ["--ro-bind", folder, folder]
+            relay = [*self.egress.relay]
+            for port, socket_path in self.egress.routes:
+                relay += ["--route", f"{port}={socket_path}"]
+            argv = [*relay, "--", *argv]
         args += ["--ro-bind", str(worktree), str(worktree), "--bind", str(home), str(home)]
         args += [
             "--chdir", str(worktree),
@@ -139,6 +166,8 @@ class ClaudeSandbox:
             "--setenv", "TMPDIR", "/tmp",
             # Its own PID namespace: when bwrap dies, every process inside dies with it.
             "--unshare-pid", "--die-with-parent", "--new-session",
+            # Its own network (only its loopback) and System V IPC.
+            "--unshare-net", "--unshare-ipc",
         ]  # fmt: skip
         return [bwrap, *args, "--", *argv]
 

@@ -53,6 +53,7 @@ from control_center.harness.transports.claude_hook import (
     HOOKED_TOOLS,
     claude_tool_on_surface,
 )
+from control_center.harness.transports.egress import EgressGate, relay_command
 from control_center.harness.transports.turn_mcp import (
     CALL_TIMEOUT_MS,
     PERMISSION_TOOL,
@@ -161,6 +162,7 @@ def build_argv(
     surface: frozenset[str],
     model: str | None,
     mcp: TurnMcpServer | None = None,
+    mcp_url: str | None = None,
 ) -> list[str]:
     # The prompt is the positional argument right after -p; a leading "-" would read as an option.
     prompt = " " + message if message.startswith("-") else message
@@ -181,7 +183,7 @@ def build_argv(
         argv += ["--permission-mode", "plan"]
     allowed, disallowed = tool_lists(profile, surface)
     if mcp is not None:
-        argv += ["--mcp-config", json.dumps(mcp.config())]
+        argv += ["--mcp-config", json.dumps(mcp.config(mcp_url))]
         allowed += [claude_tool_name(verb) for verb in mcp.verbs]
         if mcp.permission is not None:
             # Claude asks us, not a person: ExitPlanMode is answered from the plan_exit gate.
@@ -195,6 +197,11 @@ def build_argv(
     return argv
 
 
+def model_base_url(host: DriverHost, profile: CapabilityProfile) -> str | None:
+    """The Anthropic endpoint Claude talks to: the mode's setting, else the environment's."""
+    return host.settings.model_for(profile.mode).base_url or os.environ.get("ANTHROPIC_BASE_URL")
+
+
 def build_env(host: DriverHost, profile: CapabilityProfile, api_key: str, home: Path) -> dict[str, str]:
     """The same endpoint and key as the Anthropic provider, a scratch HOME, no side traffic.
 
@@ -203,7 +210,7 @@ def build_env(host: DriverHost, profile: CapabilityProfile, api_key: str, home: 
     env = scrubbed_environ(allow=host.settings.allowed_env)
     # Another credential in the environment would make the CLI authenticate differently.
     env.pop("ANTHROPIC_AUTH_TOKEN", None)
-    base_url = host.settings.model_for(profile.mode).base_url or os.environ.get("ANTHROPIC_BASE_URL")
+    base_url = model_base_url(host, profile)
     if base_url:
         env["ANTHROPIC_BASE_URL"] = base_url
     else:
@@ -408,7 +415,19 @@ class ClaudeCodeDriver:
             await mcp.__aenter__()
         except OSError as exc:
             return finish(TurnStatus.FAILED, f"could not serve the mode's verbs to Claude Code: {exc}")
-        launch = _Launch(self.host, turn, profile, recorder, calls, cli, api_key, home, names, os_layer, mcp)
+        egress: EgressGate | None = None
+        if os_layer:
+            # Claude's own network namespace reaches the model endpoint and this MCP server alone.
+            try:
+                assert mcp.port is not None
+                egress = EgressGate(model_base_url(self.host, profile), mcp.port)
+                await egress.__aenter__()
+            except (OSError, ValueError) as exc:
+                await mcp.__aexit__(None, None, None)
+                return finish(TurnStatus.FAILED, f"could not open Claude Code's network forwarder: {exc}")
+        launch = _Launch(
+            self.host, turn, profile, recorder, calls, cli, api_key, home, names, os_layer, mcp, egress
+        )
         nudged = turn.nudged
         try:
             prompt, session = (RESUME_MESSAGE if run.resumed else run.message), resume_session
@@ -432,6 +451,8 @@ class ClaudeCodeDriver:
             finish(TurnStatus.INTERRUPTED, "cancelled by the operator")
             raise
         finally:
+            if egress is not None:
+                await egress.__aexit__(None, None, None)
             await mcp.__aexit__(None, None, None)
 
 
@@ -481,6 +502,7 @@ class _Launch:
     names: frozenset[str]
     os_layer: bool
     mcp: TurnMcpServer
+    egress: EgressGate | None = None
 
 
 def _permission_decider(calls: ExternalCalls, profile: CapabilityProfile) -> DecidePermission:
@@ -514,18 +536,23 @@ async def _run_cli(launch: _Launch, message: str, resume_session: str | None) ->
     turn, profile, cli, recorder = launch.turn, launch.profile, launch.cli, launch.recorder
     ws = launch.host.ws
     model = turn.settings.get("model")
-    argv = build_argv(
-        cli, message, profile, launch.names, model if isinstance(model, str) else None, launch.mcp
-    )
-    if resume_session:
-        argv[1:1] = ["--resume", resume_session]
+    model_name = model if isinstance(model, str) else None
+
+    def claude_argv(mcp_url: str | None) -> list[str]:
+        argv = build_argv(cli, message, profile, launch.names, model_name, launch.mcp, mcp_url)
+        if resume_session:
+            argv[1:1] = ["--resume", resume_session]
+        return argv
+
+    argv = claude_argv(None)
     env = build_env(launch.host, profile, launch.api_key, launch.home)
     if launch.os_layer:
+        egress = launch.egress
         box = sandbox.ClaudeSandbox(
             Path(turn.worktree),
             launch.home,
-            # The operator's home too: read-only is not enough where the network is shared (a
-            # key read in ~/.ssh could leave through any request).
+            # The operator's home too: read-only is not enough where a request can leave (a key
+            # read in ~/.ssh could go out to the model endpoint).
             hidden=(ws.root, *_operator_home()),
             readable=(
                 Path(cli),
@@ -534,12 +561,22 @@ async def _run_cli(launch: _Launch, message: str, resume_session: str | None) ->
                 Path(sys.executable),
                 _PACKAGE_ROOT,
             ),
+            egress=None
+            if egress is None
+            else sandbox.Egress(
+                egress.folder or Path(),
+                tuple(relay_command(sys.executable, bool(getattr(sys, "frozen", False)))),
+                tuple((r.port, r.socket) for r in egress.routes),
+            ),
         )
-        wrapped = sandbox.claude_sandbox_argv(argv, box)
+        inner_url = egress.mcp_url if egress is not None else None
+        wrapped = sandbox.claude_sandbox_argv(claude_argv(inner_url), box)
         if wrapped is None:  # bubblewrap went away since the probe: say so, run on the hook
             recorder.note("note", GUIDANCE_NOTE)
         else:
             argv = wrapped
+            if egress is not None:
+                env.update(egress.env())
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,

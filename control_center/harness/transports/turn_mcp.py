@@ -72,12 +72,14 @@ class TurnMcpServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/mcp"
 
-    def config(self) -> dict[str, Any]:
+    def config(self, url: str | None = None) -> dict[str, Any]:
+        """``url``: where Claude reaches this server, when not at ``self.url`` (inside the OS
+        layer, a relayed port of the sandbox's own loopback)."""
         return {
             "mcpServers": {
                 SERVER_NAME: {
                     "type": "http",
-                    "url": self.url,
+                    "url": url or self.url,
                     "headers": {"Authorization": f"Bearer {self.secret}"},
                     # A call may wait for the operator's decision as long as it takes.
                     "timeout": CALL_TIMEOUT_MS,
