@@ -19,7 +19,9 @@ class Layer(StrEnum):
     SURFACE = "surface"  # tools the model cannot see
     GATE = "gate"  # calls that wait for the operator
     GUARDRAIL = "guardrail"  # effect classes refused before a call runs
-    OS_LAYER = "os_layer"  # bubblewrap: the file system read-only for every process
+    # bubblewrap: the file system read-only for every process (on Claude Code also a network of
+    # its own that reaches only the model endpoint and the turn's MCP server)
+    OS_LAYER = "os_layer"
     HOOK = "hook"  # the PreToolUse command-line check
     PROMPT = "prompt"  # the mode's guidance in the system prompt
 
@@ -83,8 +85,9 @@ def guarantee_for(profile: CapabilityProfile, transport: Transport, os_layer: bo
         return Guarantee(
             (*verbs, Layer.OS_LAYER, Layer.HOOK, Layer.PROMPT),
             "Claude Code under the OS layer: the file system is read-only for Claude and every command "
-            "it runs; the mode's verbs (over MCP) pass our surface, gate and guardrail; the hook checks "
-            "command lines too.",
+            "it runs, and its network reaches the model endpoint and the turn's MCP server alone; the "
+            "mode's verbs (over MCP) pass our surface, gate and guardrail; the hook checks command "
+            "lines too.",
         )
     return Guarantee(
         (*verbs, Layer.HOOK, Layer.PROMPT),
