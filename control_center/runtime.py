@@ -494,7 +494,10 @@ class WorkspaceRuntime:
     def _resume_if_waiting(self, turn_id: str | None) -> None:
         turn = self.ws.store.turn(turn_id) if turn_id else None
         if turn is not None and turn.status is TurnStatus.AWAITING_APPROVAL:
-            self.resume_turn(turn.id)
+            from control_center.harness.turn_claim import waiting_in_its_process
+
+            if not waiting_in_its_process(turn):  # else its own process continues it
+                self.resume_turn(turn.id)
 
     # -- decisions ------------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
+from control_center.core.events import TurnStatus
 from control_center.core.modes import Autonomy
 from control_center.core.profiles import CapabilityProfile
 from control_center.core.records import Space, Turn
@@ -30,6 +31,7 @@ from control_center.harness.tools.base import ToolContext, ToolError, ToolOutput
 from control_center.harness.tools.bounded import run_bounded
 from control_center.harness.tools.registry import PURE_TOOLS
 from control_center.harness.tools.shell import run_gate, tool_output_path
+from control_center.harness.turn_claim import LIVE_WAIT
 from control_center.harness.verbs import VERBS, VerbContext
 from control_center.store.store import StoreError, new_id
 from control_center.workspace import Workspace, WorkspaceError
@@ -201,6 +203,8 @@ DECISION_POLL_S = 0.25
 SYSTEM_ACTOR = "control-center"
 #: Turn-state key: approvals opened over another transport that a call has already used.
 _USED_APPROVALS = "used_approvals"
+#: Turn-state key: the Inbox item a waiting turn waits on (as a suspended built-in turn has it).
+_PENDING = "pending"
 
 
 def external_calls(
@@ -217,7 +221,8 @@ def external_calls(
         surface={t.name: t for t in tools},
         conversation_id=turn.conversation_id or "",
         author=str(turn.settings.get("agent") or "agent"),
-        state=dict(turn.state),
+        # A wait's marks left by a run that died mid-wait: this run decides its own waits.
+        state={k: v for k, v in turn.state.items() if k not in (_PENDING, LIVE_WAIT)},
         delivered=turn.delivered,
         emit=recorder.emit,
     )
@@ -255,6 +260,8 @@ class ExternalCalls:
         """End every wait. ``final`` (the turn cannot be resumed): an item still pending would
         wait for nothing, so it is withdrawn with the reason; otherwise it stays for the resume."""
         self.closed.set()
+        if self._clear_wait_marks():
+            self.recorder.progress(state=self.scope.state)
         if not final:
             return
         store = self.path.ws.store
@@ -278,9 +285,11 @@ class ExternalCalls:
             approval = self._waiting_approval(result.kind, name, args) or self.path.open_wait(
                 scope, result, call_id, name, args
             )
-            self.waiting.add(approval.id)
-            decided = await self._decision(approval.id)
-            self.waiting.discard(approval.id)
+            self._wait_begins(approval.id)
+            try:
+                decided = await self._decision(approval.id)
+            finally:
+                self._wait_ends(approval.id)
             if decided is None and not self.closed.is_set():
                 return missing_outcome()
             if decided is None:
@@ -300,6 +309,33 @@ class ExternalCalls:
         if scope.delivered:
             self.recorder.progress(delivered=True)
         return out
+
+    def _wait_begins(self, approval_id: str) -> None:
+        """The turn row says it waits (as a suspended built-in turn's does), on which item, and
+        that this process continues it after the decision (``turn_claim.waiting_in_its_process``)."""
+        first = not self.waiting
+        self.waiting.add(approval_id)
+        if first and not self.closed.is_set():
+            self.scope.state.update({_PENDING: {"approval_id": approval_id}, LIVE_WAIT: True})
+            self.recorder.progress(status=TurnStatus.AWAITING_APPROVAL, state=self.scope.state)
+
+    def _wait_ends(self, approval_id: str) -> None:
+        self.waiting.discard(approval_id)
+        if self.closed.is_set():
+            return  # the turn's end writes its status (close() cleared the marks)
+        if self.waiting:
+            # Another call of this run still waits: the row names that one.
+            self.scope.state[_PENDING] = {"approval_id": next(iter(self.waiting))}
+            self.recorder.progress(state=self.scope.state)
+            return
+        self._clear_wait_marks()
+        self.recorder.progress(status=TurnStatus.RUNNING, state=self.scope.state)
+
+    def _clear_wait_marks(self) -> bool:
+        had = _PENDING in self.scope.state or LIVE_WAIT in self.scope.state
+        self.scope.state.pop(_PENDING, None)
+        self.scope.state.pop(LIVE_WAIT, None)
+        return had
 
     def _waiting_approval(self, kind: ApprovalKind, name: str, args: dict[str, Any]) -> Any:
         """The same call's Inbox item from before an interruption (pending, or decided and not

@@ -45,6 +45,21 @@ def owner_alive(state: dict[str, Any]) -> bool:
     return process_alive(state.get("pid"))
 
 
+#: Turn-state key: the turn waits for the operator inside the process that runs it (a Claude Code
+#: call waiting on an Inbox item), not suspended; that process continues it after the decision.
+LIVE_WAIT = "waits_in_process"
+
+
+def waiting_in_its_process(turn: Turn) -> bool:
+    """True while ``turn`` is ``awaiting_approval`` in a live process that will continue it by
+    itself once the operator decides: nobody else resumes it meanwhile."""
+    return (
+        turn.status is TurnStatus.AWAITING_APPROVAL
+        and bool(turn.state.get(LIVE_WAIT))
+        and owner_alive(turn.state)
+    )
+
+
 def process_alive(pid: Any) -> bool:
     if not isinstance(pid, int) or pid <= 0:
         return False
@@ -94,6 +109,11 @@ def claim_for_resume(store: Store, turn: Turn) -> Turn:
         turn = store.turn(turn.id) or turn
         if turn.status is TurnStatus.RUNNING:
             raise HarnessError(f"turn {turn.id} is still running (pid {turn.state.get('pid')})")
+    if waiting_in_its_process(turn):
+        raise HarnessError(
+            f"turn {turn.id} waits for the operator in its own process (pid {turn.state.get('pid')}), "
+            "which continues it after the decision"
+        )
     if turn.status in (TurnStatus.COMPLETED, TurnStatus.FAILED) and not turn.state.get("pending"):
         raise HarnessError(f"turn {turn.id} has ended ({turn.status.value}); start a new turn instead")
     pending = turn.state.get("pending")

@@ -1,0 +1,153 @@
+"""While a Claude Code call waits for the operator, the turn row says so (``awaiting_approval``,
+the Inbox item it waits on), as a built-in turn's row does, and goes back to ``running`` after.
+The process that waits keeps the turn: a decision does not start a second run of it, and no other
+turn takes the space; if that process dies meanwhile, the decision resumes the turn."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import time
+from typing import Any
+
+import pytest
+
+from control_center.core.approvals import ApprovalKind, ApprovalStatus
+from control_center.core.events import TurnEnded, TurnEvent, TurnStatus
+from control_center.core.modes import Mode, Transport
+from control_center.harness.loop import Harness, HarnessError, RunRequest
+from control_center.harness.loopback import LoopbackMessagesServer
+from control_center.harness.settings import AppSettings
+from control_center.harness.turn_claim import HOST, LIVE_WAIT, waiting_in_its_process
+from control_center.pipeline.decisions import answer
+from control_center.workspace import Workspace
+from tests.harness.test_claude_code_transport import (  # noqa: F401 (the fixture)
+    REAL_CLI,
+    Fake,
+    _result_of,
+    fake,
+    loopback_key,
+    needs_real_cli,
+    option,
+    run,
+)
+
+ASK = [
+    [{"type": "tool_use", "name": "mcp__control_center__ask_user", "input": {"question": "Which colour?"}}],
+    [{"type": "text", "text": "Thanks."}],
+]
+
+
+@needs_real_cli
+@pytest.mark.usefixtures("loopback_key")
+@pytest.mark.parametrize("mode", [Mode.PLAN, Mode.CHAT])
+def test_real_cli_the_turn_row_awaits_the_answer_while_ask_user_waits(ws: Workspace, mode: Mode) -> None:
+    """Plan runs under the OS layer (its MCP call comes through the relay), Agent outside it."""
+    space = ws.create_space(f"asks-{mode.value}", mode=mode)
+    events: list[TurnEvent] = []
+    seen: dict[str, Any] = {}
+
+    async def scenario() -> TurnEnded:
+        with LoopbackMessagesServer(ASK) as server:
+            settings = AppSettings(claude_cli=str(REAL_CLI), base_url=server.base_url)
+            harness = Harness(ws, settings)
+            task = asyncio.create_task(
+                harness.run(
+                    RunRequest("ask me", space.id, transport=Transport.CLAUDE_CODE), emit=events.append
+                )
+            )
+            deadline = time.monotonic() + 120
+            while not (
+                pending := ws.store.approvals(
+                    kind=ApprovalKind.QUESTION, space_id=space.id, status=ApprovalStatus.PENDING
+                )
+            ):
+                assert time.monotonic() < deadline, "the question never reached the Inbox"
+                assert not task.done(), task
+                await asyncio.sleep(0.05)
+            question = pending[0]
+            # The row follows within the wait's poll.
+            while (turn := ws.store.turn(question.turn_id or "")) is None or (
+                turn.status is not TurnStatus.AWAITING_APPROVAL
+            ):
+                assert time.monotonic() < deadline, f"the turn row never said it waits: {turn}"
+                await asyncio.sleep(0.05)
+            seen["waiting"] = turn
+            seen["live"] = waiting_in_its_process(turn)
+            # Another run in the space is refused, naming what the turn waits for.
+            with pytest.raises(HarnessError) as busy:
+                await harness.run(RunRequest("again", space.id, transport=Transport.CLAUDE_CODE))
+            seen["busy"] = str(busy.value)
+            await asyncio.to_thread(answer, ws, question.id, "blue", by="operator")
+            # What the runtime does after an answer: resume a waiting turn. This one is driven
+            # by a live process (ours), so it is refused and nothing about the turn changes.
+            with pytest.raises(HarnessError) as resumed:
+                await harness.resume(turn.id)
+            seen["resume"] = str(resumed.value)
+            while (row := ws.store.turn(turn.id)) is not None and row.status is TurnStatus.AWAITING_APPROVAL:
+                assert time.monotonic() < deadline
+                await asyncio.sleep(0.02)
+            seen["after"] = row
+            return await task
+
+    ended = asyncio.run(scenario())
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    waiting = seen["waiting"]
+    question = ws.store.approvals(kind=ApprovalKind.QUESTION, space_id=space.id)[0]
+    assert waiting.state["pending"] == {"approval_id": question.id}
+    assert seen["live"] is True
+    assert f"waits for the answer to question {question.id}" in seen["busy"]
+    assert "waits for the operator in its own process" in seen["resume"]
+    assert seen["after"].status in (TurnStatus.RUNNING, TurnStatus.COMPLETED)
+    final = ws.store.turn(waiting.id)
+    assert final is not None
+    assert final.status is TurnStatus.COMPLETED
+    assert "pending" not in final.state
+    assert not waiting_in_its_process(final)
+    assert "The operator answered: blue" in _result_of(events, "mcp__control_center__ask_user").content
+    assert len(ws.store.turns(space_id=space.id)) == 1
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_turn_whose_process_died_mid_wait_is_resumed_by_the_decision(
+    ws: Workspace,
+    fake: Fake,  # noqa: F811 (the fixture)
+) -> None:
+    """Crash recovery: the row still says it waits (the Inbox item is pending), nothing else
+    takes the space, and once the operator decides, the turn resumes its Claude session; the
+    marks of the dead run's wait are gone from the resumed run."""
+    space = ws.create_space("died-waiting", mode=Mode.PLAN)
+    settings = AppSettings(claude_cli=str(fake.path))
+    ended, _events = run(ws, settings, space.id)
+    turn = ws.store.turn(ended.turn)
+    assert turn is not None
+    question = ws.store.create_approval(
+        kind=ApprovalKind.QUESTION,
+        space_id=space.id,
+        turn_id=turn.id,
+        summary="Which colour?",
+        payload={"question": "Which colour?"},
+    )
+    dead = {"pid": _dead_pid(), "host": HOST, "pending": {"approval_id": question.id}, LIVE_WAIT: True}
+    ws.store.update_turn(turn.id, status=TurnStatus.AWAITING_APPROVAL, state={**turn.state, **dead})
+    waiting = ws.store.turn(turn.id)
+    assert waiting is not None
+    assert not waiting_in_its_process(waiting)  # its process is gone
+    with pytest.raises(HarnessError, match=f"waits for the answer to question {question.id}"):
+        run(ws, settings, space.id, "another turn")
+    with pytest.raises(HarnessError, match="answer it first"):
+        asyncio.run(Harness(ws, settings).resume(turn.id))
+    answer(ws, question.id, "blue", by="operator")
+    fake.forget()
+    resumed = asyncio.run(Harness(ws, settings).resume(turn.id))
+    assert resumed.status is TurnStatus.COMPLETED, resumed.error
+    assert option(fake.seen["argv"], "--resume") == "sess-1"
+    final = ws.store.turn(turn.id)
+    assert final is not None
+    assert "pending" not in final.state
+    assert LIVE_WAIT not in final.state
