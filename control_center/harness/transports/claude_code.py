@@ -47,7 +47,13 @@ from control_center.harness.environment import scrubbed_environ
 from control_center.harness.errors import HarnessError
 from control_center.harness.recorder import TurnRecorder, Usage
 from control_center.harness.tools.base import ToolOutput
-from control_center.harness.transports.claude_home import home_key, prepare_home, remove_home
+from control_center.harness.transports.claude_home import (
+    home_key,
+    home_path,
+    keep_session,
+    prepare_home,
+    remove_home,
+)
 from control_center.harness.transports.claude_hook import (
     CLAUDE_TOOL_EQUIVALENTS,
     HOOKED_TOOLS,
@@ -404,11 +410,8 @@ class ClaudeCodeDriver:
         api_key, _source = resolve_api_key()
         if not api_key:
             return finish(TurnStatus.FAILED, NO_API_KEY)
-        try:
-            # Rebuilt on every run: nothing a previous turn left in it is loaded (claude_home).
-            home = prepare_home(ws.root, home_key(space.id if space else None, turn.id))
-        except OSError as exc:
-            return finish(TurnStatus.FAILED, f"could not prepare Claude Code's home: {exc}")
+        home_name = home_key(space.id if space else None, turn.id)
+        home = home_path(ws.root, home_name)
         permission = _permission_decider(calls, profile) if profile.read_only else None
         try:
             mcp = TurnMcpServer(calls.verbs, calls.call, permission)
@@ -426,7 +429,19 @@ class ClaudeCodeDriver:
                 await mcp.__aexit__(None, None, None)
                 return finish(TurnStatus.FAILED, f"could not open Claude Code's network forwarder: {exc}")
         launch = _Launch(
-            self.host, turn, profile, recorder, calls, cli, api_key, home, names, os_layer, mcp, egress
+            self.host,
+            turn,
+            profile,
+            recorder,
+            calls,
+            cli,
+            api_key,
+            home,
+            home_name,
+            names,
+            os_layer,
+            mcp,
+            egress,
         )
         nudged = turn.nudged
         try:
@@ -499,6 +514,8 @@ class _Launch:
     cli: str
     api_key: str
     home: Path
+    #: The home's name (claude_home): rebuilt before each run, its session kept after.
+    home_name: str
     names: frozenset[str]
     os_layer: bool
     mcp: TurnMcpServer
@@ -532,6 +549,28 @@ def _permission_decider(calls: ExternalCalls, profile: CapabilityProfile) -> Dec
 
 
 async def _run_cli(launch: _Launch, message: str, resume_session: str | None) -> _CliRun:
+    """One ``claude`` process in a home rebuilt for it; afterwards the host keeps its session's
+    transcript (claude_home)."""
+    ws = launch.host.ws
+    try:
+        # Nothing a previous run left in the home is loaded, and only the host's copy of the
+        # session this run resumes is in it.
+        prepare_home(ws.root, launch.home_name, resume_session)
+    except OSError as exc:
+        return _CliRun(TurnStatus.FAILED, f"could not prepare Claude Code's home: {exc}", resume_session)
+    try:
+        return await _run_claude(launch, message, resume_session)
+    finally:
+        # The session this run ran (reported at its start; also when it was cancelled).
+        session = launch.calls.state.get("session_id") or resume_session
+        if isinstance(session, str) and session:
+            try:
+                keep_session(ws.root, launch.home_name, session)
+            except OSError:
+                log.exception("could not keep Claude Code session %s", session)
+
+
+async def _run_claude(launch: _Launch, message: str, resume_session: str | None) -> _CliRun:
     """One ``claude`` process, from start to its result; cancelling kills its whole group."""
     turn, profile, cli, recorder = launch.turn, launch.profile, launch.cli, launch.recorder
     ws = launch.host.ws
