@@ -1093,6 +1093,9 @@ def test_real_cli_a_plan_turn_cannot_plant_settings_that_a_later_agent_turn_load
     subprocess.run(["git", "-C", str(repo), "config", "core.fsmonitor", plant], check=True)
     planner = ws.create_space("planner", mode=Mode.PLAN, autonomy=Autonomy.YOLO)
     replies = [
+        [{"type": "text", "text": "Let me look."}],
+        # In the completion contract's reminder, the turn's last run (each run gets a home
+        # rebuilt for it): the plant is still in the home when the turn ends.
         [{"type": "tool_use", "name": "Bash", "input": {"command": "git status", "description": "look"}}],
         [{"type": "text", "text": "Looked."}],
     ]
