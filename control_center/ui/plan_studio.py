@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSize, QSizeF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QRectF, QSize, QSizeF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -35,7 +35,6 @@ from PySide6.QtGui import (
     QPalette,
     QPen,
     QPixmapCache,
-    QPolygonF,
     QResizeEvent,
     QShowEvent,
     QWheelEvent,
@@ -425,21 +424,26 @@ class PlanEdge:
 
 
 # One gap crossing of an edge: where its straight run through the previous layer starts (None
-# for the first piece), the S-curve's ends, and whether the arrow head sits at ``end``.
-_Piece = tuple[PlanEdge, QPointF | None, QPointF, QPointF, bool]
+# for the first piece), the S-curve's ends, and whether the arrow head sits at ``end``. Points are
+# the layout's own (x, y) tuples: making a QPointF per route point cost more than the layout.
+_Point = tuple[float, float]
+_Piece = tuple[PlanEdge, _Point | None, _Point, _Point, bool]
 
 
 def _trace(path: QPainterPath, arrows: QPainterPath, piece: _Piece) -> None:
-    _edge, run_from, a, b, last = piece
+    _edge, run_from, (ax, ay), (bx, by), last = piece
     if run_from is not None:
-        path.moveTo(run_from)
-        path.lineTo(a)
+        path.moveTo(run_from[0], run_from[1])
+        path.lineTo(ax, ay)
     else:
-        path.moveTo(a)
-    mid = (a.x() + b.x()) / 2
-    path.cubicTo(QPointF(mid, a.y()), QPointF(mid, b.y()), b)
-    if last:
-        arrows.addPolygon(QPolygonF([b, QPointF(b.x() - 9, b.y() - 5), QPointF(b.x() - 9, b.y() + 5), b]))
+        path.moveTo(ax, ay)
+    mid = (ax + bx) / 2
+    path.cubicTo(mid, ay, mid, by, bx, by)
+    if last:  # the arrow head, a closed triangle
+        arrows.moveTo(bx, by)
+        arrows.lineTo(bx - 9, by - 5)
+        arrows.lineTo(bx - 9, by + 5)
+        arrows.closeSubpath()
 
 
 class PlanEdgeBundle(QGraphicsItem):
@@ -591,14 +595,12 @@ def _bundle_pieces(layout: PlanLayout) -> tuple[list[PlanEdge], dict[int, list[_
     for (dep, key), points in layout.routes.items():
         edge = PlanEdge(dep, key)
         edges.append(edge)
-        pts = [QPointF(x, y) for x, y in points]
         first = layout.node_layer[dep]
-        # pairs (pts[2k], pts[2k+1]) cross gap first+k; before each but the first, a straight run
-        # through the crossed layer from pts[2k-1]
-        count = len(pts) // 2
+        # pairs (points[2k], points[2k+1]) cross gap first+k; before each but the first, a
+        # straight run through the crossed layer from points[2k-1]
+        count = len(points) // 2
         for k in range(count):
-            a, b = pts[2 * k], pts[2 * k + 1]
-            piece = (edge, pts[2 * k - 1] if k else None, a, b, k == count - 1)
+            piece = (edge, points[2 * k - 1] if k else None, points[2 * k], points[2 * k + 1], k == count - 1)
             gaps.setdefault(first + k, []).append(piece)
     return edges, gaps
 
