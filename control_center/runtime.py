@@ -40,11 +40,12 @@ from control_center.core.transcript import TranscriptItem
 from control_center.harness.history import transcript
 from control_center.harness.settings import AppSettings, operator_identity
 from control_center.store.store import new_id
-from control_center.workspace import Workspace
+from control_center.workspace import Workspace, WorkspaceError
 
 if TYPE_CHECKING:
     from control_center.harness.loop import Harness
     from control_center.pipeline.decisions import DecisionOutcome
+    from control_center.workers import TurnExecution
 
 # The harness, decisions and pipeline modules load on the worker thread at first use, so the
 # first window paints without them.
@@ -151,6 +152,7 @@ class WorkspaceRuntime:
         self.settings = settings or AppSettings.load()
         self.listeners: list[RuntimeListener] = []
         self._harness: Harness | None = None
+        self._execution: TurnExecution | None = None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run_loop, name="control-center-harness", daemon=True)
         self._turn_tasks: dict[str, asyncio.Task[Any]] = {}  # space id (or "") -> running turn task
@@ -176,6 +178,17 @@ class WorkspaceRuntime:
 
             self._harness = Harness(self.ws, self.settings)
         return self._harness
+
+    @property
+    def execution(self) -> TurnExecution:
+        """Where this app's turns and pipeline steps run: in this process, or (a team workspace
+        whose execution is ``workers``) queued to the workers, their events followed live. The
+        one place that decides; everything below asks it."""
+        if self._execution is None:
+            from control_center.workers import turn_execution
+
+            self._execution = turn_execution(self.ws, lambda: self.harness)
+        return self._execution
 
     # -- plumbing -------------------------------------------------------------------------------
 
@@ -383,7 +396,7 @@ class WorkspaceRuntime:
             req = RunRequest(
                 message=text, space_ref=space_id, provider=provider, conversation_id=thread, author=author
             )
-            return await self._track(key, self.harness.run(req, lambda e: self._turn_event(key, e)))
+            return await self._track(key, self.execution.run(req, lambda e: self._turn_event(key, e)))
 
         return self._submit(run())
 
@@ -410,7 +423,7 @@ class WorkspaceRuntime:
             ended = await task
         except asyncio.CancelledError:
             ended = None
-        except HarnessError as exc:
+        except (HarnessError, WorkspaceError) as exc:  # the turn could not start (here or on a worker)
             self._notify("error", str(exc))
             ended = None
         finally:
@@ -429,7 +442,7 @@ class WorkspaceRuntime:
             space_id = turn.space_id if turn else None
             key = space_id or ""
             return await self._track(
-                key, self.harness.resume(turn_id, lambda e: self._turn_event(space_id, e))
+                key, self.execution.resume(turn_id, lambda e: self._turn_event(space_id, e))
             )
 
         return self._submit(run())
@@ -554,6 +567,10 @@ class WorkspaceRuntime:
                 return None
             row = self.ws.store.pipeline(pipeline_id)
             space_id = row.space_id if row else None
+            if await self.execution.queue_pipeline(pipeline_id):
+                # The workers run its steps; their changes come back through the change feed.
+                self._notify("pipeline_changed", pipeline_id, space_id)
+                return None
             runner = PipelineRunner(
                 self.ws,
                 self.harness,
@@ -583,7 +600,10 @@ class WorkspaceRuntime:
         return self._submit(run())
 
     async def _continue_pipelines_after(self, ended: TurnEnded) -> None:
-        """A pipeline waiting on a node turn continues once that turn completes."""
+        """A pipeline waiting on a node turn continues once that turn completes (on workers, the
+        worker that ran the turn queues the pipeline's next step)."""
+        if self.execution.queued:
+            return
         for row in self.ws.store.pipelines(status="waiting"):
             node_turns = row.spec.get("_run", {}).get("node_turns", {})
             if ended.turn in node_turns.values() and ended.status is not TurnStatus.AWAITING_APPROVAL:
@@ -605,6 +625,9 @@ class WorkspaceRuntime:
 
         async def run() -> None:
             from control_center.pipeline.service import RESUMABLE_STATUSES
+
+            if self.execution.queued:  # the workers recover their own jobs
+                return
 
             # Each resumes through run_pipeline, so it is tracked (and stopped cleanly on close).
             for row in self.ws.store.pipelines():

@@ -15,12 +15,29 @@ import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, Protocol
 
-from control_center.core.events import TurnEvent, TurnStarted
+from control_center.core.errors import OperatorError
+from control_center.core.events import (
+    ApprovalRequested,
+    ModeChanged,
+    ModelRetry,
+    NudgeEvent,
+    QuestionAsked,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEnded,
+    TurnEvent,
+    TurnStarted,
+    TurnStatus,
+    UsageEvent,
+)
 from control_center.harness import turn_claim
 from control_center.harness.loop import Harness, RunRequest
+from control_center.harness.recorder import EventSink
 from control_center.harness.settings import AppSettings
 from control_center.pipeline.runner import PipelineRunner
 from control_center.store.store import TURN_EVENTS_CHANNEL, new_id
@@ -42,6 +59,9 @@ _SPACE_LOCK = 0x43435350  # "CCSP"
 BUSY_RETRY_S = 2
 
 EventPrinter = Callable[[dict[str, Any]], None]
+#: The last event of a request whose job failed before its turn could end (a bad space, a
+#: provider that cannot start): the operator's side raises it as an error instead of waiting.
+JOB_FAILED = "job_failed"
 
 
 def _libpq_url(ws: Workspace) -> str:
@@ -137,8 +157,11 @@ async def _follow(ws: Workspace, request: str, emit: EventPrinter, timeout_s: fl
     async with await psycopg.AsyncConnection.connect(_libpq_url(ws), autocommit=True) as conn:
         await conn.execute(f'LISTEN "{TURN_EVENTS_CHANNEL}"')
         while True:
-            for event_seq, payload, _ts in ws.store.turn_events(request, after_seq=seq):
+            events = await asyncio.to_thread(ws.store.turn_events, request, after_seq=seq)
+            for event_seq, payload, _ts in events:
                 seq = event_seq
+                if payload.get("event") == JOB_FAILED:
+                    raise WorkspaceError(f"the worker could not run it: {payload.get('error')}")
                 emit(payload)
                 if payload.get("event") == "turn_ended":
                     return payload
@@ -160,6 +183,149 @@ async def _notified(conn: Any, payload: str, within_s: float) -> None:
             seen = [note.payload async for note in notes]
         if payload in seen:
             return
+
+
+# -- where a turn runs: the one seam between the app and the workers ------------------------------
+
+
+class TurnExecution(Protocol):
+    """Where the app's turns and pipeline steps run. ``queued`` says whether they run elsewhere
+    (then the workers also continue pipelines after a turn and recover them after a crash)."""
+
+    queued: bool
+
+    async def run(self, req: RunRequest, emit: EventSink) -> TurnEnded: ...
+    async def resume(self, turn_id: str, emit: EventSink) -> TurnEnded: ...
+    async def queue_pipeline(self, pipeline_id: str) -> bool: ...
+
+
+class LocalExecution:
+    """Turns run in this process, on its harness; pipelines are run by the caller."""
+
+    queued = False
+
+    def __init__(self, harness: Callable[[], Harness]) -> None:
+        self._harness = harness
+
+    async def run(self, req: RunRequest, emit: EventSink) -> TurnEnded:
+        return await self._harness().run(req, emit)
+
+    async def resume(self, turn_id: str, emit: EventSink) -> TurnEnded:
+        return await self._harness().resume(turn_id, emit)
+
+    async def queue_pipeline(self, pipeline_id: str) -> bool:
+        return False
+
+
+class QueuedExecution:
+    """Turns and pipeline steps are jobs for the workers (what ``run``/``resume``/``decide`` do
+    on the command line); a turn's events come back live from ``turn_event`` (LISTEN/NOTIFY) as
+    the same typed events a local turn emits. Stopping the caller aborts the job: the worker's
+    turn is cancelled and ends interrupted, as a local one does."""
+
+    queued = True
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+
+    async def run(self, req: RunRequest, emit: EventSink) -> TurnEnded:
+        space = self.ws.resolve_dispatch(req.space_ref) if req.space_ref else None
+        if req.space_ref and space is None:
+            raise WorkspaceError(f"no space {req.space_ref!r} in this workspace")
+        payload = {
+            "kind": "run",
+            "space": space.id if space else None,
+            "message": req.message,
+            "provider": req.provider,
+            "script": req.script,
+            "author": req.author,
+            "conversation_id": req.conversation_id,
+        }
+        return await self._queue_and_follow(payload, emit)
+
+    async def resume(self, turn_id: str, emit: EventSink) -> TurnEnded:
+        turn = self.ws.store.turn(turn_id)
+        if turn is None:
+            raise WorkspaceError(f"no turn {turn_id!r} in this workspace")
+        return await self._queue_and_follow({"kind": "resume", "space": turn.space_id, "turn": turn.id}, emit)
+
+    async def queue_pipeline(self, pipeline_id: str) -> bool:
+        await _defer_step(self.ws, pipeline_id)
+        return True
+
+    async def _queue_and_follow(self, payload: dict[str, Any], emit: EventSink) -> TurnEnded:
+        request = new_id()
+        space = payload.get("space")
+        await _defer(self.ws, TURN_TASK, f"space:{space}" if space else None, {**payload, "request": request})
+
+        def typed(data: dict[str, Any]) -> None:
+            event = event_from_json(data)
+            if event is not None:
+                emit(event)
+
+        try:
+            ended = await _follow(self.ws, request, typed, None)
+        except asyncio.CancelledError:
+            await asyncio.shield(abort_request(self.ws, request))
+            raise
+        result = event_from_json(ended)
+        assert isinstance(result, TurnEnded)
+        return result
+
+
+def turn_execution(ws: Workspace, harness: Callable[[], Harness]) -> TurnExecution:
+    """The workspace's execution (``init --execution``): here, or queued to the workers."""
+    if ws.is_team and ws.execution == EXECUTION_WORKERS:
+        return QueuedExecution(ws)
+    return LocalExecution(harness)
+
+
+async def abort_request(ws: Workspace, request: str) -> int:
+    """Cancel the request's jobs: a waiting one never starts, a running one is cancelled on its
+    worker (procrastinate's abort; its turn ends interrupted). Returns how many were asked."""
+    import psycopg
+
+    app = queue_app(ws)
+    async with await psycopg.AsyncConnection.connect(_libpq_url(ws), autocommit=True) as conn:
+        cur = await conn.execute(
+            "SELECT id FROM procrastinate_jobs WHERE args->>'request' = %s AND status IN ('todo', 'doing')",
+            (request,),
+        )
+        ids = [int(row[0]) for row in await cur.fetchall()]
+    async with app.open_async():
+        for job_id in ids:
+            await app.job_manager.cancel_job_by_id_async(job_id, abort=True)
+    return len(ids)
+
+
+_EVENT_TYPES: dict[str, type[Any]] = {
+    "turn_started": TurnStarted,
+    "text": TextDelta,
+    "thinking": ThinkingDelta,
+    "tool_call": ToolCallEvent,
+    "tool_result": ToolResultEvent,
+    "approval_requested": ApprovalRequested,
+    "question_asked": QuestionAsked,
+    "nudge": NudgeEvent,
+    "usage": UsageEvent,
+    "model_retry": ModelRetry,
+    "mode_changed": ModeChanged,
+    "turn_ended": TurnEnded,
+}
+
+
+def event_from_json(data: dict[str, Any]) -> TurnEvent | None:
+    """The typed event a ``to_json()`` came from (None for kinds this version does not know)."""
+    cls = _EVENT_TYPES.get(str(data.get("event")))
+    if cls is None:
+        return None
+    kwargs = {f.name: data[f.name] for f in fields(cls) if f.name in data}
+    if cls is TurnStarted:
+        kwargs["tools"] = tuple(kwargs.get("tools") or ())
+    if cls is TurnEnded:
+        kwargs["status"] = TurnStatus(kwargs["status"])
+        kwargs["usage"] = kwargs.get("usage") or {}
+    return cls(**kwargs)
 
 
 # -- the worker's side ------------------------------------------------------------------------------
@@ -249,6 +415,13 @@ async def _turn_job(context: Any, **p: Any) -> None:
     try:
         guard.free_stopped_turns(ws, ctx.name)
         await _run_turn(ctx, p)
+    except OperatorError as exc:
+        # The turn could not start: the operator's side stops waiting and says why.
+        done = ws.store.turn_events(str(p["request"]))
+        seq = (done[-1][0] + 1) if done else 0
+        ws.store.add_turn_event(
+            str(p["request"]), seq, {"event": JOB_FAILED, "error": str(exc)}, turn_id=None, worker=ctx.name
+        )
     finally:
         await guard.release()
 
@@ -278,10 +451,11 @@ async def _run_turn(ctx: _WorkerCtx, p: dict[str, Any]) -> None:
             provider=p.get("provider"),
             script=p.get("script"),
             author=str(p.get("author") or "agent"),
+            conversation_id=p.get("conversation_id"),
         )
         ended = await harness.run(req, emit)
     if space is not None:
-        await asyncio.to_thread(ws.publish_space, space, f"turn {ended.turn} on {ctx.name}")
+        await _to_the_end(ws.publish_space, space, f"turn {ended.turn} on {ctx.name}")
     await _continue_pipelines_of(ws, ended.turn)
 
 
@@ -339,10 +513,21 @@ async def _run_step(ctx: _WorkerCtx, p: dict[str, Any]) -> bool | None:
     for space_id in _pipeline_spaces(ws, row.spec.get("_run", {}) if row else {}):
         space = store.space(space_id)
         if space is not None:
-            await asyncio.to_thread(ws.publish_space, space, f"pipeline {pipeline_id} step on {ctx.name}")
+            await _to_the_end(ws.publish_space, space, f"pipeline {pipeline_id} step on {ctx.name}")
     if result.status != "running":
         return None
     return row is not None and row.state != before
+
+
+async def _to_the_end(fn: Callable[..., Any], *args: Any) -> Any:
+    """Run ``fn`` in a thread and wait for it even if the job is aborted meanwhile: a push cut
+    short would release the space while its branch is still being published."""
+    task = asyncio.ensure_future(asyncio.to_thread(fn, *args))
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await task
+        raise
 
 
 def _pipeline_spaces(ws: Workspace, run_info: dict[str, Any]) -> list[str]:

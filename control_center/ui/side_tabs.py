@@ -40,6 +40,10 @@ def tab_of(panel: QWidget) -> QWidget:
 def _plan_status(version: PlanVersion) -> str:
     if version.status in ("approved", "rejected", "superseded"):
         return version.status
+    if version.approval_id is None:
+        # Seen between the plan's row and its approval request (another process, a worker, is
+        # still submitting it): nothing to decide yet, so Approve and Reject stay off.
+        return "submitting"
     return "pending"
 
 

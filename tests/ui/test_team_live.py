@@ -17,12 +17,12 @@ import pytest
 from PySide6.QtCore import Qt
 
 from control_center.app import create_main_window
-from control_center.core.approvals import ApprovalStatus
+from control_center.core.approvals import ApprovalStatus, Decision
 from control_center.core.modes import Autonomy, Mode
 from control_center.store.store import Store
 from control_center.workspace import Workspace
 from tests import pg
-from tests.helpers import make_repo
+from tests.helpers import git, make_repo
 
 pytestmark = pytest.mark.postgres
 
@@ -227,3 +227,209 @@ def _bob_presence(url: str, *, approval_id: str | None, space_id: str | None, le
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     subprocess.run([sys.executable, "-c", code, url], check=True, env=env, cwd=ROOT, timeout=60)
+
+
+# -- the app's own turns on workers ------------------------------------------------------------
+
+
+@pytest.fixture
+def on_workers(tmp_path: Path) -> Iterator[tuple[Path, Path, str]]:
+    """A team workspace whose execution is ``workers``: Alice's folder and clone, and one real
+    ``control-center worker`` process on its own clone (another machine, by name). Yields Alice's
+    folder, the origin and the worker's name."""
+    url = pg.databases().workspace()
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(origin)], check=True)
+    seed = make_repo(tmp_path / "seed")
+    git(seed, "remote", "add", "origin", str(origin))
+    git(seed, "push", "-q", "origin", "HEAD:main")
+    for who in ("alice", "w1"):
+        git(tmp_path, "clone", "-q", str(origin), str(tmp_path / f"{who}-clone"))
+    Workspace.init(tmp_path / "alice", tmp_path / "alice-clone", database=url, execution="workers").close()
+    Workspace.init(tmp_path / "w1", tmp_path / "w1-clone", database=url).close()
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "CONTROL_CENTER_HOST": "machine-w1",
+        "CONTROL_CENTER_WORKER_HEARTBEAT_S": "1",
+    }
+    with (tmp_path / "w1.log").open("w") as log:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "control_center", "worker", "--workspace", str(tmp_path / "w1")],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=ROOT,
+        )
+    try:
+        yield tmp_path / "alice", origin, f"machine-w1:{worker.pid}"
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+
+
+def _workers_of(window, turn_id: str) -> set[str]:  # type: ignore[no-untyped-def]
+    """Which workers recorded events of this turn (turn_event.worker)."""
+    from sqlalchemy import text
+
+    with window.runtime.ws.store.engine.connect() as conn:
+        rows = conn.execute(text("SELECT DISTINCT worker FROM turn_event WHERE turn_id = :t"), {"t": turn_id})
+        return {str(r[0]) for r in rows}
+
+
+class _Events:
+    """What the runtime hands the GUI (the listener the Qt bridge also is), in order."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str | None, Any]] = []
+
+    def turn_event(self, space_id: str | None, event: Any) -> None:
+        self.seen.append((space_id, event))
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args: None
+
+
+def test_a_message_typed_in_the_app_runs_on_a_worker_streams_live_and_stops(
+    qtbot, on_workers: tuple[Path, Path, str], tmp_path: Path, opened: list[Any]
+) -> None:
+    from control_center.core.events import (
+        ApprovalRequested,
+        TextDelta,
+        ToolCallEvent,
+        TurnEnded,
+        TurnStarted,
+        TurnStatus,
+    )
+    from control_center.harness.loop import SCRIPT_META_PREFIX
+
+    root, _origin, worker = on_workers
+    words = "Writing the notes on a worker, streamed in small chunks."
+    script = [
+        [
+            {"type": "text", "text": words},
+            {"type": "tool_use", "name": "run_command", "input": {"command": "echo hi > notes.txt"}},
+        ],
+        [{"type": "text", "text": "Notes written."}],
+    ]
+    (tmp_path / "chat.json").write_text(json.dumps(script))
+    waiting = [
+        [{"type": "tool_use", "name": "run_command", "input": {"command": "sleep 60 && echo late > x"}}]
+    ]
+    (tmp_path / "long.json").write_text(json.dumps(waiting))
+    ws = Workspace.open(root)
+    space = ws.create_space("Notes", mode=Mode.CHAT, autonomy=Autonomy.AUTO_EDIT)
+    ws.store.set_meta(SCRIPT_META_PREFIX + space.id, str(tmp_path / "chat.json"))
+    long = ws.create_space("Long", mode=Mode.CHAT, autonomy=Autonomy.YOLO)
+    ws.store.set_meta(SCRIPT_META_PREFIX + long.id, str(tmp_path / "long.json"))
+    ws.close()
+
+    window = _window(qtbot, root, opened)
+    events = _Events()
+    window.runtime.add_listener(events)
+    window.select_space(space.id)
+    qtbot.waitUntil(lambda: window.current_space() is not None, timeout=15000)
+
+    # Typed in the app: the turn is a job, a worker runs it, its events arrive as a local turn's do.
+    window.send_message("please write notes")
+    qtbot.waitUntil(lambda: window.inbox.model.rowCount() == 1, timeout=60000)
+    qtbot.waitUntil(lambda: not window.runtime.running_spaces(), timeout=15000)
+    kinds = [type(e).__name__ for s, e in events.seen if s == space.id]
+    assert kinds[0] == "TurnStarted", kinds
+    assert kinds[-1] == "TurnEnded", kinds
+    deltas = [e.text for s, e in events.seen if isinstance(e, TextDelta)]
+    assert len(deltas) > 1  # streamed in chunks, not one reload at the end
+    assert "".join(deltas) == words
+    assert kinds.index("ToolCallEvent") < kinds.index("ApprovalRequested") < kinds.index("TurnEnded")
+    [started] = [e for _s, e in events.seen if isinstance(e, TurnStarted)]
+    assert _workers_of(window, started.turn) == {worker}
+    qtbot.waitUntil(lambda: words in _texts(window), timeout=15000)
+
+    # Granted from the Inbox: the waiting turn resumes on the worker too.
+    pending = window.inbox.model.approval(0)
+    events.seen.clear()
+    window.decide(pending.id, Decision.GRANT)
+    qtbot.waitUntil(lambda: any(isinstance(e, TurnEnded) for _s, e in events.seen), timeout=60000)
+    qtbot.waitUntil(lambda: "Notes written." in _texts(window), timeout=15000)
+    ended = [e for _s, e in events.seen if isinstance(e, TurnEnded)]
+    assert [e.status for e in ended] == [TurnStatus.COMPLETED]
+    assert _workers_of(window, ended[0].turn) == {worker}
+
+    # A long command, stopped from the app: the worker's turn is cancelled and ends interrupted.
+    events.seen.clear()
+    window.select_space(long.id)
+    qtbot.waitUntil(lambda: window.current_space().id == long.id, timeout=15000)
+    window.send_message("now wait a long time")
+
+    def running_call() -> str | None:
+        calls = [e.id for _s, e in events.seen if isinstance(e, ToolCallEvent)]
+        if not calls:
+            return None
+        row = window.conversation_model.row_of(f"tool:{calls[0]}")  # shown live, while it runs
+        return calls[0] if row is not None else None
+
+    qtbot.waitUntil(lambda: running_call() is not None, timeout=60000)
+    [started] = [e for _s, e in events.seen if isinstance(e, TurnStarted)]
+    assert window.runtime.ws.store.turn(started.turn).status is TurnStatus.RUNNING
+    window.runtime.cancel(long.id)  # what the Stop button does
+    qtbot.waitUntil(
+        lambda: window.runtime.ws.store.turn(started.turn).status is TurnStatus.INTERRUPTED, timeout=30000
+    )
+    assert not any(isinstance(e, ApprovalRequested) for _s, e in events.seen)
+    # Nothing of it ran in the app's own process: it never made a harness.
+    assert window.runtime._harness is None
+
+
+def test_a_plan_approved_in_plan_studio_runs_its_steps_on_a_worker(
+    qtbot, on_workers: tuple[Path, Path, str], tmp_path: Path, opened: list[Any]
+) -> None:
+    from control_center.harness.loop import SCRIPT_META_PREFIX
+
+    root, _origin, worker = on_workers
+    plan = {
+        "goal": "Two notes",
+        "nodes": [
+            {"key": "a", "title": "Write a", "description": "a", "depends_on": []},
+            {"key": "b", "title": "Write b", "description": "b", "depends_on": ["a"]},
+        ],
+    }
+    script = [
+        [{"type": "tool_use", "name": "submit_plan", "input": plan}],
+        [{"type": "text", "text": "The plan is in Plan Studio."}],
+        [{"type": "text", "text": "a done"}],
+        [{"type": "text", "text": "b done"}],
+    ]
+    (tmp_path / "plan.json").write_text(json.dumps(script))
+    ws = Workspace.open(root)
+    space = ws.create_space("Planner", mode=Mode.PLAN, autonomy=Autonomy.AUTO)
+    ws.store.set_meta(SCRIPT_META_PREFIX + space.id, str(tmp_path / "plan.json"))
+    ws.close()
+
+    window = _window(qtbot, root, opened)
+    window.select_space(space.id)
+    qtbot.waitUntil(lambda: window.current_space() is not None, timeout=15000)
+    window.send_message("Plan two notes")
+    qtbot.waitUntil(
+        lambda: window.plan_studio is not None and len(window.plan_studio.node_items()) == 2, timeout=60000
+    )
+    studio = window.plan_studio
+    qtbot.waitUntil(lambda: studio.approve_button.isEnabled(), timeout=15000)
+    studio.approve_button.click()
+
+    # The steps are jobs: the worker runs both, and the studio follows them through the change feed.
+    qtbot.waitUntil(lambda: {studio.node_status(k) for k in "ab"} == {"done"}, timeout=90000)
+    store = window.runtime.ws.store
+    [row] = store.pipelines(space_id=space.id)
+    node_turns = row.spec["_run"]["node_turns"]
+    assert set(node_turns) == {"a", "b"}
+    for turn_id in node_turns.values():
+        assert _workers_of(window, turn_id) == {worker}
+    said = [m.text for m in store.messages(space.conversation_id) if m.role == "assistant"]
+    assert [t for t in said if t.endswith(" done")] == ["a done", "b done"]
+    # The app ran no turn and no pipeline of its own.
+    assert window.runtime._harness is None
+    assert not window.runtime.pipeline_spaces()
