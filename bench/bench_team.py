@@ -212,7 +212,8 @@ def main() -> None:
         (folder / "team").mkdir()
         (folder / "local").mkdir()
         team = asyncio.run(team_run(folder / "team", args.workers, total, args.spaces))
-        base = asyncio.run(local_run(folder / "local", min(total, 400), args.spaces))
+        # The same turns over the same spaces (conversations grow alike on both sides).
+        base = asyncio.run(local_run(folder / "local", total, args.spaces))
     print(json.dumps({"team": team, "local_sqlite_baseline": base}, indent=2))
     print(
         f"{args.workers} workers x {args.turns} turns ({total}) over {args.spaces} spaces: "

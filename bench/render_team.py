@@ -42,7 +42,7 @@ def pump(app: QApplication, seconds: float) -> None:
         time.sleep(0.01)
 
 
-def until(app: QApplication, predicate, seconds: float = 20) -> None:  # type: ignore[no-untyped-def]
+def until(app: QApplication, predicate, seconds: float = 60) -> None:  # type: ignore[no-untyped-def]
     end = time.monotonic() + seconds
     while not predicate() and time.monotonic() < end:
         app.processEvents()

@@ -9,6 +9,7 @@ import json
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from PySide6.QtCore import (
@@ -23,7 +24,19 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QColor, QFont, QKeyEvent, QTextBlockFormat, QTextCharFormat, QTextCursor
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QGuiApplication,
+    QIcon,
+    QKeyEvent,
+    QPainter,
+    QPalette,
+    QPixmap,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QBoxLayout,
@@ -113,6 +126,30 @@ def _button_text(action: Any) -> str:
 
 def _default_space_name(space_id: str | None) -> str:
     return space_id or "—"
+
+
+def viewing_marker() -> QIcon:
+    """The eye on items other operators look at, in the palette's colours: the accent on a row,
+    the highlighted-text colour on the selected row (the view draws a selected row's icon in
+    QIcon's Selected mode; a fixed blue eye vanished on a blue selection)."""
+    pal = QGuiApplication.palette()
+    selected = pal.color(QPalette.ColorRole.HighlightedText)
+    return _tinted_marker(theme.colors(pal).accent.rgba(), selected.rgba())
+
+
+@lru_cache(maxsize=8)
+def _tinted_marker(normal_rgba: int, selected_rgba: int) -> QIcon:
+    shape = theme.icon("viewing")
+    marker = QIcon()
+    for mode, rgba in ((QIcon.Mode.Normal, normal_rgba), (QIcon.Mode.Selected, selected_rgba)):
+        for size in (16, 24, 32, 48):
+            pixmap = QPixmap(shape.pixmap(size, size))
+            painter = QPainter(pixmap)
+            painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_SourceIn)
+            painter.fillRect(pixmap.rect(), QColor.fromRgba(rgba))
+            painter.end()
+            marker.addPixmap(pixmap, mode)
+    return marker
 
 
 class InboxModel(QAbstractTableModel):
@@ -216,7 +253,7 @@ class InboxModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DecorationRole and col == COL_KIND:
             return theme.icon(inbox_kind(a.kind).icon)
         if role == Qt.ItemDataRole.DecorationRole and col == COL_SUMMARY and a.id in self._viewers:
-            return theme.icon("viewing")
+            return viewing_marker()
         if role == Qt.ItemDataRole.ToolTipRole:
             if col == COL_SUMMARY:
                 viewers = self._viewers.get(a.id)
