@@ -461,6 +461,10 @@ class WorkspaceRuntime:
                     # as "interrupted" at the next start.
                     await asyncio.to_thread(cancel_pipeline, self.ws, pid)
                     ptask.cancel()
+            if self.execution.queued:  # the space's pipeline runs on the workers
+                for row in self.ws.store.pipelines(space_id=space_id, status="running"):
+                    await asyncio.to_thread(cancel_pipeline, self.ws, row.id)
+                    await self.execution.stop_pipeline(row.id)
 
         return self._submit(run())
 
@@ -785,6 +789,7 @@ class WorkspaceRuntime:
                 task.cancel()
                 await asyncio.wait([task], timeout=10)
             await asyncio.to_thread(cancel_pipeline, self.ws, pipeline_id)
+            await self.execution.stop_pipeline(pipeline_id)
             row = self.ws.store.pipeline(pipeline_id)
             self._notify("pipeline_changed", pipeline_id, row.space_id if row else None)
 

@@ -197,6 +197,7 @@ class TurnExecution(Protocol):
     async def run(self, req: RunRequest, emit: EventSink) -> TurnEnded: ...
     async def resume(self, turn_id: str, emit: EventSink) -> TurnEnded: ...
     async def queue_pipeline(self, pipeline_id: str) -> bool: ...
+    async def stop_pipeline(self, pipeline_id: str) -> None: ...
 
 
 class LocalExecution:
@@ -215,6 +216,9 @@ class LocalExecution:
 
     async def queue_pipeline(self, pipeline_id: str) -> bool:
         return False
+
+    async def stop_pipeline(self, pipeline_id: str) -> None:
+        return None  # the caller cancels its own runner task
 
 
 class QueuedExecution:
@@ -253,6 +257,11 @@ class QueuedExecution:
         await _defer_step(self.ws, pipeline_id)
         return True
 
+    async def stop_pipeline(self, pipeline_id: str) -> None:
+        """After the operator's stop is recorded: its queued steps never start, a running one is
+        cancelled on its worker (the node's turn ends interrupted)."""
+        await _abort_jobs(self.ws, "pipeline", pipeline_id)
+
     async def _queue_and_follow(self, payload: dict[str, Any], emit: EventSink) -> TurnEnded:
         request = new_id()
         space = payload.get("space")
@@ -266,7 +275,7 @@ class QueuedExecution:
         try:
             ended = await _follow(self.ws, request, typed, None)
         except asyncio.CancelledError:
-            await asyncio.shield(abort_request(self.ws, request))
+            await asyncio.shield(_abort_jobs(self.ws, "request", request))
             raise
         result = event_from_json(ended)
         assert isinstance(result, TurnEnded)
@@ -280,16 +289,19 @@ def turn_execution(ws: Workspace, harness: Callable[[], Harness]) -> TurnExecuti
     return LocalExecution(harness)
 
 
-async def abort_request(ws: Workspace, request: str) -> int:
-    """Cancel the request's jobs: a waiting one never starts, a running one is cancelled on its
-    worker (procrastinate's abort; its turn ends interrupted). Returns how many were asked."""
+async def _abort_jobs(ws: Workspace, key: str, value: str) -> int:
+    """Cancel the jobs whose ``key`` argument (request, pipeline) is ``value``: a waiting one
+    never starts, a running one is cancelled on its worker (procrastinate's abort of an async
+    job). A job re-queued because its space was busy is another row with the same arguments, so
+    jobs are found by argument, not by id. Returns how many were asked."""
     import psycopg
 
+    assert key in ("request", "pipeline")
     app = queue_app(ws)
     async with await psycopg.AsyncConnection.connect(_libpq_url(ws), autocommit=True) as conn:
         cur = await conn.execute(
-            "SELECT id FROM procrastinate_jobs WHERE args->>'request' = %s AND status IN ('todo', 'doing')",
-            (request,),
+            f"SELECT id FROM procrastinate_jobs WHERE args->>'{key}' = %s AND status IN ('todo', 'doing')",
+            (value,),
         )
         ids = [int(row[0]) for row in await cur.fetchall()]
     async with app.open_async():
