@@ -22,7 +22,8 @@ from control_center.core.modes import Autonomy, Mode
 from control_center.store.store import Store
 from control_center.workspace import Workspace
 from tests import pg
-from tests.helpers import git, make_repo
+from tests.helpers import make_repo
+from tests.workers.team import Team, one_worker_team
 
 pytestmark = pytest.mark.postgres
 
@@ -233,43 +234,10 @@ def _bob_presence(url: str, *, approval_id: str | None, space_id: str | None, le
 
 
 @pytest.fixture
-def on_workers(tmp_path: Path) -> Iterator[tuple[Path, Path, str]]:
-    """A team workspace whose execution is ``workers``: Alice's folder and clone, and one real
-    ``control-center worker`` process on its own clone (another machine, by name). Yields Alice's
-    folder, the origin and the worker's name."""
-    url = pg.databases().workspace()
-    origin = tmp_path / "origin.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(origin)], check=True)
-    seed = make_repo(tmp_path / "seed")
-    git(seed, "remote", "add", "origin", str(origin))
-    git(seed, "push", "-q", "origin", "HEAD:main")
-    for who in ("alice", "w1"):
-        git(tmp_path, "clone", "-q", str(origin), str(tmp_path / f"{who}-clone"))
-    Workspace.init(tmp_path / "alice", tmp_path / "alice-clone", database=url, execution="workers").close()
-    Workspace.init(tmp_path / "w1", tmp_path / "w1-clone", database=url).close()
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
-        "CONTROL_CENTER_HOST": "machine-w1",
-        "CONTROL_CENTER_WORKER_HEARTBEAT_S": "1",
-    }
-    with (tmp_path / "w1.log").open("w") as log:
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "control_center", "worker", "--workspace", str(tmp_path / "w1")],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=ROOT,
-        )
-    try:
-        yield tmp_path / "alice", origin, f"machine-w1:{worker.pid}"
-    finally:
-        worker.terminate()
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
+def on_workers(tmp_path: Path) -> Iterator[Team]:
+    """A team workspace whose execution is ``workers``, and one real worker process."""
+    with one_worker_team(tmp_path) as team:
+        yield team
 
 
 def _workers_of(window, turn_id: str) -> set[str]:  # type: ignore[no-untyped-def]
@@ -295,7 +263,7 @@ class _Events:
 
 
 def test_a_message_typed_in_the_app_runs_on_a_worker_streams_live_and_stops(
-    qtbot, on_workers: tuple[Path, Path, str], tmp_path: Path, opened: list[Any]
+    qtbot, on_workers: Team, tmp_path: Path, opened: list[Any]
 ) -> None:
     from control_center.core.events import (
         ApprovalRequested,
@@ -307,7 +275,7 @@ def test_a_message_typed_in_the_app_runs_on_a_worker_streams_live_and_stops(
     )
     from control_center.harness.loop import SCRIPT_META_PREFIX
 
-    root, _origin, worker = on_workers
+    root, worker = on_workers.operator, on_workers.worker
     words = "Writing the notes on a worker, streamed in small chunks."
     script = [
         [
@@ -385,12 +353,12 @@ def test_a_message_typed_in_the_app_runs_on_a_worker_streams_live_and_stops(
 
 
 def test_a_plan_approved_in_plan_studio_runs_its_steps_on_a_worker_and_stops_there(
-    qtbot, on_workers: tuple[Path, Path, str], tmp_path: Path, opened: list[Any]
+    qtbot, on_workers: Team, tmp_path: Path, opened: list[Any]
 ) -> None:
     from control_center.core.events import TurnStatus
     from control_center.harness.loop import SCRIPT_META_PREFIX
 
-    root, _origin, worker = on_workers
+    root, worker = on_workers.operator, on_workers.worker
     plan = {
         "goal": "Two notes",
         "nodes": [

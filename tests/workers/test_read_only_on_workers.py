@@ -8,9 +8,7 @@ is the sandbox's, not a hook that never ran."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,15 +17,14 @@ import pytest
 
 from control_center.harness.sandbox import sandbox_available
 from control_center.workspace import Workspace
-from tests import pg
-from tests.helpers import git, make_repo
+from tests.helpers import git
+from tests.workers.team import Team, cc, one_worker_team
 
 pytestmark = [
     pytest.mark.postgres,
     pytest.mark.skipif(not sandbox_available(), reason="bubblewrap is not installed or does not work here"),
 ]
 
-ROOT = Path(__file__).resolve().parents[2]
 PROBE = "probe.txt"
 SCRIPT = [
     [{"type": "tool_use", "name": "git_status", "input": {}}],
@@ -35,66 +32,25 @@ SCRIPT = [
 ]
 
 
-def _env(**extra: str) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT), **extra}
-
-
-def _cc(*args: str | Path) -> str:
-    proc = subprocess.run(
-        [sys.executable, "-m", "control_center", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=_env(),
-        cwd=ROOT,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
+def _probe_hook(clone: Path) -> None:
+    """The hook lives in the clone's git dir: the sandbox mounts that (read-only), while /tmp,
+    where the test's folders are, is a private tmpfs inside it. It acts only for the turn's git
+    tools (they read without optional locks), not for the worker's own sync and publish."""
+    hook = clone / ".git" / "cc-probe-hook"
+    hook.write_text(f'#!/bin/sh\n[ "$GIT_OPTIONAL_LOCKS" = 0 ] || exit 1\necho written > {PROBE}\nexit 1\n')
+    hook.chmod(0o755)
+    git(clone, "config", "core.fsmonitor", str(hook))
 
 
 @pytest.fixture
-def team(tmp_path: Path) -> Iterator[Path]:
-    """Alice's workspace (execution ``workers``) and one worker process on its own clone, whose
-    git config runs a hook that writes into the worktree whenever git looks at it."""
-    url = pg.databases().workspace()
-    origin = tmp_path / "origin.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(origin)], check=True)
-    seed = make_repo(tmp_path / "seed")
-    git(seed, "remote", "add", "origin", str(origin))
-    git(seed, "push", "-q", "origin", "HEAD:main")
-    for who in ("alice", "w1"):
-        git(tmp_path, "clone", "-q", str(origin), str(tmp_path / f"{who}-clone"))
-    # The hook lives in the clone's git dir: the sandbox mounts that (read-only), while /tmp,
-    # where the test's folders are, is a private tmpfs inside it. It acts only for the turn's git
-    # tools (they read without optional locks), not for the worker's own sync and publish.
-    hook = tmp_path / "w1-clone" / ".git" / "cc-probe-hook"
-    hook.write_text(f'#!/bin/sh\n[ "$GIT_OPTIONAL_LOCKS" = 0 ] || exit 1\necho written > {PROBE}\nexit 1\n')
-    hook.chmod(0o755)
-    git(tmp_path / "w1-clone", "config", "core.fsmonitor", str(hook))
-    Workspace.init(tmp_path / "alice", tmp_path / "alice-clone", database=url, execution="workers").close()
-    Workspace.init(tmp_path / "w1", tmp_path / "w1-clone", database=url).close()
+def team(tmp_path: Path) -> Iterator[Team]:
     (tmp_path / "script.json").write_text(json.dumps(SCRIPT))
-    with (tmp_path / "w1.log").open("w") as log:
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "control_center", "worker", "--workspace", str(tmp_path / "w1")],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=_env(),
-            cwd=ROOT,
-        )
-    try:
-        yield tmp_path
-    finally:
-        worker.terminate()
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
+    with one_worker_team(tmp_path, _probe_hook) as team:
+        yield team
 
 
 def _run_on_worker(tmp_path: Path, space: str) -> list[dict[str, Any]]:
-    out = _cc(
+    out = cc(
         "run",
         "--workspace",
         tmp_path / "alice",
@@ -106,7 +62,7 @@ def _run_on_worker(tmp_path: Path, space: str) -> list[dict[str, Any]]:
         tmp_path / "script.json",
         "--json",
         "look at the tree",
-    )
+    ).stdout
     return [json.loads(line) for line in out.splitlines() if line.strip()]
 
 
@@ -118,15 +74,14 @@ def _worker_tree(tmp_path: Path, space_name: str) -> Path:
         ws.close()
 
 
-def test_a_plan_spaces_turn_on_a_worker_runs_its_processes_read_only(team: Path) -> None:
-    tmp_path = team
+def test_a_plan_spaces_turn_on_a_worker_runs_its_processes_read_only(team: Team, tmp_path: Path) -> None:
     for name, mode in (("Plan", "plan"), ("Chat", "chat")):
-        _cc("space", "create", "--workspace", tmp_path / "alice", "--name", name, "--mode", mode)
+        cc("space", "create", "--workspace", team.operator, "--name", name, "--mode", mode)
 
     events = _run_on_worker(tmp_path, "Plan")
     [started] = [e for e in events if e["event"] == "turn_started"]
     assert started["mode"] == "plan"
-    assert started["worker"].endswith(f":{_worker_pid(tmp_path)}")
+    assert started["worker"] == team.worker
     assert "os_layer" in started["guarantee"]["layers"]  # the worker's own host runs bubblewrap
     [result] = [e for e in events if e["event"] == "tool_result"]
     assert result["name"] == "git_status"
@@ -154,8 +109,3 @@ def _clean(tree: Path) -> bool:
         check=True,
     )
     return done.stdout == ""
-
-
-def _worker_pid(tmp_path: Path) -> str:
-    first = (tmp_path / "w1.log").read_text().splitlines()[0]
-    return str(json.loads(first)["worker"]).rsplit(":", 1)[1]
