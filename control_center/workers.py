@@ -124,9 +124,13 @@ def queue_turn(ws: Workspace, payload: dict[str, Any]) -> str:
     """Queue a turn (``kind`` run or resume); returns the request id its events carry."""
     _require_workers(ws)
     request = new_id()
-    space = payload.get("space")
-    asyncio.run(_defer(ws, TURN_TASK, f"space:{space}" if space else None, {**payload, "request": request}))
+    asyncio.run(_queue_turn(ws, payload, request))
     return request
+
+
+async def _queue_turn(ws: Workspace, payload: dict[str, Any], request: str) -> None:
+    space = payload.get("space")
+    await _defer(ws, TURN_TASK, f"space:{space}" if space else None, {**payload, "request": request})
 
 
 def queue_pipeline_step(ws: Workspace, pipeline_id: str) -> str:
@@ -264,8 +268,6 @@ class QueuedExecution:
 
     async def _queue_and_follow(self, payload: dict[str, Any], emit: EventSink) -> TurnEnded:
         request = new_id()
-        space = payload.get("space")
-        await _defer(self.ws, TURN_TASK, f"space:{space}" if space else None, {**payload, "request": request})
 
         def typed(data: dict[str, Any]) -> None:
             event = event_from_json(data)
@@ -273,6 +275,7 @@ class QueuedExecution:
                 emit(event)
 
         try:
+            await _queue_turn(self.ws, payload, request)
             ended = await _follow(self.ws, request, typed, None)
         except asyncio.CancelledError:
             await asyncio.shield(_abort_jobs(self.ws, "request", request))
