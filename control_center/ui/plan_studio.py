@@ -669,7 +669,9 @@ class PlanMinimap(QGraphicsView):
             return
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
-        painter.drawImage(overview.rect, self._tint(overview.edges, theme.far_edge))
+        # the mask is opaque wherever any edge runs, so overlapping edges cannot build up into
+        # slabs here: the plain edge colour, as the graph draws them close up
+        painter.drawImage(overview.rect, self._tint(overview.edges, theme.edge))
         painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
         painter.drawImage(overview.rect, self._tint(overview.nodes, status_color("pending")))
         painter.restore()
