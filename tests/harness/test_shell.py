@@ -183,3 +183,33 @@ def test_gate_timeout_is_not_run(tmp_path: Path) -> None:
     assert outcome.status == "not_run"
     assert "timed out" in outcome.detail
     assert "starting" in outcome.detail
+
+
+def test_the_spool_holds_what_a_command_printed_while_it_still_runs(tmp_path: Path) -> None:
+    """After a crash mid-command the spool is the only record of what it printed: each chunk must
+    reach the file as it arrives, not sit in a buffer the crash loses."""
+    spool = tmp_path / "out" / "call.log"
+    cancel = threading.Event()
+    done: list[object] = []
+    worker = threading.Thread(
+        target=lambda: done.append(
+            run_process(
+                "echo partial-output; sleep 20",
+                tmp_path,
+                30,
+                read_only=False,
+                cancel_event=cancel,
+                spool=spool,
+            )
+        )
+    )
+    worker.start()
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not (spool.exists() and spool.stat().st_size > 0):
+            time.sleep(0.02)
+        assert not done, "the command ended early"
+        assert spool.read_bytes() == b"partial-output\n"
+    finally:
+        cancel.set()
+        worker.join(30)

@@ -59,7 +59,9 @@ class _Capture:
         if spool is not None:
             try:
                 spool.parent.mkdir(parents=True, exist_ok=True)
-                self._spool_file = open(spool, "wb")  # noqa: SIM115 - closed by the reader thread
+                # Unbuffered: each chunk reaches the file as it arrives, so a crash mid-command
+                # leaves what was printed (a buffer would die with the process).
+                self._spool_file = open(spool, "wb", buffering=0)  # noqa: SIM115 - closed by the reader thread
             except OSError:
                 self.spool = None
         self._head_cap = cap // 2
