@@ -7,6 +7,7 @@ every operator action leaves as a signal carrying ids."""
 from __future__ import annotations
 
 import json
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -1174,6 +1175,7 @@ class ConversationView(QAbstractItemView):
     _STICK_SLACK = 8  # pixels from the bottom that still count as "at the bottom"
     _WALK_SCREENS = 3  # a scroll by up to this many screens walks and measures; more jumps
     _SUM_CHUNK = 1024  # rows summed at a time when a jump looks for the row at a pixel
+    _TICK_MS, _TICK_MAX_MS, _TICK_SHARE = 40, 250, 10  # see _tick_ms
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -1215,6 +1217,9 @@ class ConversationView(QAbstractItemView):
         # Height re-checks of streaming rows are coalesced: one relayout per tick, not per token.
         self._dirty_rows: set[int] = set()
         self._repaint_due = False
+        # what the last re-measure and paint cost: the wait before the next one follows it
+        self._remeasure_seconds = 0.0
+        self._paint_seconds = 0.0
         self._remeasure_timer = QTimer(self)
         self._remeasure_timer.setSingleShot(True)
         self._remeasure_timer.timeout.connect(self._remeasure)
@@ -1543,6 +1548,13 @@ class ConversationView(QAbstractItemView):
 
     # -- painting
     def paintEvent(self, event: Any) -> None:
+        started = time.perf_counter()
+        try:
+            self._paint_rows(event)
+        finally:
+            self._paint_seconds = time.perf_counter() - started
+
+    def _paint_rows(self, event: Any) -> None:
         model = self.model()
         if model is None or not self._heights:
             return
@@ -1627,9 +1639,17 @@ class ConversationView(QAbstractItemView):
         # a streaming row grows with every delta.
         self._dirty_rows.update(range(top.row(), min(bottom.row(), top.row() + 50) + 1))
         if not self._remeasure_timer.isActive():
-            self._remeasure_timer.start(40)
+            self._remeasure_timer.start(self._tick_ms())
+
+    def _tick_ms(self) -> int:
+        """How long changes wait to be re-measured and repainted: 40 ms (25 a second) while that
+        is cheap; when one re-measure and paint costs more (a long reply whose document is big),
+        the wait grows so that they take at most a tenth of the GUI thread, never past 250 ms."""
+        cost_ms = (self._remeasure_seconds + self._paint_seconds) * 1000
+        return int(min(self._TICK_MAX_MS, max(self._TICK_MS, self._TICK_SHARE * cost_ms)))
 
     def _remeasure(self) -> None:
+        started = time.perf_counter()
         model = self.model()
         rows, self._dirty_rows = self._dirty_rows, set()
         if model is None:
@@ -1640,6 +1660,7 @@ class ConversationView(QAbstractItemView):
         if self._repaint_due:
             self._repaint_due = False
             self.viewport().update()
+        self._remeasure_seconds = time.perf_counter() - started
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)

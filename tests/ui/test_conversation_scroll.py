@@ -209,3 +209,13 @@ def test_a_streamed_reply_repaints_per_tick_not_per_delta(qtbot: Any, counted: A
     assert "word 59" in model.item(model.rowCount() - 1).text
     last = view.visualRect(model.index(model.rowCount() - 1))
     assert last.bottom() == view.viewport().height() - 1  # grown and still followed
+
+
+def test_the_repaint_tick_keeps_to_a_tenth_of_the_gui_thread(counted: Any) -> None:
+    view, _model, _calls = counted
+    view._remeasure_seconds, view._paint_seconds = 0.0, 0.001
+    assert view._tick_ms() == 40  # cheap: 25 a second
+    view._remeasure_seconds, view._paint_seconds = 0.005, 0.010
+    assert view._tick_ms() == 150  # a 15 ms re-measure and paint waits ten times that
+    view._paint_seconds = 2.0
+    assert view._tick_ms() == 250  # never longer than a quarter of a second
