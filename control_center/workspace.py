@@ -161,17 +161,19 @@ class Workspace:
         return cls(root, store, local_repo=repo, notices=tuple(notices))
 
     @classmethod
-    def open(cls, root: Path) -> Workspace:
+    def open(cls, root: Path, *, read_only: bool = False) -> Workspace:
+        """Open the workspace at ``root``; ``read_only``: its store writes nothing (the operator
+        browses a workspace it cannot or will not change)."""
         root = root.expanduser().resolve()
         db = root / DB_FILENAME
         if not root.exists():
             raise WorkspaceError(f"workspace folder {root} does not exist; create one with init")
         if (root / TEAM_FILE).exists():
-            return cls._open_team(root)
+            return cls._open_team(root, read_only=read_only)
         if not db.exists():
             raise WorkspaceError(f"{root} is not a workspace (no {DB_FILENAME}); create one with init")
         try:
-            store = Store(db)
+            store = Store(db, read_only=read_only)
         except StoreError as exc:
             raise WorkspaceError(str(exc)) from None
         if store.get_meta("repo") is None:
@@ -180,13 +182,13 @@ class Workspace:
         return cls(root, store)
 
     @classmethod
-    def _open_team(cls, root: Path) -> Workspace:
+    def _open_team(cls, root: Path, *, read_only: bool = False) -> Workspace:
         link = _read_team_file(root / TEAM_FILE)
         database, repo = link.get("database"), link.get("repo")
         if not isinstance(database, str) or not isinstance(repo, str):
             raise WorkspaceError(f"{root / TEAM_FILE} names no database and repository; run init again")
         try:
-            store = Store(database)
+            store = Store(database, read_only=read_only)
         except StoreError as exc:
             raise WorkspaceError(str(exc)) from None
         if store.get_meta("repo") is None:
@@ -196,6 +198,17 @@ class Workspace:
 
     def close(self) -> None:
         self.store.close()
+
+    @property
+    def read_only(self) -> bool:
+        """Opened read-only: nothing is written to the folder, the repository or the database."""
+        return self.store.read_only
+
+    def _refuse_if_read_only(self) -> None:
+        # Before any git command: a worktree made for a space the store then refuses to record
+        # would be written to the folder all the same.
+        if self.store.read_only:
+            raise WorkspaceError(f"the workspace {self.root} is open read-only: nothing can be changed")
 
     @property
     def repo(self) -> Path:
@@ -228,6 +241,7 @@ class Workspace:
     ) -> Space:
         """A new space on its own worktree and branch. ``operator`` requests may only pick
         operator-selectable modes (review is set by the system for PR spaces)."""
+        self._refuse_if_read_only()
         name = name.strip()
         if not name:
             raise WorkspaceError("a space needs a non-empty name")
@@ -254,6 +268,7 @@ class Workspace:
         gates: tuple[Gate, ...] = (),
     ) -> Space:
         """A PR space: review mode, worktree detached at the head."""
+        self._refuse_if_read_only()
         for ref in (base, head):
             # A ref that looks like an option would be parsed as one by rev-parse and worktree add.
             if not ref or ref.startswith("-") or any(c.isspace() or c == "\x00" for c in ref):
@@ -390,7 +405,7 @@ class Workspace:
         if not self.is_team or space.pr_head is not None:
             return space
         path = self.root / WORKTREES_DIR / space.id
-        if not path.exists():
+        if not path.exists() and not self.read_only:  # read-only: shown as it is, never made
             if self._has_origin():
                 git(
                     self.repo,
@@ -417,6 +432,7 @@ class Workspace:
     def sync_space(self, space: Space) -> Space:
         """Before a worker's turn: the local worktree at the tip of the space's branch on the
         remote (whatever another machine pushed last)."""
+        self._refuse_if_read_only()
         local = self.local_space(space)
         if space.pr_head is not None or not self._has_origin():
             return local
@@ -435,6 +451,7 @@ class Workspace:
     def publish_space(self, space: Space, message: str) -> str | None:
         """After a worker's turn: commit what the turn changed and push the branch, so any
         machine takes the next turn from here. Returns the new commit, or None if nothing changed."""
+        self._refuse_if_read_only()
         local = self.local_space(space)
         if space.pr_head is not None or not self._has_origin():
             return None
@@ -456,6 +473,7 @@ class Workspace:
 
     def scratch_worktree(self, key: str) -> Path:
         """A detached worktree at HEAD for a run that has no space."""
+        self._refuse_if_read_only()
         path = self.root / SCRATCH_DIR / key
         if not path.exists():
             git(self.repo, "worktree", "add", "--detach", str(path), "HEAD")

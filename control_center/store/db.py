@@ -155,15 +155,81 @@ def _refuse_newer(where: str, version: str | None) -> None:
         )
 
 
-def open_database(target: Path | str, *, create: bool) -> Engine:
+def open_database(target: Path | str, *, create: bool, read_only: bool = False) -> Engine:
     """Open (and with ``create``, create) the workspace database — an SQLite file path or a
     PostgreSQL URL — and migrate it to head.
 
     Refuses, changing nothing: a file that is not SQLite, a database that is not a workspace,
-    and a workspace whose schema is newer than this code."""
+    and a workspace whose schema is newer than this code. With ``read_only`` nothing is ever
+    written (see :func:`_open_sqlite_read_only`); a schema that needs migrating is refused."""
     if isinstance(target, str):
-        return _open_postgres(target, create=create)
+        return _open_postgres(target, create=create and not read_only, read_only=read_only)
+    if read_only:
+        return _open_sqlite_read_only(target)
     return _open_sqlite(target, create=create)
+
+
+def _needs_upgrade(where: str, version: str | None) -> StoreError:
+    return StoreError(
+        f"{where} was written by an older Control Center (schema {version}); opening it read-only "
+        "cannot upgrade it: open it once where it can be written"
+    )
+
+
+def _open_sqlite_read_only(path: Path) -> Engine:
+    """The workspace file for reading only: nothing is written to its folder, not even SQLite's
+    side files or the health check's stamp, and every connection refuses writes
+    (``PRAGMA query_only``). Without a pending WAL the file is read as immutable (a read-only
+    connection to a WAL database would otherwise create ``-wal``/``-shm`` beside it); with one
+    (another process has it open) the WAL is read too, through the side files already there."""
+    if not (path.exists() and path.stat().st_size > 0):
+        raise StoreError(f"no workspace database at {path}")
+    _check_is_sqlite(path)
+    marked = health.damaged_reason(path)
+    if marked is not None:
+        raise health.damaged_error(path, marked)
+    tables, version = _inspect_sqlite(path)
+    if MARKER_TABLE not in tables:
+        raise StoreError(f"{path} is an SQLite database but not a Control Center workspace")
+    _refuse_newer(str(path), version)
+    if version != HEAD_REVISION:
+        raise _needs_upgrade(str(path), version)
+    resolved = path.resolve()
+
+    def connect() -> sqlite3.Connection:
+        wal_pending = resolved.with_name(resolved.name + "-wal").exists()
+        uri = resolved.as_uri() + ("?mode=ro" if wal_pending else "?mode=ro&immutable=1")
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=10)
+        conn.execute("PRAGMA query_only=ON")
+        return conn
+
+    return create_engine(f"sqlite:///{resolved}", creator=connect, future=True)
+
+
+def _inspect_sqlite(path: Path) -> tuple[set[str], str | None]:
+    """The tables and the schema version of an SQLite file, read without writing anything."""
+    try:
+        # immutable=1 reads without creating -wal/-shm side files; it is only safe when no
+        # WAL is pending (no other process has the file open), else read the WAL too.
+        wal_pending = path.with_name(path.name + "-wal").exists()
+        uri = path.resolve().as_uri() + ("?mode=ro" if wal_pending else "?mode=ro&immutable=1")
+        ro = sqlite3.connect(uri, uri=True)
+        try:
+            tables = {r[0] for r in ro.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            version = None
+            if "alembic_version" in tables:
+                row = ro.execute("SELECT version_num FROM alembic_version").fetchone()
+                version = row[0] if row else None
+        finally:
+            ro.close()
+    except sqlite3.DatabaseError as exc:
+        # The schema itself is unreadable: a damaged workspace or some other file. Nothing is
+        # marked (it may not be ours) and nothing is written either way.
+        raise StoreError(
+            f"{path} is not a Control Center workspace database or is damaged ({exc}); "
+            f"nothing was written. Run: control-center doctor --workspace {path.parent}"
+        ) from None
+    return tables, version
 
 
 def _open_sqlite(path: Path, *, create: bool) -> Engine:
@@ -176,27 +242,7 @@ def _open_sqlite(path: Path, *, create: bool) -> Engine:
         if marked is not None:
             raise health.damaged_error(path, marked)
         # Inspect read-only first, so a foreign database is never touched.
-        try:
-            # immutable=1 reads without creating -wal/-shm side files; it is only safe when no
-            # WAL is pending (no other process has the file open), else read the WAL too.
-            wal_pending = path.with_name(path.name + "-wal").exists()
-            uri = path.resolve().as_uri() + ("?mode=ro" if wal_pending else "?mode=ro&immutable=1")
-            ro = sqlite3.connect(uri, uri=True)
-            try:
-                tables = {r[0] for r in ro.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-                version = None
-                if "alembic_version" in tables:
-                    row = ro.execute("SELECT version_num FROM alembic_version").fetchone()
-                    version = row[0] if row else None
-            finally:
-                ro.close()
-        except sqlite3.DatabaseError as exc:
-            # The schema itself is unreadable: a damaged workspace or some other file. Nothing is
-            # marked (it may not be ours) and nothing is written either way.
-            raise StoreError(
-                f"{path} is not a Control Center workspace database or is damaged ({exc}); "
-                f"nothing was written. Run: control-center doctor --workspace {path.parent}"
-            ) from None
+        tables, version = _inspect_sqlite(path)
         if tables and MARKER_TABLE not in tables:
             raise StoreError(f"{path} is an SQLite database but not a Control Center workspace")
         # A newer schema is refused before the check, which leaves a stamp: a refusal changes
@@ -218,10 +264,14 @@ def _open_sqlite(path: Path, *, create: bool) -> Engine:
     return engine
 
 
-def _open_postgres(value: str, *, create: bool) -> Engine:
+def _open_postgres(value: str, *, create: bool, read_only: bool = False) -> Engine:
     url = _with_keyring_password(parse_database_url(value))
     shown = redact_url(value)
-    engine = create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10, future=True)
+    # Read-only: every transaction of every connection is one the server refuses to write in.
+    connect_args = {"options": "-c default_transaction_read_only=on"} if read_only else {}
+    engine = create_engine(
+        url, pool_pre_ping=True, pool_size=5, max_overflow=10, future=True, connect_args=connect_args
+    )
     dialect_for(engine).prepare(engine)
     try:
         # Inspect first (reads only), so a foreign database is never touched.
@@ -239,6 +289,8 @@ def _open_postgres(value: str, *, create: bool) -> Engine:
         if not tables and not create:
             raise StoreError(f"the database {shown} holds no workspace; create one with init")
         _refuse_newer(f"the database {shown}", version)
+        if version != HEAD_REVISION and read_only:
+            raise _needs_upgrade(f"the database {shown}", version)
         if version != HEAD_REVISION:
             _migrate(engine, url.render_as_string(hide_password=False), shown)
     except BaseException:

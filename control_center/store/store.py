@@ -239,10 +239,12 @@ def _settled_message(row: ApprovalRow) -> str:
 
 
 class Store:
-    def __init__(self, target: Path | str, *, create: bool = False) -> None:
-        """``target`` is the SQLite file, or a ``postgresql://`` URL (team mode)."""
+    def __init__(self, target: Path | str, *, create: bool = False, read_only: bool = False) -> None:
+        """``target`` is the SQLite file, or a ``postgresql://`` URL (team mode). ``read_only``:
+        nothing is ever written (every write unit is refused with one line saying so)."""
         self.path: Path | None = target if isinstance(target, Path) else None
-        self.engine = open_database(target, create=create)
+        self.read_only = read_only
+        self.engine = open_database(target, create=create, read_only=read_only)
         self.dialect = dialect_for(self.engine)
         self._write_lock = threading.RLock()
         #: Set when an operation found the file damaged: every later write is refused.
@@ -275,6 +277,8 @@ class Store:
 
     @contextmanager
     def _write(self) -> Iterator[Session]:
+        if self.read_only:
+            raise StoreError(f"the workspace {self.location} is open read-only: nothing can be changed")
         if self.damaged is not None and self.path is not None:
             raise health.damaged_error(self.path, self.damaged)
         try:
@@ -296,7 +300,8 @@ class Store:
         cause = str(exc.orig) if exc.orig is not None else str(exc).splitlines()[0]
         if self.path is not None and health.is_damage(cause):
             self.damaged = cause
-            health.mark_damaged(self.path, cause)
+            if not self.read_only:  # a read-only open leaves the folder as it found it
+                health.mark_damaged(self.path, cause)
             return health.damaged_error(self.path, cause)
         return StoreError(f"workspace database {self.location}: {cause}")
 
