@@ -31,17 +31,17 @@ def _application() -> QApplication:
     return app
 
 
-def create_main_window(workspace_dir: str | os.PathLike[str]) -> QMainWindow:
+def create_main_window(workspace_dir: str | os.PathLike[str], *, read_only: bool = False) -> QMainWindow:
     """The main window opened on the workspace's most recently active space (selected, composer
     ready). Widgets ``spaceList``, ``composerInput``, ``composerModeCombo`` and ``inboxView``
-    exist from construction."""
+    exist from construction. ``read_only``: browse the workspace, writing nothing to it."""
     from control_center.runtime import open_runtime
     from control_center.ui import theme
     from control_center.ui.main_window import MainWindow
 
     app = _application()
     app.setWindowIcon(theme.app_icon())
-    runtime = open_runtime(Path(workspace_dir))
+    runtime = open_runtime(Path(workspace_dir), read_only=read_only)
     theme.apply_appearance(app, runtime.settings.appearance)
     window = MainWindow(runtime)
     runtime.resume_pipelines()
@@ -66,7 +66,7 @@ def _run_event_loop(app: QApplication) -> int:
     return 0
 
 
-def start_gui(workspace: Path | None) -> QWidget:
+def start_gui(workspace: Path | None, *, read_only: bool = False) -> QWidget:
     """Show the first window: the workspace asked for (or the last one used), else the welcome
     screen. A workspace that cannot be opened never ends the app silently: the welcome screen
     opens with what is wrong and what to do, and the same message goes to stderr."""
@@ -80,7 +80,7 @@ def start_gui(workspace: Path | None) -> QWidget:
     problem = None
     if workspace is not None:
         try:
-            return _open_and_remember(workspace, settings)
+            return _open_and_remember(workspace, settings, read_only=read_only)
         except Exception as exc:  # shown as a sentence on the welcome screen, never a traceback
             problem = diagnose(workspace, exc)
             print(f"error: {problem.message()}", file=sys.stderr)
@@ -91,7 +91,9 @@ def _welcome(settings: AppSettings, problem: Any = None) -> QWidget:
     from control_center.ui.welcome import WelcomeWindow
 
     app = _application()
-    welcome = WelcomeWindow(open_workspace=lambda p: _open_and_remember(p, settings))
+    welcome = WelcomeWindow(
+        open_workspace=lambda p, read_only=False: _open_and_remember(p, settings, read_only=read_only)
+    )
     welcome.show()
     if problem is not None:
         welcome.show_problem(problem)
@@ -99,7 +101,7 @@ def _welcome(settings: AppSettings, problem: Any = None) -> QWidget:
     return welcome
 
 
-def open_staged(workspace: Path | None) -> QWidget:
+def open_staged(workspace: Path | None, *, read_only: bool = False) -> QWidget:
     """What ``start_gui`` does, with the first paint first: the settings are read and a shell
     window (PySide6 and the theme, in the operator's appearance) is shown at once; after it
     painted, a worker thread imports the runtime and the main window's modules and opens the
@@ -126,7 +128,7 @@ def open_staged(workspace: Path | None) -> QWidget:
         import control_center.ui.main_window  # noqa: F401
         from control_center.runtime import open_runtime
 
-        return open_runtime(target)
+        return open_runtime(target, read_only=read_only)
 
     def finish(outcome: tuple[str, Any]) -> None:
         from control_center.ui.workspace_errors import diagnose
@@ -169,16 +171,16 @@ def _show_main_window(
     return window
 
 
-def run_gui(workspace: Path | None) -> int:
-    open_staged(workspace)
+def run_gui(workspace: Path | None, *, read_only: bool = False) -> int:
+    open_staged(workspace, read_only=read_only)
     return _run_event_loop(_application())
 
 
 _windows: list[QMainWindow] = []
 
 
-def _open_and_remember(workspace: Path, settings: AppSettings) -> QMainWindow:
-    window = create_main_window(workspace)
+def _open_and_remember(workspace: Path, settings: AppSettings, *, read_only: bool = False) -> QMainWindow:
+    window = create_main_window(workspace, read_only=read_only)
     settings.last_workspace = str(Path(workspace).resolve())
     settings.save()
     window.show()
@@ -187,4 +189,5 @@ def _open_and_remember(workspace: Path, settings: AppSettings) -> QMainWindow:
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
-    return run_gui(Path(args.workspace) if getattr(args, "workspace", None) else None)
+    workspace = Path(args.workspace) if getattr(args, "workspace", None) else None
+    return run_gui(workspace, read_only=bool(getattr(args, "read_only", False)))

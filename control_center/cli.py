@@ -335,6 +335,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser("gui", help="open the desktop app (the default)")
     ws_arg(g, required=False)
+    g.add_argument(
+        "--read-only", action="store_true", help="browse the workspace without writing anything to it"
+    )
     g.set_defaults(func=_window("control_center.app", "cmd_gui"))
 
     d = sub.add_parser("demo", help="create (idempotently) and open the demo workspace")

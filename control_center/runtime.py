@@ -162,6 +162,9 @@ class WorkspaceRuntime:
         #: Team mode (a PostgreSQL workspace): other operators' changes arrive live, and this
         #: app says what it shows (presence).
         self.team = ws.store.dialect.name == "postgresql"
+        #: Opened read-only: the operator browses; nothing is written (the store refuses writes,
+        #: and what this runtime would write on its own — presence, "last active" — is skipped).
+        self.read_only = ws.read_only
         self.viewer_id = new_id()
         self.operator = operator_identity(self.settings)
         self._shown: tuple[str | None, str | None] = (None, None)
@@ -169,7 +172,8 @@ class WorkspaceRuntime:
         self._thread.start()
         if self.team:
             self._submit(self._watch_changes())
-            self._submit(self._presence_heartbeat())
+            if not self.read_only:
+                self._submit(self._presence_heartbeat())
 
     @property
     def harness(self) -> Harness:
@@ -626,6 +630,8 @@ class WorkspaceRuntime:
     def resume_pipelines(self) -> concurrent.futures.Future[Any]:
         """At start-up: pipelines that were running, interrupted or waiting continue where they
         stopped (a waiting one whose approval was decided meanwhile resumes its turn)."""
+        if self.read_only:
+            return _done()
 
         async def run() -> None:
             from control_center.pipeline.service import RESUMABLE_STATUSES
@@ -694,6 +700,8 @@ class WorkspaceRuntime:
         return self._call(self.ws.store.space_usage, space_id)
 
     def touch_space(self, space_id: str) -> concurrent.futures.Future[Any]:
+        if self.read_only:  # browsing a read-only workspace leaves "last active" as it was
+            return _done()
         return self._call(self.ws.store.touch_space, space_id)
 
     def side_data(self, space_id: str) -> concurrent.futures.Future[Any]:
@@ -846,10 +854,8 @@ class WorkspaceRuntime:
     def show_presence(self, space_id: str | None, approval_id: str | None) -> concurrent.futures.Future[Any]:
         """Say what this app shows (team mode): the space open and the Inbox item selected."""
         self._shown = (space_id, approval_id)
-        if not self.team:
-            done: concurrent.futures.Future[Any] = concurrent.futures.Future()
-            done.set_result(None)
-            return done
+        if not self.team or self.read_only:
+            return _done()
         return self._call(self._say_presence)
 
     def _say_presence(self) -> None:
@@ -941,9 +947,18 @@ def _settled_tool(item: TranscriptItem, active: Turn | None) -> TranscriptItem:
     return replace(item, tool=replace(item.tool, status="stopped"))
 
 
-def open_runtime(root: Path) -> WorkspaceRuntime:
-    ws = Workspace.open(root)
-    mark_dead_turns_interrupted(ws)
+def _done() -> concurrent.futures.Future[Any]:
+    done: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    done.set_result(None)
+    return done
+
+
+def open_runtime(root: Path, *, read_only: bool = False) -> WorkspaceRuntime:
+    """The runtime of the workspace at ``root``; ``read_only``: browse it, writing nothing (no
+    start-up repair of dead turns either: that is a write)."""
+    ws = Workspace.open(root, read_only=read_only)
+    if not read_only:
+        mark_dead_turns_interrupted(ws)
     return WorkspaceRuntime(ws)
 
 

@@ -361,6 +361,8 @@ class ConversationDelegate(QStyledItemDelegate):
         )
         # Markdown documents, cached per item id + text length + width (bounded LRU).
         self._docs: OrderedDict[str, _DocState] = OrderedDict()
+        #: False on a workspace opened read-only: cards paint no Grant / Reject / Answer… buttons.
+        self.decisions = True
 
     # -- presentation state
     def is_expanded(self, item_id: str) -> bool:
@@ -475,7 +477,8 @@ class ConversationDelegate(QStyledItemDelegate):
         elif kind is ItemKind.APPROVAL:
             layout = self._layout_card_with_buttons(item, inner, f, self._approval_buttons(item))
         elif kind is ItemKind.QUESTION:
-            buttons = [] if item.data.get("answer") is not None else [("answer", "Answer…")]
+            answered = item.data.get("answer") is not None
+            buttons = [] if answered or not self.decisions else [("answer", "Answer…")]
             layout = self._layout_card_with_buttons(item, inner, f, buttons)
         elif kind in (ItemKind.NUDGE, ItemKind.ERROR):
             tw = inner - 2 * _P - _ICON - _GAP
@@ -539,7 +542,7 @@ class ConversationDelegate(QStyledItemDelegate):
         return _Layout(card.height() + 2 * _V, rects, lines=lines)
 
     def _approval_buttons(self, item: TranscriptItem) -> list[tuple[str, str]]:
-        if item.data.get("status", "pending") == "pending":
+        if self.decisions and item.data.get("status", "pending") == "pending":
             return [("grant", "Grant"), ("reject", "Reject")]
         return []
 
@@ -1704,6 +1707,14 @@ class ConversationView(QAbstractItemView):
             return
         super().keyPressEvent(event)
 
+    def set_decisions_enabled(self, enabled: bool) -> None:
+        """Whether approval and question cards offer Grant / Reject / Answer… (not on a
+        workspace opened read-only)."""
+        self._delegate.decisions = enabled
+        self._delegate._heights.clear()  # the cards' layouts had (or lacked) their buttons
+        self._delegate._layouts.clear()
+        self.doItemsLayout()
+
     def item_key(self, item: TranscriptItem, event: QKeyEvent) -> bool:
         key, mods = event.key(), event.modifiers()
         ctrl = bool(mods & Qt.KeyboardModifier.ControlModifier)
@@ -1714,7 +1725,7 @@ class ConversationView(QAbstractItemView):
             return True
         if enter and ctrl and item.kind is ItemKind.APPROVAL:
             approval = str(item.data.get("approval_id", ""))
-            if approval and item.data.get("status", "pending") == "pending":
+            if approval and self._delegate.decisions and item.data.get("status", "pending") == "pending":
                 self.approval_decision_requested.emit(approval, "reject" if shift else "grant")
             return True
         if enter and not ctrl:

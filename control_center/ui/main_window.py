@@ -143,6 +143,10 @@ class MainWindow(QMainWindow):
         self._build()
         self._connect()
         self._build_menus()
+        if runtime.read_only:  # a banner, and every control that would write off for good
+            from control_center.ui.read_only import enter_read_only
+
+            enter_read_only(self, str(runtime.ws.root))
         self._initial_load()
 
     # -- construction ---------------------------------------------------------------------------
@@ -508,6 +512,7 @@ class MainWindow(QMainWindow):
         waiting = sum(s.waiting for s in states.values())
         self.status_running.setText(summary)
         base = f"Control Center — {self.runtime.ws.root.name}"
+        base += " (read-only)" if self.runtime.read_only else ""
         self.setWindowTitle(f"({waiting}) {base} · needs you" if waiting else base)
         self.inbox_dock.setWindowTitle(f"Inbox ({waiting})" if waiting else "Inbox")
         self.notifier.set_state(f"{base}\n{summary}", bool(waiting))

@@ -11,7 +11,13 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QPushButton, QVBoxLayout, QWidget
 
 from control_center.ui import theme
-from control_center.ui.workspace_errors import CHOOSE_ANOTHER, WorkspaceProblem, diagnose, problem_dialog
+from control_center.ui.workspace_errors import (
+    CHOOSE_ANOTHER,
+    OPEN_READ_ONLY,
+    WorkspaceProblem,
+    diagnose,
+    problem_dialog,
+)
 
 
 class WelcomeWindow(QWidget):
@@ -27,7 +33,11 @@ class WelcomeWindow(QWidget):
         create = QPushButton(theme.icon("plus"), "Create a workspace from a repository…")
         create.clicked.connect(self._create)
         open_btn = QPushButton(theme.icon("inbox"), "Open a workspace…")
-        open_btn.clicked.connect(self._open_existing)
+        open_btn.clicked.connect(lambda: self._open_existing())
+        read_only_btn = QPushButton(theme.icon("inbox"), "Open a workspace read-only…")
+        read_only_btn.setObjectName("openReadOnlyButton")
+        read_only_btn.setToolTip("Browse a workspace without writing anything to it")
+        read_only_btn.clicked.connect(lambda: self._open_existing(read_only=True))
         demo = QPushButton(theme.icon("agent"), "Open the demo (works without an API key)")
         demo.setObjectName("openDemoButton")
         demo.clicked.connect(self._open_demo)
@@ -46,10 +56,10 @@ class WelcomeWindow(QWidget):
         layout.addWidget(self.problem_label)
         self.problem: WorkspaceProblem | None = None
         self.dialog: QMessageBox | None = None
-        for b in (create, open_btn, demo):
+        for b in (create, open_btn, read_only_btn, demo):
             b.setMinimumHeight(36)
             layout.addWidget(b)
-        self.resize(520, 320)
+        self.resize(520, 360)
 
     def show_problem(self, problem: WorkspaceProblem) -> None:
         """The banner with the cause and next step, and the same in a dialog (not blocking: the
@@ -69,12 +79,18 @@ class WelcomeWindow(QWidget):
 
     def _after_dialog(self, _result: int) -> None:
         dialog = self.dialog
-        if dialog is not None and getattr(dialog, "choice", None) == CHOOSE_ANOTHER:
+        choice = getattr(dialog, "choice", None) if dialog is not None else None
+        if choice == CHOOSE_ANOTHER:
             self._open_existing()
+        elif choice == OPEN_READ_ONLY and self.problem is not None:
+            self._finish(self.problem.path, read_only=True)
 
-    def _finish(self, path: Path) -> None:
+    def _finish(self, path: Path, *, read_only: bool = False) -> None:
         try:
-            self._open(path)
+            if read_only:
+                self._open(path, read_only=True)
+            else:
+                self._open(path)
         except Exception as exc:  # every failure becomes a sentence and a next step
             self.show_problem(diagnose(path, exc))
             return
@@ -103,10 +119,11 @@ class WelcomeWindow(QWidget):
         self._finish(folder)
         return True
 
-    def _open_existing(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Open a workspace folder")
+    def _open_existing(self, *, read_only: bool = False) -> None:
+        title = "Open a workspace folder read-only" if read_only else "Open a workspace folder"
+        folder = QFileDialog.getExistingDirectory(self, title)
         if folder:
-            self._finish(Path(folder))
+            self._finish(Path(folder), read_only=read_only)
 
     def _open_demo(self) -> None:
         from control_center.demo import create_demo, default_demo_dir

@@ -96,11 +96,16 @@ def diagnose(path: Path | str, exc: BaseException, *, creating: bool = False) ->
     )
     if read_only and (path.exists() or creating):
         where = "folder" if creating else "workspace"
+        next_step = "Choose a folder you can write to, or copy the workspace there and open the copy."
+        if not creating and is_workspace_folder(path):
+            next_step = (
+                "Open it read-only to look around, or copy it to a folder you can write to and open the copy."
+            )
         return problem(
             ProblemKind.READ_ONLY,
             "Folder is read-only",
             f"Control Center cannot write to the {where} at {path}: it is read-only for you.",
-            "Choose a folder you can write to, or copy the workspace there and open the copy.",
+            next_step,
         )
     if not path.exists() and not creating:
         return problem(
@@ -141,11 +146,26 @@ def diagnose(path: Path | str, exc: BaseException, *, creating: bool = False) ->
 
 CHOOSE_ANOTHER = "choose"
 CLOSE = "close"
+OPEN_READ_ONLY = "read_only"
+#: What may be opened read-only instead: a workspace that cannot be written, or one in use.
+_READ_ONLY_KINDS = (ProblemKind.READ_ONLY, ProblemKind.LOCKED)
+
+
+def is_workspace_folder(path: Path) -> bool:
+    """A folder holding a workspace (its SQLite file, or a team workspace's link file)."""
+    from control_center.workspace import TEAM_FILE
+
+    return (path / DB_FILENAME).is_file() or (path / TEAM_FILE).is_file()
+
+
+def can_open_read_only(problem: WorkspaceProblem) -> bool:
+    return problem.kind in _READ_ONLY_KINDS and is_workspace_folder(problem.path)
 
 
 def problem_dialog(parent: QWidget | None, problem: WorkspaceProblem) -> QMessageBox:
     """A dialog with the cause, the next step and the raw message under "Show Details…"; after it
-    closes, its ``choice`` is ``CHOOSE_ANOTHER`` or ``CLOSE``."""
+    closes, its ``choice`` is ``CHOOSE_ANOTHER``, ``CLOSE`` or (a workspace that cannot be
+    written, or is in use) ``OPEN_READ_ONLY``."""
     box = QMessageBox(parent)
     box.setObjectName("workspaceProblemDialog")
     box.setIcon(QMessageBox.Icon.Warning)
@@ -157,12 +177,19 @@ def problem_dialog(parent: QWidget | None, problem: WorkspaceProblem) -> QMessag
     box.setAccessibleDescription(problem.message())
     choose = box.addButton("Choose another folder…", QMessageBox.ButtonRole.AcceptRole)
     choose.setObjectName("chooseAnotherFolder")
+    read_only = None
+    if can_open_read_only(problem):
+        read_only = box.addButton("Open read-only", QMessageBox.ButtonRole.ActionRole)
+        read_only.setObjectName("openReadOnly")
+        read_only.setToolTip("Browse the workspace without writing anything to it")
     box.addButton(QMessageBox.StandardButton.Close)
-    box.setDefaultButton(choose)
+    box.setDefaultButton(read_only or choose)
     box.choice = CLOSE  # type: ignore[attr-defined]
 
     def clicked(button: object) -> None:
-        box.choice = CHOOSE_ANOTHER if button is choose else CLOSE  # type: ignore[attr-defined]
+        box.choice = (  # type: ignore[attr-defined]
+            CHOOSE_ANOTHER if button is choose else OPEN_READ_ONLY if button is read_only else CLOSE
+        )
 
     box.buttonClicked.connect(clicked)
     return box

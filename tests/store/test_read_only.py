@@ -21,8 +21,6 @@ from control_center.store.db import StoreError
 from control_center.store.store import Store
 from control_center.workspace import Workspace, WorkspaceError
 
-pytestmark = pytest.mark.sqlite_only
-
 
 def snapshot(root: Path) -> dict[str, tuple[str, int, int]]:
     """Every file and folder under ``root``: content hash, size and modification time (ns)."""
@@ -48,6 +46,7 @@ def workspace(demo: Path, tmp_path: Path) -> Path:
     return target
 
 
+@pytest.mark.sqlite_only
 def test_reading_everything_writes_nothing(workspace: Path) -> None:
     before = snapshot(workspace)
     ws = Workspace.open(workspace, read_only=True)
@@ -70,6 +69,7 @@ def test_reading_everything_writes_nothing(workspace: Path) -> None:
     assert snapshot(workspace) == before
 
 
+@pytest.mark.sqlite_only
 def test_the_connection_itself_refuses_to_write(workspace: Path) -> None:
     """Below the store's own refusal: SQL sent straight down the engine cannot write either."""
     before = snapshot(workspace)
@@ -82,6 +82,7 @@ def test_the_connection_itself_refuses_to_write(workspace: Path) -> None:
     assert snapshot(workspace) == before
 
 
+@pytest.mark.sqlite_only
 def test_a_database_another_process_has_open_is_read_with_its_wal(workspace: Path) -> None:
     # Another process's open connection keeps the WAL beside the file.
     other = sqlite3.connect(workspace / "workspace.db")
@@ -100,6 +101,7 @@ def test_a_database_another_process_has_open_is_read_with_its_wal(workspace: Pat
         other.close()
 
 
+@pytest.mark.sqlite_only
 def test_an_older_schema_is_refused_unchanged(workspace: Path) -> None:
     with closing(sqlite3.connect(workspace / "workspace.db")) as db, db:
         db.execute("UPDATE alembic_version SET version_num = '0001'")
@@ -109,6 +111,7 @@ def test_an_older_schema_is_refused_unchanged(workspace: Path) -> None:
     assert snapshot(workspace) == before
 
 
+@pytest.mark.sqlite_only
 def test_a_file_that_is_not_a_workspace_is_refused_unchanged(tmp_path: Path) -> None:
     with closing(sqlite3.connect(tmp_path / "workspace.db")) as db, db:
         db.execute("CREATE TABLE notes (body TEXT)")
@@ -149,6 +152,7 @@ ws.close()
 """
 
 
+@pytest.mark.sqlite_only
 def test_a_folder_its_user_cannot_write_opens_read_only(read_only_folder: Path) -> None:
     before = snapshot(read_only_folder)
     command = [sys.executable, "-c", PROBE, str(read_only_folder)]
@@ -178,3 +182,28 @@ def test_a_folder_its_user_cannot_write_opens_read_only(read_only_folder: Path) 
     assert lines[0].startswith("writable open: refused"), lines
     assert lines[1].startswith("read-only open: ['"), lines
     assert snapshot(read_only_folder) == before
+
+
+@pytest.mark.postgres
+def test_a_team_database_opened_read_only_refuses_writes_at_the_server() -> None:
+    from tests import pg
+
+    url = pg.databases().empty()
+    store = Store(url, create=True)
+    store.set_meta("repo", "/r")
+    store.close()
+    ro = Store(url, read_only=True)
+    try:
+        assert ro.get_meta("repo") == "/r"
+        with pytest.raises(StoreError, match="open read-only"):
+            ro.set_meta("repo", "/elsewhere")
+        # Below the store: the server itself runs every transaction read-only.
+        with ro.engine.connect() as conn, pytest.raises(Exception, match="read-only transaction"):
+            conn.exec_driver_sql("DELETE FROM workspace_meta")
+    finally:
+        ro.close()
+    again = Store(url)
+    try:
+        assert again.get_meta("repo") == "/r"
+    finally:
+        again.close()

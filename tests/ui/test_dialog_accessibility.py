@@ -232,7 +232,8 @@ def test_settings_offer_the_model_retries(qtbot: Any) -> None:
 def test_the_welcome_screens_folder_pickers_name_their_widgets(qtbot: Any, tmp_path: Path) -> None:
     """Qt's own folder dialog (the one used where the platform offers none, as here offscreen),
     each one the welcome screen's buttons open, inspected while it runs: "Create" asks for the
-    repository, then (that one chosen) for the workspace's folder; "Open" for a workspace."""
+    repository, then (that one chosen) for the workspace's folder; "Open" (and "Open read-only")
+    for a workspace."""
     from PySide6.QtWidgets import QFileDialog
 
     from control_center.ui.welcome import WelcomeWindow
@@ -258,13 +259,14 @@ def test_the_welcome_screens_folder_pickers_name_their_widgets(qtbot: Any, tmp_p
         else:
             dialog.reject()
 
-    for opens in (welcome._create, welcome._open_existing):
+    for opens in (welcome._create, welcome._open_existing, lambda: welcome._open_existing(read_only=True)):
         QTimer.singleShot(50, inspect)
         opens()
     assert found == {
         "Choose the git repository": [],
         "Choose an empty folder for the workspace": [],
         "Open a workspace folder": [],
+        "Open a workspace folder read-only": [],
     }
 
 
