@@ -107,6 +107,17 @@ def test_browsing_every_panel_writes_nothing_and_writing_stays_off(qtbot: Any, w
     with pytest.raises(Exception, match="open read-only"):
         window.runtime.ws.create_space("sneaked in")
     assert errors == []
+    # The Inbox's Ctrl+Enter chord still asks to decide: the store refuses, in one line.
+    from PySide6.QtCore import Qt
+
+    pending = window.inbox.pending_count()
+    qtbot.keyClick(window.inbox.table, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: bool(errors), timeout=10_000)
+    assert len(errors) == 1
+    assert "open read-only: nothing can be changed" in errors[0]
+    assert "\n" not in errors[0]
+    qtbot.wait(200)
+    assert window.inbox.pending_count() == pending
 
     window._closing_confirmed = True
     window.close()
