@@ -128,10 +128,18 @@ def test_only_a_page_is_held_and_scrolling_reads_the_next_one_off_the_gui_thread
     assert not any(on_gui for _name, on_gui in source.reads)
 
 
+def _assert_whole_pages(held: list[str], expected: list[str]) -> None:
+    """Whole pages from the newest, nothing skipped or repeated (the view may ask for a second page
+    while its scroll bar has no range yet)."""
+    assert held
+    assert held == expected[: len(held)]
+    assert len(held) % PAGE == 0 or len(held) == len(expected)
+
+
 def test_filters_are_answered_by_the_database(qtbot: Any, runtime: WorkspaceRuntime) -> None:
     view, _source = _view(qtbot, runtime)
     pending = ApprovalQuery(status="pending")
-    assert _ids(view) == _expected(runtime, pending)[:PAGE]
+    _assert_whole_pages(_ids(view), _expected(runtime, pending))
     qtbot.waitUntil(lambda: view.space_combo.count() == 5, timeout=10_000)  # all + s0..s3, from the database
     view.set_kind_filter(ApprovalKind.PLAN)
     view.set_status_filter("decided")
@@ -139,7 +147,7 @@ def test_filters_are_answered_by_the_database(qtbot: Any, runtime: WorkspaceRunt
     query = ApprovalQuery(kind=ApprovalKind.PLAN, space_id="s2", status="decided")
     qtbot.waitUntil(lambda: view.model.query() == query and not view.model.loading(), timeout=10_000)
     expected = _expected(runtime, query)
-    assert _ids(view) == expected[:PAGE]
+    _assert_whole_pages(_ids(view), expected)
     qtbot.waitUntil(lambda: view.model.matching_count() == len(expected), timeout=10_000)
     assert all(view.proxy.approval(r).kind is ApprovalKind.PLAN for r in range(view.proxy.rowCount()))
 
