@@ -547,6 +547,68 @@ class PlanEdgeBundle(QGraphicsItem):
             _thick(painter, self._lit, self._lit_arrows, theme.highlight, 1.5 if far else 2.5 * lod)
 
 
+#: Large plans dim by a veil: cards and edges under it read as set aside, what is lit is raised.
+_VEIL_Z, _LIT_EDGES_Z, _RAISED_Z = 2.0, 2.5, 3.0
+
+
+class _Veil(QGraphicsItem):
+    """A large plan's dimming: one translucent sheet of the background over the plan, with the
+    selection's neighbourhood (or the critical path) raised above it. Lighting a node then costs
+    its degree, instead of an opacity change on every card and a redraw of every edge bundle.
+    Clicks and tool tips fall through it to the cards below."""
+
+    def __init__(self, rect: QRectF) -> None:
+        super().__init__()
+        self._rect = QRectF(rect)
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        self.setZValue(_VEIL_Z)
+        self.setVisible(False)
+
+    def boundingRect(self) -> QRectF:
+        return self._rect
+
+    def paint(
+        self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None
+    ) -> None:
+        theme: _Theme = self.scene().theme  # type: ignore[attr-defined]
+        veil = QColor(theme.background)
+        veil.setAlphaF(1.0 - _dim_opacity())  # what shows through reads like a dimmed card
+        painter.fillRect(self._rect, veil)
+
+
+class _LitEdges(QGraphicsItem):
+    """The lit edges of a large plan, drawn above its veil (only their pieces: a few per edge)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._path = self._arrows = QPainterPath()
+        self._bounds = QRectF()
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        self.setZValue(_LIT_EDGES_Z)
+
+    def set_pieces(self, pieces: list[_Piece]) -> None:
+        self.prepareGeometryChange()
+        self._path, self._arrows = PlanEdgeBundle.trace(pieces)
+        bounds = self._path.boundingRect().united(self._arrows.boundingRect())
+        self._bounds = bounds.adjusted(-4, -4, 4, 4) if pieces else QRectF()
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def paint(
+        self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None
+    ) -> None:
+        if self._path.isEmpty():
+            return
+        theme: _Theme = self.scene().theme  # type: ignore[attr-defined]
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        far = lod < _TEXT_LOD
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, not far)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        _thick(painter, self._path, self._arrows, theme.highlight, 1.5 if far else 2.5 * lod)
+
+
 # Why edges are hairlines: Qt's raster engine strokes a pen at most one device pixel wide with a
 # fast cosmetic stroker that skips what lies outside the clip; a wider antialiased pen goes through
 # the general stroker and a polygon rasterizer, about 15x slower per visible piece. Plain edges
@@ -871,6 +933,11 @@ class PlanStudioView(QWidget):
         self._highlighted = self._NOTHING_LIT
         self._edges: list[PlanEdge] = []
         self._edge_by_ends: dict[tuple[str, str], PlanEdge] = {}
+        # a large plan's veil, its lit edges, their pieces per edge and the cards raised above it
+        self._veil: _Veil | None = None
+        self._lit_edges: _LitEdges | None = None
+        self._pieces_of: dict[tuple[str, str], list[_Piece]] = {}
+        self._raised: set[str] = set()
         self._bundles: list[PlanEdgeBundle] = []
         self._critical: tuple[str, ...] = ()
         self._status = "pending"
@@ -1307,6 +1374,9 @@ class PlanStudioView(QWidget):
 
     def _clear_scene(self) -> None:
         self._highlighted = self._NOTHING_LIT  # new cards are neither dimmed nor on the path
+        self._veil = self._lit_edges = None  # the scene's clear() deletes them
+        self._pieces_of = {}
+        self._raised = set()
         self._scene.clearSelection()
         self._scene.clear()
         self.view.minimap.invalidate_marks()
@@ -1354,8 +1424,15 @@ class PlanStudioView(QWidget):
             self._scene.addItem(bundle)
             self._bundles.append(bundle)
             for piece in gaps[gap]:
-                self._edges_of.setdefault((piece[0].source, piece[0].target), []).append(bundle)
+                ends = (piece[0].source, piece[0].target)
+                self._edges_of.setdefault(ends, []).append(bundle)
+                self._pieces_of.setdefault(ends, []).append(piece)
             yield
+        if len(self._node_items) > SYNC_LAYOUT_NODES:
+            self._veil = _Veil(QRectF(-40, -40, width + 80, height + 80))
+            self._lit_edges = _LitEdges()
+            self._scene.addItem(self._veil)
+            self._scene.addItem(self._lit_edges)
         self._apply_highlight()
 
     def _update_header(self) -> None:
@@ -1435,6 +1512,9 @@ class PlanStudioView(QWidget):
         if state == self._highlighted:
             return  # nothing to change (a plan just drawn, nothing selected: every card as made)
         before, self._highlighted = self._highlighted, state
+        if self._veil is not None and self._lit_edges is not None and adjacency is not None:
+            self._light_above_veil(related, critical, before[1], critical_edges, adjacency)
+            return
         nodes: Iterable[str] = self._node_items
         edges: Iterable[PlanEdge] = self._edges
         if related is not None and before[0] is not None and before[1] == state[1] and adjacency:
@@ -1460,6 +1540,34 @@ class PlanStudioView(QWidget):
                     stale[id(bundle)] = bundle
         for bundle in stale.values():  # only the gaps whose pieces changed are rebuilt
             bundle.refresh()
+
+    def _light_above_veil(
+        self,
+        related: set[str] | None,
+        critical: set[str],
+        critical_before: frozenset[str],
+        critical_edges: set[tuple[str, str]],
+        adjacency: PlanAdjacency,
+    ) -> None:
+        """A large plan's highlight, at the cost of what changes: the veil shows or hides, the
+        cards lit before and now move below or above it, the lit edges are traced again."""
+        assert self._veil is not None
+        assert self._lit_edges is not None
+        raised = set(related) if related is not None else set()
+        for key in self._raised - raised:
+            if (item := self._node_items.get(key)) is not None:
+                item.setZValue(1)
+        for key in raised - self._raised:
+            if (item := self._node_items.get(key)) is not None:
+                item.setZValue(_RAISED_Z)
+        self._raised = raised
+        for key in critical_before.symmetric_difference(critical):
+            if (item := self._node_items.get(key)) is not None:
+                item.set_on_critical_path(key in critical)
+        self._veil.setVisible(related is not None)
+        lit = {(dep, key) for key in raised for dep in adjacency.dependencies(key) if dep in raised}
+        lit |= critical_edges
+        self._lit_edges.set_pieces([piece for ends in lit for piece in self._pieces_of.get(ends, ())])
 
     def _show_details(self, key: str | None) -> None:
         node = self._nodes_by_key.get(key) if key is not None else None

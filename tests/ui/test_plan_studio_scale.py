@@ -13,7 +13,7 @@ from PySide6.QtGui import QColor
 
 from control_center.core.plan import PlanGraph, PlanNode
 from control_center.ui import plan_studio
-from control_center.ui.plan_studio import STATUS_COLORS, PlanNodeItem, PlanStudioView
+from control_center.ui.plan_studio import STATUS_COLORS, PlanEdgeBundle, PlanNodeItem, PlanStudioView
 
 
 def _wide_plan(n: int) -> PlanGraph:
@@ -107,27 +107,54 @@ def test_panning_never_walks_every_item(big: PlanStudioView, monkeypatch: pytest
     assert big.view.minimap.mapToScene(QPoint(5, 5)).x() < big.node_item("t0").pos().x() + 200
 
 
-def test_moving_the_selection_touches_two_neighbourhoods_and_lights_the_right_ones(
+def test_selecting_in_a_large_plan_costs_the_neighbourhoods_not_the_plan(
     big: PlanStudioView, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     touched: list[str] = []
-    set_dimmed = PlanNodeItem.set_dimmed
+    lift = PlanNodeItem.setZValue
+    dim = PlanNodeItem.set_dimmed
 
-    def counting(self: PlanNodeItem, *args: Any) -> None:
+    def counting(self: PlanNodeItem, z: float) -> None:
         touched.append(self.key)
-        set_dimmed(self, *args)
+        lift(self, z)
 
-    monkeypatch.setattr(PlanNodeItem, "set_dimmed", counting)
+    def dimming(self: PlanNodeItem, *args: Any) -> None:
+        touched.append(self.key)
+        dim(self, *args)
+
+    monkeypatch.setattr(PlanNodeItem, "setZValue", counting)
+    monkeypatch.setattr(PlanNodeItem, "set_dimmed", dimming)
+    veil = big._veil
+    assert veil is not None
+    assert not veil.isVisible()
     big.select_node("t500")
-    assert len(touched) == len(big.node_items())  # the first selection dims the rest of the plan
+    assert len(touched) <= 6  # t500, its dependencies and dependents: not 1,200 cards
+    assert veil.isVisible()
     touched.clear()
     big.select_node("t903")
-    assert len(touched) <= 12  # the old and the new neighbourhoods, not 1,200 cards
+    assert len(touched) <= 12  # the old and the new neighbourhoods
     related = {"t903", "t902", "t900", "t904", "t906"}
-    assert {item.key for item in big.node_items() if not item.dimmed} == related
-    lit = {(e.source, e.target) for e in big.edges() if e.emphasized}
-    assert lit == {(a, b) for a, b in big._graph.edges if a in related and b in related}
-    assert all(e.dimmed for e in big.edges() if (e.source, e.target) not in lit)
+    above = {item.key for item in big.node_items() if item.zValue() > veil.zValue()}
+    assert above == related  # lit above the veil; every other card shows through it, dimmed
+    lit_edges = big._lit_edges
+    assert lit_edges is not None
+    assert lit_edges.zValue() > veil.zValue()
+    # exactly the edges within the neighbourhood are drawn lit
+    inside = [ends for ends in big._graph.edges if ends[0] in related and ends[1] in related]
+    expected, _arrows = PlanEdgeBundle.trace([piece for ends in inside for piece in big._pieces_of[ends]])
+    assert lit_edges._path.elementCount() == expected.elementCount() > 0
+    assert lit_edges._path.boundingRect() == expected.boundingRect()
     big.select_node(None)
-    assert not any(item.dimmed for item in big.node_items())
-    assert not any(e.dimmed or e.emphasized for e in big.edges())
+    assert not veil.isVisible()
+    assert all(item.zValue() < veil.zValue() for item in big.node_items())
+    assert lit_edges.boundingRect().isEmpty()
+
+
+def test_a_dimmed_card_under_the_veil_is_still_clicked(qtbot: Any, big: PlanStudioView) -> None:
+    big.select_node("t10")
+    big.view.centerOn(big.node_item("t12").sceneBoundingRect().center())
+    target = big.node_item("t12")
+    assert target.zValue() < (big._veil.zValue() if big._veil else 0)  # under the veil
+    pos = big.view.mapFromScene(target.sceneBoundingRect().center())
+    qtbot.mouseClick(big.view.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    assert big.selected_key() == "t12"
