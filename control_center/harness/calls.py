@@ -33,7 +33,8 @@ from control_center.harness.tools.registry import PURE_TOOLS
 from control_center.harness.tools.shell import run_gate, tool_output_path
 from control_center.harness.turn_claim import LIVE_WAIT
 from control_center.harness.verbs import VERBS, VerbContext
-from control_center.store.store import StoreError, new_id
+from control_center.store.db import StoreError
+from control_center.store.store import new_id
 from control_center.workspace import Workspace, WorkspaceError
 
 GATE_TIMEOUT_S = 600.0

@@ -133,7 +133,8 @@ class LoopbackHTTPServer:
     def _origin(self) -> str:
         assert self._httpd is not None, "server not started"
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        name = host.decode() if isinstance(host, bytes) else host
+        return f"http://{name}:{port}"
 
 
 class LoopbackMessagesServer(LoopbackHTTPServer):

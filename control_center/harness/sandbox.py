@@ -138,9 +138,9 @@ class ClaudeSandbox:
         worktree = self.worktree.resolve()
         home = self.home.resolve()
         args: list[str] = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-        for folder in _HOST_SOCKET_DIRS:
-            if Path(folder).is_dir() and not Path(folder).is_symlink():
-                args += ["--tmpfs", folder]
+        for socket_dir in _HOST_SOCKET_DIRS:
+            if Path(socket_dir).is_dir() and not Path(socket_dir).is_symlink():
+                args += ["--tmpfs", socket_dir]
         # Outer folders first: a hidden folder inside another one is mounted over the first tmpfs.
         for folder in sorted({f.resolve() for f in self.hidden}, key=lambda p: len(p.parts)):
             if folder.is_dir() and folder != Path("/"):
@@ -153,8 +153,8 @@ class ClaudeSandbox:
             if path.exists():
                 args += ["--ro-bind", str(path.resolve()), str(path.resolve())]
         if self.egress is not None:
-            folder = str(self.egress.folder.resolve())
-            args += ["--ro-bind", folder, folder]
+            sockets = str(self.egress.folder.resolve())
+            args += ["--ro-bind", sockets, sockets]
             relay = [*self.egress.relay]
             for port, socket_path in self.egress.routes:
                 relay += ["--route", f"{port}={socket_path}"]

@@ -337,7 +337,7 @@ def review_snapshot(ws: Workspace, space_id: str) -> ReviewSnapshot:
     space = ws.store.space(space_id)
     gates = space.gates if space is not None else ()
     pending = "not run yet: gates run when the review is finalized"
-    axes = [by_name.pop(g.name, None) or AxisResult(g.name, AxisStatus.NOT_RUN, pending) for g in gates]
+    axes = [by_name.pop(g.name, AxisResult(g.name, AxisStatus.NOT_RUN, pending)) for g in gates]
     axes += [a for a in stored if a.name in by_name]  # results of gates no longer declared
     agent = Verdict(review.agent_verdict) if review and review.agent_verdict else None
     return ReviewSnapshot.build(

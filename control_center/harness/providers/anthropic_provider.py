@@ -215,7 +215,7 @@ def _block_to_dict(block: Any) -> dict[str, Any]:
         return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
     if kind == "redacted_thinking":
         return {"type": "redacted_thinking", "data": block.data}
-    return block.model_dump(mode="json", exclude_none=True)
+    return dict(block.model_dump(mode="json", exclude_none=True))
 
 
 def _create(settings: ModelSettings, inputs: ProviderInputs) -> AnthropicProvider:

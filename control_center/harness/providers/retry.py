@@ -47,7 +47,7 @@ class RetryPolicy:
         """Seconds to wait before retry number ``retry`` (1-based)."""
         if retry_after is not None and retry_after >= 0:
             return min(retry_after, self.max_retry_after_s)
-        backoff = min(self.base_delay_s * 2 ** (retry - 1), self.max_delay_s)
+        backoff = min(self.base_delay_s * 2.0 ** (retry - 1), self.max_delay_s)
         return max(0.0, backoff * (1 - self.jitter * random.random()))
 
 

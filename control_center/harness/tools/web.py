@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import types
 from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import urlsplit
@@ -129,7 +130,7 @@ def fetch_url(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     )
 
 
-def _httpx():  # type: ignore[no-untyped-def]
+def _httpx() -> types.ModuleType:
     """httpx loads on the first fetch, not when the harness starts (it is slow to import)."""
     import httpx
 

@@ -305,7 +305,8 @@ class _Stream:
                 blocks.append({k: v for k, v in block.items() if v is not None})
             elif btype == "tool_use":
                 call_id, name = str(block.get("id", "")), str(block.get("name", ""))
-                args = block.get("input") if isinstance(block.get("input"), dict) else {}
+                given = block.get("input")
+                args: dict[str, Any] = given if isinstance(given, dict) else {}
                 self.names[call_id] = name
                 self.emit(ToolCallEvent(call_id, name, args))
                 blocks.append({"type": "tool_use", "id": call_id, "name": name, "input": args})
@@ -672,7 +673,8 @@ def _conclude(recorder: TurnRecorder, stream: _Stream, code: int, stderr: str) -
         return _CliRun(
             TurnStatus.FAILED, f"Claude Code exited with code {code} without a result: {detail}", session
         )
-    usage_in = result.get("usage") if isinstance(result.get("usage"), dict) else {}
+    given = result.get("usage")
+    usage_in: dict[str, Any] = given if isinstance(given, dict) else {}
     usage = Usage(
         model_calls=int(result.get("num_turns") or 0),
         input_tokens=int(usage_in.get("input_tokens") or 0),
@@ -685,8 +687,8 @@ def _conclude(recorder: TurnRecorder, stream: _Stream, code: int, stderr: str) -
         recorder.note("note", f"Claude Code refused {refused}.", denials=denials)
     if result.get("is_error") or result.get("subtype") != "success":
         errors = result.get("errors")
-        detail = result.get("result") or (errors and "; ".join(map(str, errors))) or result.get("subtype")
-        return _CliRun(TurnStatus.FAILED, f"Claude Code: {detail or 'the run failed'}", session, usage)
+        why = result.get("result") or (errors and "; ".join(map(str, errors))) or result.get("subtype")
+        return _CliRun(TurnStatus.FAILED, f"Claude Code: {why or 'the run failed'}", session, usage)
     return _CliRun(TurnStatus.COMPLETED, None, session, usage)
 
 
@@ -694,7 +696,8 @@ def _describe_denial(denial: Any) -> str:
     if not isinstance(denial, dict):
         return str(denial)
     name = str(denial.get("tool_name", "?"))
-    args = denial.get("tool_input") if isinstance(denial.get("tool_input"), dict) else {}
+    given = denial.get("tool_input")
+    args: dict[str, Any] = given if isinstance(given, dict) else {}
     detail = args.get("command") or args.get("file_path") or ""
     return f"{name} `{detail}`" if detail else name
 

@@ -587,16 +587,16 @@ class _Walker:
                 reason = forbidden_reason(rule, "-" + letter)
                 if reason:
                     raise Denied(f"`{name} -{letter}` {reason}")
-                arity = spec.short.get(letter)
-                if arity is None:
+                short = spec.short.get(letter)
+                if short is None:
                     raise Denied(f"`{name} -{letter}` is not an option this check knows for `{name}`")
-                if arity is Arity.FLAG:
+                if short is Arity.FLAG:
                     options.append(("-" + letter, None))
                     continue
                 rest = letters[k:]
                 if rest:
                     options.append(("-" + letter, Word(rest)))
-                elif arity is Arity.REQUIRED:
+                elif short is Arity.REQUIRED:
                     if i >= len(args):
                         raise Denied(f"`{name} -{letter}` without its value")
                     options.append(("-" + letter, args[i]))

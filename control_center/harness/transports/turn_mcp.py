@@ -110,7 +110,8 @@ class TurnMcpServer:
 
         config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
         server = uvicorn.Server(config)
-        server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+        # The product's own signal handling stays (uvicorn would install its own).
+        server.install_signal_handlers = lambda: None  # type: ignore[attr-defined]
         self._server = server
         self._task = asyncio.create_task(server.serve())
         deadline = asyncio.get_running_loop().time() + _START_TIMEOUT_S
@@ -162,7 +163,8 @@ class TurnMcpServer:
             name = params.name
             if name == PERMISSION_TOOL and self.permission is not None:
                 args = dict(params.arguments or {})
-                tool_input = args.get("input") if isinstance(args.get("input"), dict) else {}
+                given = args.get("input")
+                tool_input: dict[str, Any] = given if isinstance(given, dict) else {}
                 try:
                     decision = await self.permission(str(args.get("tool_name", "")), tool_input)
                 except Exception as exc:  # refuse, never hang Claude
