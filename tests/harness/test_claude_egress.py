@@ -402,3 +402,44 @@ def test_the_gate_tells_claude_where_things_are_inside_and_drops_the_operators_p
     assert tls["ANTHROPIC_BASE_URL"] == "https://api.anthropic.com"
     assert tls["HTTPS_PROXY"] == f"http://127.0.0.1:{MODEL_PORT}"
     assert not folder.exists()  # the sockets go with the turn
+
+
+def test_the_host_reaches_an_https_endpoint_through_its_own_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An operator behind a corporate proxy: the host side of the tunnel goes through it (with
+    its credentials), and Claude inside never sees that proxy's address."""
+    seen: list[bytes] = []
+
+    async def corporate(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        seen.append(head)
+        host, port = head.split(b" ")[1].decode().rsplit(":", 1)
+        up_reader, up_writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"HTTP/1.1 200 OK\r\n\r\n")
+        up_writer.write(await reader.read(100))
+        writer.write(await up_reader.read(100))
+        await writer.drain()
+        for w in (writer, up_writer):
+            w.close()
+
+    async def scenario() -> tuple[bytes, dict[str, str]]:
+        endpoint, endpoint_port = await _echo_server()
+        proxy = await asyncio.start_server(corporate, "127.0.0.1", 0)
+        proxy_port = proxy.sockets[0].getsockname()[1]
+        monkeypatch.setenv("HTTPS_PROXY", f"http://alice:s%40cret@127.0.0.1:{proxy_port}")
+        monkeypatch.setenv("https_proxy", f"http://alice:s%40cret@127.0.0.1:{proxy_port}")
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        try:
+            async with EgressGate(f"https://127.0.0.1:{endpoint_port}", 9) as gate:
+                head = f"CONNECT 127.0.0.1:{endpoint_port} HTTP/1.1\r\n\r\n".encode()
+                return await _through(gate.routes[0].socket, head, b"hi"), gate.env()
+        finally:
+            for server in (endpoint, proxy):
+                server.close()
+
+    answer, env = asyncio.run(scenario())
+    assert answer == b"HTTP/1.1 200 Connection established\r\n\r\nECHO:hi"
+    assert len(seen) == 1
+    assert seen[0].startswith(b"CONNECT 127.0.0.1:")
+    assert b"Proxy-Authorization: Basic YWxpY2U6c0BjcmV0" in seen[0]  # alice:s@cret
+    assert env["HTTPS_PROXY"] == env["https_proxy"] == f"http://127.0.0.1:{MODEL_PORT}"

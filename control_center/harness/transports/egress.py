@@ -7,7 +7,9 @@ the host listens on, in a folder of their own bound read-only into the sandbox:
 
 - ``model.sock``, the model endpoint: for an ``http://`` base URL a plain forward to its host and
   port; for ``https://`` an HTTP CONNECT proxy that opens a tunnel to that host and port alone
-  (Claude gets ``HTTPS_PROXY``; TLS stays end to end between Claude and the endpoint);
+  (Claude gets ``HTTPS_PROXY``; TLS stays end to end between Claude and the endpoint), through
+  the operator's own ``HTTPS_PROXY`` when the host has one (and ``NO_PROXY`` does not exempt the
+  endpoint);
 - ``mcp.sock``, the turn's MCP server: a plain forward to its loopback port.
 
 Inside, ``relay_and_exec`` (``control-center hook claude-code-relay``, run with the re-exposed
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import contextlib
 import functools
 import os
@@ -31,14 +34,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.request import getproxies_environment, proxy_bypass_environment
 
 #: Loopback ports inside the sandbox's own namespace (nothing else listens there).
 MODEL_PORT = 40101
 MCP_PORT = 40102
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 #: Proxy variables from the operator's environment would point at addresses unreachable inside.
-PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+_PROXY_NAMES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+PROXY_VARS = (*_PROXY_NAMES, *(n.lower() for n in _PROXY_NAMES))
 _HEAD_LIMIT = 16 * 1024
 _CHUNK = 64 * 1024
 
@@ -75,6 +80,8 @@ class EgressGate:
         self.model_port = url.port or (443 if url.scheme == "https" else 80)
         self._base_url = url
         self.mcp_port = mcp_port
+        # The host's own way to the endpoint (a corporate proxy), read once from its environment.
+        self.upstream = _upstream_proxy(self.model_host) if self.scheme == "https" else None
         self.folder: Path | None = None
         self._servers: list[asyncio.AbstractServer] = []
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -97,8 +104,10 @@ class EgressGate:
             env["ANTHROPIC_BASE_URL"] = urlunsplit(inside)
         else:
             env["ANTHROPIC_BASE_URL"] = urlunsplit(self._base_url)
-            env["HTTPS_PROXY"] = f"http://127.0.0.1:{MODEL_PORT}"
-            env["NO_PROXY"] = "127.0.0.1,localhost"
+            for name in ("HTTPS_PROXY", "https_proxy"):
+                env[name] = f"http://127.0.0.1:{MODEL_PORT}"
+            for name in ("NO_PROXY", "no_proxy"):
+                env[name] = "127.0.0.1,localhost"
         return env
 
     async def __aenter__(self) -> EgressGate:
@@ -165,14 +174,56 @@ class EgressGate:
                 await writer.drain()
             return
         try:
-            up_reader, up_writer = await asyncio.open_connection(*destination)
-        except OSError:
+            if self.upstream is not None and destination == (self.model_host, self.model_port):
+                up_reader, up_writer = await _tunnel(self.upstream, *destination)
+            else:
+                up_reader, up_writer = await asyncio.open_connection(*destination)
+        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             writer.write(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
             with contextlib.suppress(OSError):
                 await writer.drain()
             return
         writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
         await _splice(reader, writer, up_reader, up_writer)
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """An HTTP proxy the host itself goes through (``HTTPS_PROXY``)."""
+
+    host: str
+    port: int
+    authorization: str | None = None
+
+
+def _upstream_proxy(endpoint_host: str) -> Upstream | None:
+    url = getproxies_environment().get("https")
+    if not url or proxy_bypass_environment(endpoint_host):
+        return None
+    parts = urlsplit(url if "://" in url else f"http://{url}")
+    if parts.scheme != "http" or not parts.hostname:
+        return None  # a TLS proxy is not supported here: go direct
+    auth = None
+    if parts.username is not None:
+        pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
+        auth = "Basic " + base64.b64encode(pair).decode()
+    return Upstream(parts.hostname, parts.port or 80, auth)
+
+
+async def _tunnel(proxy: Upstream, host: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A tunnel to ``host:port`` through ``proxy`` (HTTP CONNECT)."""
+    reader, writer = await asyncio.open_connection(proxy.host, proxy.port)
+    head = f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+    if proxy.authorization:
+        head += f"Proxy-Authorization: {proxy.authorization}\r\n"
+    writer.write((head + "\r\n").encode("latin-1"))
+    await writer.drain()
+    answer = await reader.readuntil(b"\r\n\r\n")
+    status = answer.split(b"\r\n", 1)[0].split(b" ")
+    if len(status) < 2 or status[1] != b"200":
+        writer.close()
+        raise OSError(f"the host's proxy refused the tunnel: {answer.splitlines()[0]!r}")
+    return reader, writer
 
 
 def _connect_target(head: bytes) -> tuple[str, int] | None:
