@@ -31,7 +31,7 @@ from control_center.harness.loop import Harness, RunRequest
 from control_center.harness.loopback import LoopbackMessagesServer
 from control_center.harness.settings import AppSettings
 from control_center.harness.transports import claude_code
-from control_center.harness.transports.egress import MCP_PORT, MODEL_PORT, EgressGate
+from control_center.harness.transports.egress import MCP_PORT, MODEL_PORT, PROXY_VARS, EgressGate
 from control_center.workspace import Workspace
 from tests.harness.test_claude_code_transport import PLAN_INPUT, REAL_CLI, needs_real_cli
 
@@ -303,6 +303,8 @@ def test_real_cli_reaches_an_https_endpoint_through_the_proxy_and_nothing_else(
     """The production shape (https://api.anthropic.com): from its own namespace Claude reaches
     the endpoint only through the host's CONNECT proxy, with TLS checked end to end."""
     monkeypatch.setattr(claude_code, "resolve_api_key", lambda: ("sk-loopback", "env"))
+    for name in PROXY_VARS:  # the host goes to the endpoint directly here
+        monkeypatch.delenv(name, raising=False)
     # 127.0.0.2: a loopback address that is not in NO_PROXY, so Claude must use the proxy.
     ip = "127.0.0.2"
     # Outside /tmp (private inside the sandbox), where Claude can read the authority.
