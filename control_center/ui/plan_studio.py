@@ -701,7 +701,7 @@ class PlanMinimap(QGraphicsView):
         self.invalidate_marks()
 
     def invalidate_marks(self) -> None:
-        """Statuses or the selection changed: the marks over the overview are drawn again."""
+        """Statuses changed: the marks over the overview are made again."""
         self._marks = None
         if self.isVisible():
             self.viewport().update()
@@ -738,32 +738,32 @@ class PlanMinimap(QGraphicsView):
         painter.drawImage(overview.rect, self._tint(overview.nodes, status_color("pending")))
         painter.restore()
 
+    def _mark(self, item: PlanNodeItem) -> QRectF:
+        """A card's mark: at least a pixel and a half each way, however small the minimap."""
+        least = 1.5 / max(1e-6, self.transform().m11())
+        card = item.card_rect()
+        return QRectF(card.topLeft(), QSizeF(max(card.width(), least), max(card.height(), least)))
+
     def _status_marks(self) -> list[tuple[QColor, QPainterPath]]:
-        """One path per status other than "pending" (and one for the selected node): built once
-        per change of statuses, selection or minimap scale, drawn as a few fills per frame."""
+        """One path per status other than "pending": built once per change of statuses or of
+        the minimap's scale, drawn as a few fills per frame."""
         scale = max(1e-6, self.transform().m11())
         if self._marks is None or self._marks_scale != scale:
-            least = 1.5 / scale  # every mark covers at least a pixel and a half, however small
             paths: dict[str, QPainterPath] = {}
-            selected = QPainterPath()
             for item in self.nodes.values():
-                if item.status == "pending" and not item.isSelected():
-                    continue
-                card = item.card_rect()
-                mark = QRectF(card.topLeft(), QSizeF(max(card.width(), least), max(card.height(), least)))
-                if item.isSelected():
-                    selected.addRect(mark)
                 if item.status != "pending":
-                    paths.setdefault(item.status, QPainterPath()).addRect(mark)
+                    paths.setdefault(item.status, QPainterPath()).addRect(self._mark(item))
             self._marks = [(status_color(status), path) for status, path in paths.items()]
-            if not selected.isEmpty():
-                self._marks.append((self.palette().color(QPalette.ColorRole.Highlight), selected))
             self._marks_scale = scale
         return self._marks
 
     def drawForeground(self, painter: QPainter, rect: QRectF) -> None:
         for color, path in self._status_marks():
             painter.fillPath(path, color)
+        highlight = self.palette().color(QPalette.ColorRole.Highlight)
+        for item in self._main.scene().selectedItems():  # the selection: asked, never walked for
+            if isinstance(item, PlanNodeItem):
+                painter.fillRect(self._mark(item), highlight)
         pen = QPen(self.palette().color(QPalette.ColorRole.Highlight), 2)
         pen.setCosmetic(True)
         painter.setPen(pen)
@@ -1480,7 +1480,8 @@ class PlanStudioView(QWidget):
 
     def _on_selection_changed(self) -> None:
         key = self.selected_key()
-        self.view.minimap.invalidate_marks()
+        if self.view.minimap.isVisible():
+            self.view.minimap.viewport().update()  # its mark of the selection moves
         self._apply_highlight()
         self._show_details(key)
         self._sync_buttons()
