@@ -7,7 +7,7 @@ the GUI must not pay that at start-up.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from .base import (
@@ -111,7 +111,7 @@ class AnthropicProvider:
         params = self._params(request)
         return with_retries(lambda: self._attempt(params), self._retry, endpoint=self._endpoint())
 
-    async def _attempt(self, params: dict[str, Any]) -> AsyncIterator[StreamItem]:
+    async def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[StreamItem, None]:
         """One model call; a failure worth retrying raises :class:`RetryableError`."""
         anthropic = self._anthropic
         client = self._client()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 from .base import (
@@ -196,7 +196,7 @@ class OpenAICompatibleProvider:
             lambda: self._attempt(params, request.settings.model), self._retry, endpoint=self._endpoint()
         )
 
-    async def _attempt(self, params: dict[str, Any], model: str) -> AsyncIterator[StreamItem]:
+    async def _attempt(self, params: dict[str, Any], model: str) -> AsyncGenerator[StreamItem, None]:
         """One model call; a failure worth retrying raises :class:`RetryableError`."""
         openai = self._openai
         client = self._client()

@@ -15,7 +15,7 @@ import asyncio
 import email.utils
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
@@ -123,7 +123,8 @@ def short_reason(status: int | None, detail: str, limit: int = 80) -> str:
 
 
 async def with_retries(
-    attempt: Callable[[], AsyncIterator[Item]],
+    # A generator: closed (``aclose``) as soon as the caller stops reading it.
+    attempt: Callable[[], AsyncGenerator[Item, None]],
     policy: RetryPolicy,
     *,
     endpoint: str | None = None,

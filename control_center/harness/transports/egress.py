@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
-from urllib.request import getproxies_environment, proxy_bypass_environment
+from urllib.request import getproxies, proxy_bypass
 
 #: Loopback ports inside the sandbox's own namespace (nothing else listens there).
 MODEL_PORT = 40101
@@ -197,8 +197,8 @@ class Upstream:
 
 
 def _upstream_proxy(endpoint_host: str) -> Upstream | None:
-    url = getproxies_environment().get("https")
-    if not url or proxy_bypass_environment(endpoint_host):
+    url = getproxies().get("https")
+    if not url or proxy_bypass(endpoint_host):
         return None
     parts = urlsplit(url if "://" in url else f"http://{url}")
     if parts.scheme != "http" or not parts.hostname:
