@@ -74,19 +74,34 @@ class SideTabs:
         self.pipelines_panel: Any = None
         self._data: SideData | None = None
         self._plan_shown: PlanVersion | None = None
+        #: The newest read asked for: reads may finish out of order (every live change asks for
+        #: one), and an older one landing last would show stale statuses until the next change.
+        self._reads = 0
+        #: A plan asked to be shown by a read that a newer one replaced: the newer one shows it.
+        self._focus: str | None = None
         #: Selects a space in the window (a Plan Studio node's turn link opens its room).
         self.select_space: Callable[[str], None] | None = None
 
     # -- loading
     def refresh(self, space: Space) -> None:
-        self.operations.run(self.runtime.side_data(space.id), self.apply, what="loading the side tabs")
+        self._read(space, None)
 
     def show_plan(self, plan_id: str) -> None:
         space = self.current_space()
         if space is not None:
-            self.operations.run(
-                self.runtime.side_data(space.id), lambda data: self.apply(data, focus_plan=plan_id)
-            )
+            self._read(space, plan_id)
+
+    def _read(self, space: Space, focus_plan: str | None) -> None:
+        self._reads += 1
+        read = self._reads
+        self._focus = focus_plan or self._focus
+
+        def landed(data: SideData) -> None:
+            if read == self._reads:
+                focus, self._focus = self._focus, None
+                self.apply(data, focus_plan=focus)
+
+        self.operations.run(self.runtime.side_data(space.id), landed, what="loading the side tabs")
 
     def show(self, panel: QWidget | None) -> None:
         if panel is not None:
