@@ -1016,9 +1016,10 @@ class PlanStudioView(QWidget):
         self.diff_label.hide()
         box.addWidget(self.goal_label)
         row = QHBoxLayout()
-        row.addWidget(self.version_label)
-        row.addWidget(self.diff_label)
-        row.addStretch(1)
+        # The labels take the row's width (a trailing stretch squeezed a wrapping label to its
+        # narrowest, breaking "Plan v1 · 4 nodes · pending" over two lines in a wide window).
+        row.addWidget(self.version_label, 1)
+        row.addWidget(self.diff_label, 2)
         box.addLayout(row)
         # The budget use of the work this plan runs (hidden until the plan runs as a pipeline).
         self.budget_bar = BudgetBar(self)
