@@ -15,26 +15,11 @@ import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from control_center.core.errors import OperatorError
-from control_center.core.events import (
-    ApprovalRequested,
-    ModeChanged,
-    ModelRetry,
-    NudgeEvent,
-    QuestionAsked,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallEvent,
-    ToolResultEvent,
-    TurnEnded,
-    TurnEvent,
-    TurnStarted,
-    TurnStatus,
-    UsageEvent,
-)
+from control_center.core.events import TurnEnded, TurnEvent, TurnStarted, event_from_json
 from control_center.harness import turn_claim
 from control_center.harness.loop import Harness, RunRequest
 from control_center.harness.recorder import EventSink
@@ -311,36 +296,6 @@ async def _abort_jobs(ws: Workspace, key: str, value: str) -> int:
         for job_id in ids:
             await app.job_manager.cancel_job_by_id_async(job_id, abort=True)
     return len(ids)
-
-
-_EVENT_TYPES: dict[str, type[Any]] = {
-    "turn_started": TurnStarted,
-    "text": TextDelta,
-    "thinking": ThinkingDelta,
-    "tool_call": ToolCallEvent,
-    "tool_result": ToolResultEvent,
-    "approval_requested": ApprovalRequested,
-    "question_asked": QuestionAsked,
-    "nudge": NudgeEvent,
-    "usage": UsageEvent,
-    "model_retry": ModelRetry,
-    "mode_changed": ModeChanged,
-    "turn_ended": TurnEnded,
-}
-
-
-def event_from_json(data: dict[str, Any]) -> TurnEvent | None:
-    """The typed event a ``to_json()`` came from (None for kinds this version does not know)."""
-    cls = _EVENT_TYPES.get(str(data.get("event")))
-    if cls is None:
-        return None
-    kwargs = {f.name: data[f.name] for f in fields(cls) if f.name in data}
-    if cls is TurnStarted:
-        kwargs["tools"] = tuple(kwargs.get("tools") or ())
-    if cls is TurnEnded:
-        kwargs["status"] = TurnStatus(kwargs["status"])
-        kwargs["usage"] = kwargs.get("usage") or {}
-    return cls(**kwargs)
 
 
 # -- the worker's side ------------------------------------------------------------------------------

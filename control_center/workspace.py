@@ -407,13 +407,7 @@ class Workspace:
         path = self.root / WORKTREES_DIR / space.id
         if not path.exists() and not self.read_only:  # read-only: shown as it is, never made
             if self._has_origin():
-                git(
-                    self.repo,
-                    "fetch",
-                    "-q",
-                    "origin",
-                    f"+refs/heads/{space.branch}:refs/remotes/origin/{space.branch}",
-                )
+                self._fetch_branch(space.branch)
                 git(
                     self.repo,
                     "worktree",
@@ -436,13 +430,7 @@ class Workspace:
         local = self.local_space(space)
         if space.pr_head is not None or not self._has_origin():
             return local
-        git(
-            self.repo,
-            "fetch",
-            "-q",
-            "origin",
-            f"+refs/heads/{space.branch}:refs/remotes/origin/{space.branch}",
-        )
+        self._fetch_branch(space.branch)
         git(local.worktree, "checkout", "-q", "-B", space.branch, f"origin/{space.branch}")
         git(local.worktree, "reset", "-q", "--hard", f"origin/{space.branch}")
         git(local.worktree, "clean", "-q", "-fd")

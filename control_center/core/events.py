@@ -4,7 +4,7 @@ One stream fans out to the store, the CLI's JSON lines and the UI bridge."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -214,3 +214,35 @@ TurnEvent = (
     | ModeChanged
     | TurnEnded
 )
+
+
+#: Each event kind by the name its ``to_json`` writes under ``"event"``.
+_EVENT_TYPES: dict[str, type[Any]] = {
+    "turn_started": TurnStarted,
+    "text": TextDelta,
+    "thinking": ThinkingDelta,
+    "tool_call": ToolCallEvent,
+    "tool_result": ToolResultEvent,
+    "approval_requested": ApprovalRequested,
+    "question_asked": QuestionAsked,
+    "nudge": NudgeEvent,
+    "usage": UsageEvent,
+    "model_retry": ModelRetry,
+    "mode_changed": ModeChanged,
+    "turn_ended": TurnEnded,
+}
+
+
+def event_from_json(data: dict[str, Any]) -> TurnEvent | None:
+    """The typed event a ``to_json()`` came from (None for kinds this version does not know)."""
+    cls = _EVENT_TYPES.get(str(data.get("event")))
+    if cls is None:
+        return None
+    kwargs = {f.name: data[f.name] for f in fields(cls) if f.name in data}
+    if cls is TurnStarted:
+        kwargs["tools"] = tuple(kwargs.get("tools") or ())
+    if cls is TurnEnded:
+        kwargs["status"] = TurnStatus(kwargs["status"])
+        kwargs["usage"] = kwargs.get("usage") or {}
+    event: TurnEvent = cls(**kwargs)
+    return event

@@ -15,14 +15,13 @@ from control_center.core.pipeline import (
     Budget,
     cancel,
     over_budget,
-    raised_budget,
     spec_to_json,
     state_from_json,
     state_to_json,
     unpause,
 )
 from control_center.core.records import PipelineRecord
-from control_center.pipeline.runner import RUN_KEY, is_active, split_spec
+from control_center.pipeline.runner import RUN_KEY, budget_after_raise, is_active, split_spec
 from control_center.workspace import Workspace
 
 
@@ -41,17 +40,7 @@ def _new_budget(row: PipelineRecord, raise_tokens: int | None, raise_usd: float 
     spec, run_info = split_spec(row)
     if spec.budget is None:
         raise BudgetDecisionError(f"pipeline {row.id} has no budget to raise")
-    state = state_from_json(row.state)
-    first = run_info.get("original_budget")
-    original = Budget(first.get("max_tokens"), first.get("max_usd")) if isinstance(first, dict) else None
-    return raised_budget(
-        spec.budget,
-        raise_tokens,
-        raise_usd,
-        original=original,
-        tokens_used=state.tokens_used,
-        usd_used=state.usd_used,
-    )
+    return budget_after_raise(spec.budget, state_from_json(row.state), run_info, raise_tokens, raise_usd)
 
 
 def check_budget_grant(

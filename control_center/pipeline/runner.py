@@ -569,16 +569,24 @@ def budget_payload(
     }
 
 
+def budget_after_raise(
+    budget: Budget, state: PipelineState, run_info: dict[str, Any], tokens: int | None, usd: float | None
+) -> Budget:
+    """``budget`` after the operator's raise (``raised_budget`` with the run's original budget and
+    spend); ``None`` amounts: the default raise."""
+    first = run_info.get("original_budget")
+    original = Budget(first.get("max_tokens"), first.get("max_usd")) if isinstance(first, dict) else None
+    return raised_budget(
+        budget, tokens, usd, original=original, tokens_used=state.tokens_used, usd_used=state.usd_used
+    )
+
+
 def _default_raise(spec: PipelineSpec, state: PipelineState, run_info: dict[str, Any]) -> dict[str, Any]:
-    """How much a plain grant adds on each limited axis (``raised_budget`` without amounts)."""
+    """How much a plain grant adds on each limited axis."""
     budget = spec.budget
     if budget is None:
         return {"max_tokens": None, "max_usd": None}
-    first = run_info.get("original_budget")
-    original = Budget(first.get("max_tokens"), first.get("max_usd")) if isinstance(first, dict) else None
-    raised = raised_budget(
-        budget, None, None, original=original, tokens_used=state.tokens_used, usd_used=state.usd_used
-    )
+    raised = budget_after_raise(budget, state, run_info, None, None)
     return {
         "max_tokens": None if budget.max_tokens is None else (raised.max_tokens or 0) - budget.max_tokens,
         "max_usd": None if budget.max_usd is None else round((raised.max_usd or 0.0) - budget.max_usd, 6),

@@ -20,8 +20,8 @@ from control_center.core.events import (
     TurnStarted,
     TurnStatus,
     UsageEvent,
+    event_from_json,
 )
-from control_center.workers import event_from_json
 
 SAMPLES = [
     TurnStarted("t1", "s1", "plan", "builtin", ("read_file",), True, "scripted", "m", {"layers": []}),
