@@ -85,17 +85,36 @@ class PlanDiff:
 # Graph queries
 
 
+def _grouped(size: int, keys: list[int], values: list[int]) -> list[tuple[int, ...]]:
+    """``values`` grouped by ``keys`` (each in ``range(size)``), in their order: a counting sort
+    into tuples, with no list per group for the garbage collector to promote and walk."""
+    first = [0] * (size + 1)
+    for k in keys:
+        first[k + 1] += 1
+    for k in range(size):
+        first[k + 1] += first[k]
+    slot = first[:-1]
+    flat = [0] * len(values)
+    for k, value in zip(keys, values, strict=True):
+        flat[slot[k]] = value
+        slot[k] += 1
+    return [tuple(flat[first[k] : first[k + 1]]) for k in range(size)]
+
+
 class _Index:
     """Integer adjacency built once per graph, so nothing below rescans ``graph.nodes``."""
 
     def __init__(self, graph: PlanGraph) -> None:
         self.keys: list[str] = [n.key for n in graph.nodes]
         self.pos: dict[str, int] = {k: i for i, k in enumerate(self.keys)}
-        self.preds: list[list[int]] = [[self.pos[d] for d in n.depends_on] for n in graph.nodes]
-        self.succs: list[list[int]] = [[] for _ in self.keys]
-        for v, ps in enumerate(self.preds):
-            for u in ps:
-                self.succs[u].append(v)
+        # Tuples of ints, not lists: the garbage collector stops tracking such tuples, and a
+        # PlanAdjacency lives as long as its plan is shown (20,000 lists at 10,000 nodes, walked
+        # by every full collection).
+        self.preds: list[tuple[int, ...]] = [tuple(self.pos[d] for d in n.depends_on) for n in graph.nodes]
+        heads = [u for ps in self.preds for u in ps]
+        self.succs: list[tuple[int, ...]] = _grouped(
+            len(self.keys), heads, [v for v, ps in enumerate(self.preds) for _ in ps]
+        )
         self.order = self._topological()
 
     def _topological(self) -> list[int]:
@@ -178,7 +197,7 @@ def critical_path(graph: PlanGraph) -> tuple[str, ...]:
     return tuple(ix.keys[i] for i in reversed(path))
 
 
-def _reach(start: int, adjacency: list[list[int]]) -> set[int]:
+def _reach(start: int, adjacency: list[tuple[int, ...]]) -> set[int]:
     seen: set[int] = set()
     stack = list(adjacency[start])
     while stack:
@@ -256,44 +275,74 @@ class _Layering:
     def __init__(self, ix: _Index) -> None:
         n = len(ix.keys)
         self.n = n
-        self.node_layer = ix.two_ended_layers()
-        self.vlayer: list[int] = list(self.node_layer)
-        self.up: list[list[int]] = [[] for _ in range(n)]
-        self.down: list[list[int]] = [[] for _ in range(n)]
+        self.node_layer = layer = ix.two_ended_layers()
+        # Built from flat lists of ints and tuples of ints, never a list or dict per vertex: a
+        # 10,000-node plan has ~50,000 vertices, and containers per vertex that live through the
+        # layout were promoted by the garbage collector into full passes over everything alive
+        # (each holding the GIL, so stalling the GUI thread). The collector stops tracking tuples
+        # of ints.
+        self.vlayer: list[int] = list(layer)
         # Long edges are bundled: the edges leaving one node share one chain of dummy vertices,
         # each dependent branching off it at the layer before its own. Dummies per node are then
         # its longest edge's span, not the sum of all its edges' spans, and a fan-out draws as one
-        # trunk instead of parallel lines.
-        trunks: list[list[int]] = [[] for _ in range(n)]  # u -> its dummies, layer by layer
+        # trunk instead of parallel lines. u's trunk is the consecutive vertices
+        # trunk[u] .. trunk[u + 1] - 1, layer by layer.
+        trunk = [0] * (n + 1)
         for u in range(n):
-            span = max((self.node_layer[v] for v in ix.succs[u]), default=0) - self.node_layer[u] - 1
-            prev = u
-            for lay in range(self.node_layer[u] + 1, self.node_layer[u] + 1 + max(0, span)):
-                d = len(self.vlayer)
-                self.vlayer.append(lay)
-                self.up.append([prev])
-                self.down.append([])
-                self.down[prev].append(d)
-                trunks[u].append(d)
-                prev = d
+            span = max((layer[v] for v in ix.succs[u]), default=0) - layer[u] - 1
+            trunk[u] = len(self.vlayer)
+            self.vlayer.extend(range(layer[u] + 1, layer[u] + 1 + max(0, span)))
+        trunk[n] = size = len(self.vlayer)
+        # A trunk's segment into its j-th dummy carries every edge of u that runs past it.
+        passing = [0] * size
+        for u in range(n):
+            for v in ix.succs[u]:
+                for d in range(trunk[u], trunk[u] + layer[v] - layer[u] - 1):
+                    passing[d] += 1
         # per plan edge (in dependents' declaration order): the vertex chain from dependency to
-        # dependent
+        # dependent; ``ends`` the (last vertex before the dependent, dependent) segments
         self.chains: list[tuple[int, ...]] = []
+        up: list[tuple[int, ...]] = [()] * size
+        end_from: list[int] = []
+        end_to: list[int] = []
+        for u in range(n):
+            if trunk[u + 1] > trunk[u]:
+                up[trunk[u]] = (u,)
+            for d in range(trunk[u] + 1, trunk[u + 1]):
+                up[d] = (d - 1,)
         for v in range(n):
+            lasts = []
             for u in ix.preds[v]:
-                via = trunks[u][: self.node_layer[v] - self.node_layer[u] - 1]
-                last = via[-1] if via else u
-                self.down[last].append(v)
-                self.up[v].append(last)
-                self.chains.append((u, *via, v))
-        # How many plan edges run along each segment (a trunk carries several): crossings are
-        # counted as drawn, edge by edge, so the best order kept is the best on screen.
-        self.down_weight: list[list[int]] = [[0] * len(ns) for ns in self.down]
-        slot = [{b: i for i, b in enumerate(ns)} for ns in self.down]
-        for chain in self.chains:
-            for a, b in pairwise(chain):
-                self.down_weight[a][slot[a][b]] += 1
-        depth = max(self.node_layer, default=-1) + 1
+                k = layer[v] - layer[u] - 1
+                last = trunk[u] + k - 1 if k else u
+                lasts.append(last)
+                end_from.append(last)
+                end_to.append(v)
+                self.chains.append((u, *range(trunk[u], trunk[u] + k), v))
+            up[v] = tuple(lasts)
+        self.up = up
+        # down: a vertex's trunk successor (if any) first, then the dependents branching off it,
+        # in declaration order; with how many plan edges run along each segment (a trunk carries
+        # several): crossings are counted as drawn, edge by edge, so the best order kept is the
+        # best on screen.
+        branching = _grouped(size, end_from, end_to)
+        down: list[tuple[int, ...]] = [()] * size
+        down_weight: list[tuple[int, ...]] = [()] * size
+        for a, branches in enumerate(branching):
+            # the next vertex of a's trunk: u's first dummy, or the dummy after a within its trunk
+            if a < n:
+                after = trunk[a] if trunk[a + 1] > trunk[a] else -1
+            else:
+                after = a + 1 if a + 1 < size and up[a + 1] == (a,) else -1
+            if after >= 0:
+                down[a] = (after, *branches)
+                down_weight[a] = (passing[after], *([1] * len(branches)))
+            else:
+                down[a] = tuple(branches)
+                down_weight[a] = (1,) * len(branches)
+        self.down = down
+        self.down_weight = down_weight
+        depth = max(layer, default=-1) + 1
         # initial order: plan nodes in declaration order, then dummies in creation order
         self.order: list[list[int]] = [[] for _ in range(depth)]
         for vtx, lay in enumerate(self.vlayer):
@@ -337,7 +386,7 @@ class _Layering:
                         i += i & -i
         return total
 
-    def _sweep(self, layers: Iterable[int], neighbours: list[list[int]]) -> None:
+    def _sweep(self, layers: Iterable[int], neighbours: list[tuple[int, ...]]) -> None:
         pos = self.positions()
         for lay in layers:
             keyed = []

@@ -91,9 +91,9 @@ class _Laid:
     layout: PlanLayout
     critical: tuple[str, ...]
     adjacency: PlanAdjacency
-    #: The routed edges cut into gap pieces (plain values and QPointF: no QObject, so the worker
-    #: may build them).
-    edges: list[PlanEdge]
+    #: The plan's edges (ends and highlight state by index) and their gap pieces: plain values,
+    #: so the worker may build them.
+    edges: _EdgeTable
     gaps: dict[int, list[_Piece]]
     #: each gap's traced paths (edges, arrow heads): QPainterPath is a plain value, so the worker
     #: traces them and the GUI thread only wraps them in items
@@ -254,26 +254,45 @@ class _PlanScene(QGraphicsScene):
         self.setBackgroundBrush(theme.background)
 
 
+_card_font_cache: dict[str, tuple[QFont, QFont]] = {}
+
+
+def _card_fonts(key: str, font: QFont | None = None) -> tuple[QFont, QFont]:
+    """The title (bold) and meta fonts of cards drawn in ``font`` (whose ``key()`` is ``key``),
+    shared by every card."""
+    fonts = _card_font_cache.get(key)
+    if fonts is None:
+        assert font is not None
+        title = QFont(font)
+        title.setBold(True)
+        fonts = _card_font_cache[key] = (title, QFont(font))
+    return fonts
+
+
 class PlanNodeItem(QGraphicsItem):
-    """One plan node: rounded box, status band, elided title, key and status line, diff badge."""
+    """One plan node: rounded box, status band, elided title, key and status line, diff badge.
+
+    Its attributes are strings, numbers and None only: the garbage collector then does not track
+    its ``__dict__`` (a QFont or QColor in it made one more tracked object per card, walked by
+    every full collection; a large plan has thousands of cards)."""
 
     def __init__(self, node: PlanNode, width: float, height: float, font: QFont) -> None:
         super().__init__()
         self.key = node.key
         self.title = node.title
         self.status = "pending"
-        #: the mode the step runs in (plan nodes run as agent steps) and its chip colour
+        #: the mode the step runs in (plan nodes run as agent steps) and its chip colour (as RGBA)
         self.mode_label = "Agent"
-        self.mode_color: QColor | None = None
+        self._mode_rgba: int | None = None
         self.marker: str | None = None  # "new" / "changed" when a diff is shown
         self.dimmed = False
         self.on_critical_path = False
         self._w, self._h = width, height
-        self._font = QFont(font)
-        self._font.setBold(True)
         # Every line of a card is drawn in the UI font: at 100 % zoom (where Fit never goes below)
-        # nothing on a card is smaller than the rest of the application's text.
-        self._small = QFont(font)
+        # nothing on a card is smaller than the rest of the application's text. The fonts are
+        # shared by every card, found by the font's key.
+        self._font_key = font.key()
+        _card_fonts(self._font_key, font)
         # elided at the first paint close enough to read it: most cards of a large plan are
         # never shown at that zoom, and eliding them all took most of a card's making
         self._elided: str | None = None
@@ -283,15 +302,28 @@ class PlanNodeItem(QGraphicsItem):
         self.setZValue(1)
         self.setToolTip(f"{node.key}: {node.title}")
 
+    @property
+    def _font(self) -> QFont:
+        return _card_fonts(self._font_key)[0]
+
+    @property
+    def _small(self) -> QFont:
+        return _card_fonts(self._font_key)[1]
+
     def title_font(self) -> QFont:
         return QFont(self._font)
 
     def meta_font(self) -> QFont:
         return QFont(self._small)
 
+    @property
+    def mode_color(self) -> QColor | None:
+        return None if self._mode_rgba is None else QColor.fromRgba(self._mode_rgba)
+
     def set_mode(self, label: str, color: QColor | None) -> None:
-        if (label, color) != (self.mode_label, self.mode_color):
-            self.mode_label, self.mode_color = label, color
+        rgba = None if color is None else color.rgba()
+        if (label, rgba) != (self.mode_label, self._mode_rgba):
+            self.mode_label, self._mode_rgba = label, rgba
             self.update()
 
     def _elide(self) -> str:
@@ -407,27 +439,61 @@ class PlanNodeItem(QGraphicsItem):
         painter.drawText(QRectF(left, 36, room, 20), Qt.AlignmentFlag.AlignVCenter, meta)
 
 
-class PlanEdge:
-    """One dependency as the studio knows it: its ends and highlight state, no drawing of its own.
+class _EdgeTable:
+    """Every edge of a plan by index: its ends and highlight state, no drawing of its own.
 
     A long edge crosses many layer gaps; giving it one item made a bounding box spanning much of
     the scene, painted (and stroked end to end) on nearly every frame. Its pieces are drawn instead
     by the :class:`PlanEdgeBundle` of each gap it crosses.
+
+    Why a table and not an object per edge: the garbage collector walks every container object
+    that is alive, and at 10,000 nodes an object per edge and per piece (and per-edge lists of
+    them) were ~250,000 of them: the full collections their arrival set off froze the GUI for
+    ~200 ms each. Ends are tuples of strings, pieces tuples of numbers (the collector stops
+    tracking such tuples), states are bytes.
     """
 
-    __slots__ = ("dimmed", "emphasized", "source", "target")
+    __slots__ = ("dimmed", "emphasized", "ends", "index")
 
-    def __init__(self, source: str, target: str) -> None:
-        self.source, self.target = source, target
-        self.dimmed = False
-        self.emphasized = False
+    def __init__(self, ends: Iterable[tuple[str, str]]) -> None:
+        self.ends: tuple[tuple[str, str], ...] = tuple(ends)
+        self.index: dict[tuple[str, str], int] = {pair: i for i, pair in enumerate(self.ends)}
+        self.dimmed = bytearray(len(self.ends))
+        self.emphasized = bytearray(len(self.ends))
 
 
-# One gap crossing of an edge: where its straight run through the previous layer starts (None
-# for the first piece), the S-curve's ends, and whether the arrow head sits at ``end``. Points are
-# the layout's own (x, y) tuples: making a QPointF per route point cost more than the layout.
+class PlanEdge:
+    """One dependency as the studio shows it (a view onto its plan's edge table): its ends and
+    whether it is dimmed or lit."""
+
+    __slots__ = ("_index", "_table")
+
+    def __init__(self, table: _EdgeTable, index: int) -> None:
+        self._table, self._index = table, index
+
+    @property
+    def source(self) -> str:
+        return self._table.ends[self._index][0]
+
+    @property
+    def target(self) -> str:
+        return self._table.ends[self._index][1]
+
+    @property
+    def dimmed(self) -> bool:
+        return bool(self._table.dimmed[self._index])
+
+    @property
+    def emphasized(self) -> bool:
+        return bool(self._table.emphasized[self._index])
+
+
+# One gap crossing of an edge: the edge's index in its table, where its straight run through the
+# previous layer starts (None for the first piece), the S-curve's ends, and whether the arrow head
+# sits at ``end``. Points are the layout's own (x, y) tuples: making a QPointF per route point
+# cost more than the layout.
 _Point = tuple[float, float]
-_Piece = tuple[PlanEdge, _Point | None, _Point, _Point, bool]
+_Piece = tuple[int, _Point | None, _Point, _Point, bool]
 
 
 def _trace(path: QPainterPath, arrows: QPainterPath, piece: _Piece) -> None:
@@ -455,11 +521,16 @@ class PlanEdgeBundle(QGraphicsItem):
     """
 
     def __init__(
-        self, gap: int, pieces: list[_Piece], paths: tuple[QPainterPath, QPainterPath] | None = None
+        self,
+        gap: int,
+        pieces: list[_Piece],
+        table: _EdgeTable,
+        paths: tuple[QPainterPath, QPainterPath] | None = None,
     ) -> None:
         super().__init__()
         self.gap = gap
         self._pieces = pieces
+        self._table = table
         self._all, self._all_arrows = paths if paths is not None else self.trace(pieces)
         self._lit = self._lit_arrows = QPainterPath()
         self._plain = self._plain_arrows = self._faded = self._faded_arrows = QPainterPath()
@@ -490,15 +561,17 @@ class PlanEdgeBundle(QGraphicsItem):
         return path, arrows
 
     def edges(self) -> list[PlanEdge]:
-        return [piece[0] for piece in self._pieces]
+        return [PlanEdge(self._table, piece[0]) for piece in self._pieces]
 
     def lit_edges(self) -> list[PlanEdge]:
-        return [piece[0] for piece in self._pieces if piece[0].emphasized]
+        lit = self._table.emphasized
+        return [PlanEdge(self._table, piece[0]) for piece in self._pieces if lit[piece[0]]]
 
     def refresh(self) -> None:
         """Re-read the edges' highlight state (set by the studio) and repaint if it changed."""
-        lit = [p for p in self._pieces if p[0].emphasized]
-        dimmed = [p for p in self._pieces if p[0].dimmed and not p[0].emphasized]
+        emphasized, faded = self._table.emphasized, self._table.dimmed
+        lit = [p for p in self._pieces if emphasized[p[0]]]
+        dimmed = [p for p in self._pieces if faded[p[0]] and not emphasized[p[0]]]
         plain = len(self._pieces) - len(lit) - len(dimmed)
         self._lit, self._lit_arrows = self._paths(lit)
         self._any_dimmed = bool(dimmed)
@@ -508,7 +581,7 @@ class PlanEdgeBundle(QGraphicsItem):
         if self._mixed:
             self._faded, self._faded_arrows = self._paths(dimmed)
             self._plain, self._plain_arrows = self._paths(
-                [p for p in self._pieces if not p[0].dimmed and not p[0].emphasized]
+                [p for p in self._pieces if not faded[p[0]] and not emphasized[p[0]]]
             )
         else:
             self._plain = self._plain_arrows = self._faded = self._faded_arrows = QPainterPath()
@@ -650,21 +723,23 @@ def _thick(painter: QPainter, path: QPainterPath, arrows: QPainterPath, color: Q
     painter.fillPath(arrows, color)
 
 
-def _bundle_pieces(layout: PlanLayout) -> tuple[list[PlanEdge], dict[int, list[_Piece]]]:
+def _cut(index: int, points: tuple[_Point, ...]) -> Iterator[_Piece]:
+    """An edge's route as its gap crossings, first gap first."""
+    # pairs (points[2k], points[2k+1]) cross one gap each; before each but the first, a straight
+    # run through the crossed layer from points[2k-1]
+    count = len(points) // 2
+    for k in range(count):
+        yield (index, points[2 * k - 1] if k else None, points[2 * k], points[2 * k + 1], k == count - 1)
+
+
+def _bundle_pieces(layout: PlanLayout) -> tuple[_EdgeTable, dict[int, list[_Piece]]]:
     """Cut every routed edge into its gap crossings, grouped by gap (gap g lies right of layer g)."""
-    edges: list[PlanEdge] = []
+    table = _EdgeTable(layout.routes)
     gaps: dict[int, list[_Piece]] = {}
-    for (dep, key), points in layout.routes.items():
-        edge = PlanEdge(dep, key)
-        edges.append(edge)
-        first = layout.node_layer[dep]
-        # pairs (points[2k], points[2k+1]) cross gap first+k; before each but the first, a
-        # straight run through the crossed layer from points[2k-1]
-        count = len(points) // 2
-        for k in range(count):
-            piece = (edge, points[2 * k - 1] if k else None, points[2 * k], points[2 * k + 1], k == count - 1)
-            gaps.setdefault(first + k, []).append(piece)
-    return edges, gaps
+    for index, ((dep, _key), points) in enumerate(layout.routes.items()):
+        for gap, piece in enumerate(_cut(index, points), start=layout.node_layer[dep]):
+            gaps.setdefault(gap, []).append(piece)
+    return table, gaps
 
 
 class PlanMinimap(QGraphicsView):
@@ -931,14 +1006,13 @@ class PlanStudioView(QWidget):
         self._nodes_by_key: dict[str, PlanNode] = {}
         self._node_items: dict[str, PlanNodeItem] = {}
         self._highlighted = self._NOTHING_LIT
-        self._edges: list[PlanEdge] = []
-        self._edge_by_ends: dict[tuple[str, str], PlanEdge] = {}
-        # a large plan's veil, its lit edges, their pieces per edge and the cards raised above it
+        self._edge_table = _EdgeTable(())
+        # a large plan's veil, its lit edges and the cards raised above it
         self._veil: _Veil | None = None
         self._lit_edges: _LitEdges | None = None
-        self._pieces_of: dict[tuple[str, str], list[_Piece]] = {}
         self._raised: set[str] = set()
         self._bundles: list[PlanEdgeBundle] = []
+        self._bundle_at: dict[int, PlanEdgeBundle] = {}  # gap -> its bundle
         self._critical: tuple[str, ...] = ()
         self._status = "pending"
         self._version = 1
@@ -948,7 +1022,6 @@ class PlanStudioView(QWidget):
         self._generation = 0  # bumped by every new plan: a stale layout is dropped
         self._building: Iterator[None] | None = None
         self._pending_status: dict[str, str] = {}
-        self._edges_of: dict[tuple[str, str], list[PlanEdgeBundle]] = {}
         self._delivery = _LayoutDelivery(self)
         self._delivery.finished.connect(self._on_layout_finished)
         self._build_timer = QTimer(self)
@@ -1274,9 +1347,9 @@ class PlanStudioView(QWidget):
         self._scene.clearSelection()
         self._scene.clear()
         self._node_items.clear()
-        self._edges.clear()
-        self._edge_by_ends.clear()
+        self._edge_table = _EdgeTable(())
         self._bundles.clear()
+        self._bundle_at.clear()
         self.goal_label.setText("Plan Studio")
         self.version_label.setText("no plan yet")
         self.diff_label.hide()
@@ -1318,7 +1391,7 @@ class PlanStudioView(QWidget):
         return list(self._node_items.values())
 
     def edges(self) -> list[PlanEdge]:
-        return list(self._edges)
+        return [PlanEdge(self._edge_table, i) for i in range(len(self._edge_table.ends))]
 
     def edge_bundles(self) -> list[PlanEdgeBundle]:
         return list(self._bundles)
@@ -1376,16 +1449,14 @@ class PlanStudioView(QWidget):
     def _clear_scene(self) -> None:
         self._highlighted = self._NOTHING_LIT  # new cards are neither dimmed nor on the path
         self._veil = self._lit_edges = None  # the scene's clear() deletes them
-        self._pieces_of = {}
         self._raised = set()
         self._scene.clearSelection()
         self._scene.clear()
         self.view.minimap.invalidate_marks()
         self._node_items.clear()
-        self._edges.clear()
-        self._edge_by_ends.clear()
+        self._edge_table = _EdgeTable(())
         self._bundles.clear()
-        self._edges_of.clear()
+        self._bundle_at.clear()
 
     def _scene_slices(self) -> Iterator[None]:
         """Fill the scene from the current layout, yielding after each item so a large plan is
@@ -1418,16 +1489,12 @@ class PlanStudioView(QWidget):
             yield
         assert self._laid is not None
         gaps = self._laid.gaps
-        self._edges = list(self._laid.edges)
-        self._edge_by_ends = {(e.source, e.target): e for e in self._edges}
+        self._edge_table = table = self._laid.edges
         for gap in sorted(gaps):
-            bundle = PlanEdgeBundle(gap, gaps[gap], self._laid.paths.get(gap))
+            bundle = PlanEdgeBundle(gap, gaps[gap], table, self._laid.paths.get(gap))
             self._scene.addItem(bundle)
             self._bundles.append(bundle)
-            for piece in gaps[gap]:
-                ends = (piece[0].source, piece[0].target)
-                self._edges_of.setdefault(ends, []).append(bundle)
-                self._pieces_of.setdefault(ends, []).append(piece)
+            self._bundle_at[gap] = bundle
             yield
         if len(self._node_items) > SYNC_LAYOUT_NODES:
             self._veil = _Veil(QRectF(-40, -40, width + 80, height + 80))
@@ -1518,30 +1585,44 @@ class PlanStudioView(QWidget):
             self._light_above_veil(related, critical, before[1], critical_edges, adjacency)
             return
         nodes: Iterable[str] = self._node_items
-        edges: Iterable[PlanEdge] = self._edges
+        table = self._edge_table
+        edges: Iterable[int] = range(len(table.ends))
         if related is not None and before[0] is not None and before[1] == state[1] and adjacency:
             # One selection to another: everything else stays dimmed, so only the two
             # neighbourhoods change (a cost of their degrees, not of the plan).
             nodes = before[0] | related
             pairs = {(d, k) for k in nodes for d in adjacency.dependencies(k)}
             pairs |= {(k, d) for k in nodes for d in adjacency.dependents(k)}
-            edges = [self._edge_by_ends[pair] for pair in pairs if pair in self._edge_by_ends]
+            edges = [table.index[pair] for pair in pairs if pair in table.index]
         opacity = _dim_opacity()
         for k in nodes:
             item = self._node_items.get(k)
             if item is not None:
                 item.set_dimmed(related is not None and k not in related, opacity)
                 item.set_on_critical_path(k in critical)
-        stale: dict[int, PlanEdgeBundle] = {}
-        for edge in edges:
-            lit = related is not None and edge.source in related and edge.target in related
-            state = (related is not None and not lit, lit or (edge.source, edge.target) in critical_edges)
-            if state != (edge.dimmed, edge.emphasized):
-                edge.dimmed, edge.emphasized = state
-                for bundle in self._edges_of.get((edge.source, edge.target), ()):
-                    stale[id(bundle)] = bundle
-        for bundle in stale.values():  # only the gaps whose pieces changed are rebuilt
-            bundle.refresh()
+        stale: set[int] = set()
+        for i in edges:
+            ends = table.ends[i]
+            lit = related is not None and ends[0] in related and ends[1] in related
+            dimmed, emphasized = related is not None and not lit, lit or ends in critical_edges
+            if (dimmed, emphasized) != (table.dimmed[i], table.emphasized[i]):
+                table.dimmed[i], table.emphasized[i] = dimmed, emphasized
+                stale.update(self._gaps_of(ends))
+        for gap in stale:  # only the gaps whose pieces changed are rebuilt
+            self._bundle_at[gap].refresh()
+
+    def _gaps_of(self, ends: tuple[str, str]) -> range:
+        """The gaps an edge crosses (one piece in each)."""
+        assert self._layout is not None
+        first = self._layout.node_layer[ends[0]]
+        return range(first, first + len(self._layout.routes[ends]) // 2)
+
+    def _edge_pieces(self, ends: tuple[str, str]) -> list[_Piece]:
+        """An edge's pieces, cut again from its route (a few; kept per edge they were ~100,000
+        objects more for the collector at 10,000 nodes)."""
+        if self._layout is None or ends not in self._edge_table.index:
+            return []
+        return list(_cut(self._edge_table.index[ends], self._layout.routes[ends]))
 
     def _light_above_veil(
         self,
@@ -1569,7 +1650,7 @@ class PlanStudioView(QWidget):
         self._veil.setVisible(related is not None)
         lit = {(dep, key) for key in raised for dep in adjacency.dependencies(key) if dep in raised}
         lit |= critical_edges
-        self._lit_edges.set_pieces([piece for ends in lit for piece in self._pieces_of.get(ends, ())])
+        self._lit_edges.set_pieces([piece for ends in lit for piece in self._edge_pieces(ends)])
 
     def _show_details(self, key: str | None) -> None:
         node = self._nodes_by_key.get(key) if key is not None else None

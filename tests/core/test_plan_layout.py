@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import random
+from collections.abc import Callable
 from itertools import pairwise
+from typing import Any
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -12,6 +15,7 @@ from control_center.core.plan import PlanGraph, PlanNode
 from control_center.core.plan_layout import (
     NODE_HEIGHT,
     NODE_WIDTH,
+    PlanAdjacency,
     count_crossings,
     critical_path,
     diff_plans,
@@ -227,3 +231,34 @@ def test_two_ended_layering_cuts_dummy_points_on_a_plan_with_many_roots() -> Non
 def test_every_layer_is_at_most_the_longest_chain_deep(g: PlanGraph) -> None:
     layout = layout_plan(g)
     assert len(layout.layers) == len(critical_path(g))
+
+
+def _most_promoted(work: Callable[[], Any]) -> int:
+    """The most objects ``work``'s allocations ever had in the collector's oldest generation.
+    What reaches it is walked by every full collection, and a full pass holds the GIL (Plan
+    Studio's layout runs on a worker; its passes stall the GUI thread all the same)."""
+    gc.collect()
+    gc.freeze()  # what was alive before is set aside: the oldest generation starts empty
+    most = [0]
+
+    def watch(phase: str, info: dict[str, int]) -> None:
+        if phase == "stop":
+            most[0] = max(most[0], len(gc.get_objects(generation=2)))
+
+    gc.callbacks.append(watch)
+    try:
+        result = work()
+    finally:
+        gc.callbacks.remove(watch)
+        gc.unfreeze()
+    del result
+    return most[0]
+
+
+def test_laying_out_keeps_no_container_per_vertex_long_enough_to_grow_old() -> None:
+    """A 3,000-node plan has ~15,000 vertices with dummies: lists (and dicts) per vertex that
+    lived through the layout were promoted by the thousands and set off full collections."""
+    g = random_dag(3000, 9000, seed=4)
+    # fewer than one per two nodes (a container per vertex made ~52,000)
+    assert _most_promoted(lambda: layout_plan(g)) < 1500
+    assert _most_promoted(lambda: (PlanAdjacency(g), critical_path(g))) < 1500
