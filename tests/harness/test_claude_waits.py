@@ -20,6 +20,7 @@ from control_center.harness.loopback import LoopbackMessagesServer
 from control_center.harness.settings import AppSettings
 from control_center.harness.turn_claim import HOST, LIVE_WAIT, waiting_in_its_process
 from control_center.pipeline.decisions import answer
+from control_center.runtime import WorkspaceRuntime
 from control_center.workspace import Workspace
 from tests.harness.test_claude_code_transport import (  # noqa: F401 (the fixture)
     REAL_CLI,
@@ -106,6 +107,90 @@ def test_real_cli_the_turn_row_awaits_the_answer_while_ask_user_waits(ws: Worksp
     assert not waiting_in_its_process(final)
     assert "The operator answered: blue" in _result_of(events, "mcp__control_center__ask_user").content
     assert len(ws.store.turns(space_id=space.id)) == 1
+
+
+class _Window:
+    """What the window hears from the runtime: turn events, finished turns, error lines."""
+
+    def __init__(self) -> None:
+        self.events: list[TurnEvent] = []
+        self.finished: list[TurnEnded] = []
+        self.errors: list[str] = []
+
+    def turn_event(self, space_id: str | None, event: TurnEvent) -> None:
+        self.events.append(event)
+
+    def turn_finished(self, space_id: str | None, ended: TurnEnded) -> None:
+        self.finished.append(ended)
+
+    def error(self, message: str) -> None:
+        self.errors.append(message)
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args: None
+
+
+@needs_real_cli
+@pytest.mark.usefixtures("loopback_key")
+@pytest.mark.parametrize("mode", [Mode.PLAN, Mode.CHAT])
+def test_real_cli_an_answer_given_through_the_runtime_reaches_the_waiting_process(
+    ws: Workspace, mode: Mode
+) -> None:
+    """What the Inbox does (``WorkspaceRuntime.answer``) while a Claude Code turn waits on
+    ``ask_user``: the live process gets the answer and finishes the turn, once; the runtime starts
+    no second run of it (a refused resume would also drop the live turn from the running spaces:
+    the window would offer to send while it runs), and the window hears of no error."""
+    space = ws.create_space(f"inbox-{mode.value}", mode=mode, transport=Transport.CLAUDE_CODE)
+    with LoopbackMessagesServer([list(reply) for reply in ASK]) as server:
+        runtime = WorkspaceRuntime(ws, AppSettings(claude_cli=str(REAL_CLI), base_url=server.base_url))
+        window = _Window()
+        runtime.add_listener(window)
+        second_runs: list[str] = []
+        resume = runtime.execution.resume
+
+        def counted(turn_id: str, emit: Any) -> Any:
+            second_runs.append(turn_id)
+            return resume(turn_id, emit)
+
+        runtime.execution.resume = counted  # type: ignore[method-assign]
+        try:
+            sent = runtime.send_message(space.id, "ask me")
+            deadline = time.monotonic() + 120
+            while not (
+                pending := ws.store.approvals(
+                    kind=ApprovalKind.QUESTION, space_id=space.id, status=ApprovalStatus.PENDING
+                )
+            ):
+                assert time.monotonic() < deadline, "the question never reached the Inbox"
+                assert not sent.done(), sent
+                time.sleep(0.05)
+            question = pending[0]
+            while (turn := ws.store.turn(question.turn_id or "")) is None or not waiting_in_its_process(turn):
+                assert time.monotonic() < deadline, f"the turn row never said it waits: {turn}"
+                time.sleep(0.05)
+            assert space.id in runtime.running_spaces()
+            outcome = runtime.answer(question.id, "blue").result(30)
+            assert outcome is not None
+            assert outcome.resume_turn == turn.id  # the decision names the waiting turn
+            # The live run still holds the space in the window while it finishes.
+            still_running = space.id in runtime.running_spaces() or sent.done()
+            ended = sent.result(120)
+            time.sleep(0.3)  # a second run the answer started would have begun by now
+        finally:
+            runtime.shutdown()
+    assert second_runs == []
+    assert window.errors == []
+    assert still_running
+    assert ended is not None
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert [e.turn for e in window.finished] == [turn.id]
+    assert "The operator answered: blue" in _result_of(window.events, "mcp__control_center__ask_user").content
+    turns = ws.store.turns(space_id=space.id)
+    assert [t.id for t in turns] == [turn.id]
+    assert turns[0].status is TurnStatus.COMPLETED
+    answered = ws.store.approval(question.id)
+    assert answered is not None
+    assert answered.status is ApprovalStatus.ANSWERED
 
 
 def _dead_pid() -> int:
