@@ -275,6 +275,10 @@ class WorkspaceRuntime:
 
     def _turn_event(self, key: str | None, event: TurnEvent) -> None:
         self._notify("turn_event", key, event)
+        if isinstance(event, ApprovalRequested | QuestionAsked):
+            # The item is in the store now; a turn that waits for it inside its own process (a
+            # Claude Code call) does not end first, so the Inbox must hear of it here.
+            self._notify("approvals_changed")
         if isinstance(event, TurnStarted | ApprovalRequested | QuestionAsked):
             self._publish_states()
 

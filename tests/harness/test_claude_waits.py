@@ -116,6 +116,10 @@ class _Window:
         self.events: list[TurnEvent] = []
         self.finished: list[TurnEnded] = []
         self.errors: list[str] = []
+        self.inbox_refreshes = 0
+
+    def approvals_changed(self) -> None:
+        self.inbox_refreshes += 1
 
     def turn_event(self, space_id: str | None, event: TurnEvent) -> None:
         self.events.append(event)
@@ -169,6 +173,8 @@ def test_real_cli_an_answer_given_through_the_runtime_reaches_the_waiting_proces
                 assert time.monotonic() < deadline, f"the turn row never said it waits: {turn}"
                 time.sleep(0.05)
             assert space.id in runtime.running_spaces()
+            # The Inbox was told of the question while the turn runs on (it waits inside the CLI).
+            inbox_refreshed = window.inbox_refreshes
             outcome = runtime.answer(question.id, "blue").result(30)
             assert outcome is not None
             assert outcome.resume_turn == turn.id  # the decision names the waiting turn
@@ -178,6 +184,7 @@ def test_real_cli_an_answer_given_through_the_runtime_reaches_the_waiting_proces
             time.sleep(0.3)  # a second run the answer started would have begun by now
         finally:
             runtime.shutdown()
+    assert inbox_refreshed >= 1
     assert second_runs == []
     assert window.errors == []
     assert still_running
