@@ -12,6 +12,7 @@ import os
 import shutil
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -133,37 +134,79 @@ def check(db: Path, *, full: bool = False) -> CheckResult:
 CHECKED_SUFFIX = ".checked"
 
 
+def _stamp(db: Path) -> Path:
+    return db.with_name(db.name + CHECKED_SUFFIX)
+
+
 def _file_state(db: Path) -> str:
-    """The database file's and its WAL's size and modification time: any write changes it."""
-    parts = []
-    for path in (db, db.with_name(db.name + "-wal")):
+    """The main database file's size and modification time: a write into it changes them.
+
+    The WAL is not part of it: SQLite checksums every WAL frame and stops reading at the first
+    one that does not match, so a WAL written since the check adds only transactions SQLite
+    itself verified (a damaged frame is dropped, never read as data). What can damage the file
+    is a change to the main file, and SQLite writes there only by checkpointing such frames."""
+    try:
+        st = db.stat()
+    except FileNotFoundError:
+        return "-"
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def _stamped(db: Path) -> str | None:
+    try:
+        return _stamp(db).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+
+
+def _write_stamp(db: Path, state: str) -> None:
+    try:
+        _stamp(db).write_text(state + "\n", encoding="utf-8")
+    except OSError:
+        pass  # a read-only folder: the next command checks again
+
+
+def _missing_tables(db: Path) -> CheckResult:
+    """The required tables alone (a few pages): a table dropped through SQLite itself, even one
+    still in the WAL, is damage the file's state does not show."""
+    try:
+        conn = _connect_ro(db)
         try:
-            st = path.stat()
-            parts.append(f"{st.st_size}:{st.st_mtime_ns}")
-        except FileNotFoundError:
-            parts.append("-")
-    return " ".join(parts)
+            tables = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        return CheckResult(False, (str(exc),))
+    missing = sorted(REQUIRED_TABLES - tables)
+    return CheckResult(not missing, (f"missing table(s): {', '.join(missing)}",) if missing else ())
 
 
 def check_unless_unchanged(db: Path) -> CheckResult:
-    """:func:`check`, skipped when the file has not changed since the last check passed (a stamp
-    beside it holds the file's state then). Read-only commands run this on every start: the quick
-    check of a large workspace costs most of a second, and an unchanged file cannot have been
-    damaged by anyone's write since."""
-    stamp = db.with_name(db.name + CHECKED_SUFFIX)
+    """:func:`check`, with the quick check skipped when the main file has not changed since the
+    last one passed (a stamp beside it holds the file's state then; see :func:`_file_state` for
+    why the WAL may have grown). Read-only commands run this on every start: the quick check of a
+    large workspace costs most of a second. The required tables are read every time."""
     before = _file_state(db)
-    try:
-        if stamp.read_text(encoding="utf-8").strip() == before:
-            return CheckResult(True, ())
-    except OSError:
-        pass
+    if _stamped(db) == before:
+        return _missing_tables(db)
     result = check(db)
     if result.ok and _file_state(db) == before:  # nothing wrote during the check
-        try:
-            stamp.write_text(before + "\n", encoding="utf-8")
-        except OSError:
-            pass  # a read-only folder: the next command checks again
+        _write_stamp(db, before)
     return result
+
+
+def close_keeping_stamp(db: Path, close: Callable[[], None]) -> None:
+    """Run ``close`` (a writer's last connection going: SQLite checkpoints the WAL into the main
+    file) and keep the stamp current when the main file was the checked one just before: the
+    checkpoint copied only checksummed frames into a file that had passed, so the next read-only
+    command need not check it again. Damage written into the file while it was open changed its
+    state first, so the stamp is not renewed and the next command checks."""
+    vouched = _stamped(db) == _file_state(db)
+    close()
+    if vouched:
+        after = _file_state(db)
+        if after != _stamped(db):
+            _write_stamp(db, after)
 
 
 def is_damage(message: str) -> bool:

@@ -263,7 +263,10 @@ class Store:
         return self.engine.url.render_as_string(hide_password=True).replace("+psycopg", "")
 
     def close(self) -> None:
-        self.engine.dispose()
+        if self.path is None or self.read_only or self.damaged is not None:
+            self.engine.dispose()
+        else:
+            health.close_keeping_stamp(self.path, self.engine.dispose)
 
     @contextmanager
     def _read(self) -> Iterator[Session]:

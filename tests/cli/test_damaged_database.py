@@ -183,16 +183,14 @@ def test_backups_are_taken_at_most_daily_and_rotate(tmp_path: Path) -> None:
     assert health.backup_if_due(db, interval_s=0) is not None
 
 
-def test_an_unchanged_file_is_not_checked_again(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Read-only commands start with the quick check only when the file changed since the last
-    one passed (it costs most of a second on a large workspace)."""
-    db = ws / "workspace.db"
-    assert health.check_unless_unchanged(db).ok
+def _counting_checks(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     calls: list[Path] = []
     real_check = health.check
     monkeypatch.setattr(health, "check", lambda path, **kw: calls.append(path) or real_check(path, **kw))
-    assert health.check_unless_unchanged(db).ok
-    assert calls == []
+    return calls
+
+
+def _write_through_the_store(ws: Path) -> None:
     workspace = Workspace.open(ws)  # the open checks (or trusts the stamp), then writes
     try:
         space = workspace.store.find_space("alpha")
@@ -200,5 +198,73 @@ def test_an_unchanged_file_is_not_checked_again(ws: Path, monkeypatch: pytest.Mo
         workspace.store.touch_space(space.id)
     finally:
         workspace.close()
+
+
+def test_an_unchanged_file_is_not_checked_again(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read-only commands start with the quick check only when the file changed since the last
+    one passed (it costs most of a second on a large workspace)."""
+    db = ws / "workspace.db"
     assert health.check_unless_unchanged(db).ok
-    assert calls == [db]  # the write changed the file: checked again
+    calls = _counting_checks(monkeypatch)
+    assert health.check_unless_unchanged(db).ok
+    assert calls == []
+    # A change by another program (through SQLite, checkpointed into the file): checked again.
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE space SET name = 'gamma' WHERE name = 'alpha'")
+    conn.commit()
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    assert health.check_unless_unchanged(db).ok
+    assert calls == [db]
+
+
+def test_our_own_writes_keep_the_stamp_current(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer that opened a checked file and closes cleanly renews the stamp (its last close
+    checkpoints only checksummed WAL frames into it), so the next read does not pay the check."""
+    db = ws / "workspace.db"
+    assert health.check_unless_unchanged(db).ok
+    calls = _counting_checks(monkeypatch)
+    stamp_before = db.with_name(db.name + health.CHECKED_SUFFIX).read_text()
+    _write_through_the_store(ws)
+    assert db.with_name(db.name + health.CHECKED_SUFFIX).read_text() != stamp_before
+    assert health.check_unless_unchanged(db).ok
+    assert calls == []
+
+
+def test_a_write_still_in_the_wal_needs_no_check_but_a_dropped_table_is_seen(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = ws / "workspace.db"
+    assert health.check_unless_unchanged(db).ok
+    calls = _counting_checks(monkeypatch)
+    keep_open = sqlite3.connect(db)  # holds the WAL: nothing is checkpointed into the file
+    try:
+        keep_open.execute("PRAGMA journal_mode=WAL")
+        keep_open.execute("UPDATE space SET name = 'gamma' WHERE name = 'alpha'")
+        keep_open.commit()
+        assert health.check_unless_unchanged(db).ok
+        assert calls == []
+        keep_open.execute("PRAGMA foreign_keys=OFF")
+        keep_open.execute("DROP TABLE approval")
+        keep_open.commit()
+        result = health.check_unless_unchanged(db)
+        assert not result.ok
+        assert "approval" in result.reason
+    finally:
+        keep_open.close()
+
+
+def test_damage_written_while_a_writer_is_open_is_not_vouched_for(cli: Cli, ws: Path) -> None:
+    """The attack on the renewed stamp: garbage written into the main file while our writer has
+    it open. The writer's close must not renew the stamp; the next read checks and refuses."""
+    db = ws / "workspace.db"
+    assert cli("space", "list", "--workspace", ws).code == 0  # leaves a stamp
+    workspace = Workspace.open(ws)
+    try:
+        _garbage_in_the_middle(db)
+        space = workspace.store.find_space("alpha")
+        assert space is not None
+    finally:
+        workspace.close()
+    Result.assert_clean_error(cli("space", "list", "--workspace", ws), str(db), "damaged")
+    assert health.damaged_reason(db) is not None
