@@ -206,6 +206,10 @@ def test_a_message_sent_while_a_turn_waits_is_queued_and_sent_after(qtbot, works
     first, second = store.turns(space_id=space.id)
     # The queued message started its turn only after the first one had ended.
     assert store.turn(first.id).status is TurnStatus.COMPLETED
+    # The second turn's row is written before its first message: wait for the message itself.
+    qtbot.waitUntil(
+        lambda: "then say hi" in [m.text for m in store.messages(space.conversation_id)], timeout=20_000
+    )
     texts = [m.text for m in store.messages(space.conversation_id)]
     assert texts.index("All done.") < texts.index("then say hi")
     # (A new run replays its script from the start: the second turn asks to write again.)
