@@ -6,20 +6,29 @@ The baseline is the pacing itself (chunks x interval): a view that keeps up take
 re-parses the whole reply per chunk falls behind as the reply grows. Target: <= 1.1x. A second
 baseline is the same timer and event loop with no view, run first in the same process: on a
 loaded machine the loop alone misses its pacing, and the ratio to it is what the view costs.
-Also prints the median and worst gap between ticks.
+Also prints the median and worst gap between ticks. The view of another revision
+(``--baseline-rev``, default ``HEAD~1``: its ui/conversation.py, loaded beside this one) streams
+the same reply in the same process, alternated with this one (``--rounds``).
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python bench/bench_stream.py [--kb 150] [--chunk 160]
-        [--interval-ms 8]
+        [--interval-ms 8] [--baseline-rev HEAD~1] [--rounds 2]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import itertools
 import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -27,7 +36,9 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from control_center.core.transcript import ItemKind, TranscriptItem
-from control_center.ui.conversation import ConversationModel, ConversationView
+from control_center.ui import conversation
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def reply(kb: int) -> str:
@@ -44,36 +55,81 @@ def reply(kb: int) -> str:
     return "".join(parts)[: kb * 1024]
 
 
+def load_baseline(rev: str) -> ModuleType:
+    """ui/conversation.py as it was at ``rev``, as a module of its own beside this one."""
+    source = subprocess.run(
+        ["git", "-C", str(REPO), "show", f"{rev}:control_center/ui/conversation.py"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    path = Path(tempfile.mkdtemp(prefix="bench-stream-")) / "baseline_conversation.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("baseline_conversation", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def stream_once(
+    app: QApplication, module: Any, chunks: list[str], interval_ms: float
+) -> tuple[float, list[float]]:
+    """A fresh model and view of ``module``; the reply streamed into it; (seconds, tick gaps)."""
+    model = module.ConversationModel()
+    view = module.ConversationView()
+    view.setModel(model)
+    view.resize(1000, 800)
+    view.show()
+    app.processEvents()
+    model.append_item(TranscriptItem("live", ItemKind.ASSISTANT, ""))
+    stream = lambda c: model.append_text("live", c)  # noqa: E731 - one delta per tick
+    total, gaps = run_ticks(app, len(chunks), interval_ms, stream, chunks)
+    view.viewport().repaint()
+    view.close()
+    view.deleteLater()
+    app.processEvents()
+    return total, gaps
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kb", type=int, default=150)
     parser.add_argument("--chunk", type=int, default=160, help="characters per delta")
     parser.add_argument("--interval-ms", type=float, default=8.0)
+    parser.add_argument("--baseline-rev", default="HEAD~1", help="the view to compare with")
+    parser.add_argument("--rounds", type=int, default=2, help="baseline and this, alternated")
     args = parser.parse_args()
     app = QApplication.instance() or QApplication([])
-    model = ConversationModel()
-    view = ConversationView()
-    view.setModel(model)
-    view.resize(1000, 800)
-    view.show()
-    app.processEvents()
+    baseline = load_baseline(args.baseline_rev)
     text = reply(args.kb)
     chunks = [text[i : i + args.chunk] for i in range(0, len(text), args.chunk)]
-    bare = run_ticks(app, len(chunks), args.interval_ms, lambda _chunk: None, chunks)
-    model.append_item(TranscriptItem("live", ItemKind.ASSISTANT, ""))
     pacing = len(chunks) * args.interval_ms / 1000
-    stream = lambda c: model.append_text("live", c)  # noqa: E731 - one delta per tick
-    total, gaps = run_ticks(app, len(chunks), args.interval_ms, stream, chunks)
-    view.viewport().repaint()
     print(f"load average: {os.getloadavg()[0]:.1f}")
     print(f"reply {len(text) / 1024:.0f} KB in {len(chunks)} chunks every {args.interval_ms:g} ms")
-    print(f"pacing (baseline): {pacing:.2f} s; streamed and painted in {total:.2f} s")
-    print(f"= {total / pacing:.2f}x its pacing (target <= 1.1x)")
+    bare = run_ticks(app, len(chunks), args.interval_ms, lambda _chunk: None, chunks)
+    print(f"pacing: {pacing:.2f} s; the same ticks with no view: {bare[0]:.2f} s = {bare[0] / pacing:.2f}x")
+    runs: dict[str, list[tuple[float, list[float]]]] = {"baseline": [], "this": []}
+    for round_ in range(args.rounds):
+        order = [("baseline", baseline), ("this", conversation)]
+        for name, module in order if round_ % 2 == 0 else reversed(order):
+            runs[name].append(stream_once(app, module, chunks, args.interval_ms))
+    for name, got in runs.items():
+        ratios = ", ".join(f"{total / pacing:.2f}x" for total, _ in got)
+        gaps = [g for _, each in got for g in each]
+        print(
+            f"{name:>8} ({args.baseline_rev if name == 'baseline' else 'this tree'}): streamed in "
+            f"{ratios} its pacing (target <= 1.1x); tick gaps median {statistics.median(gaps) * 1e3:.1f} ms, "
+            f"max {max(gaps) * 1e3:.1f} ms"
+        )
+    this = statistics.median(total for total, _ in runs["this"])
+    base = statistics.median(total for total, _ in runs["baseline"])
     print(
-        f"the same ticks with no view: {bare[0]:.2f} s = {bare[0] / pacing:.2f}x the pacing; "
-        f"the view streamed in {total / bare[0]:.2f}x that"
+        f"this/baseline: {this / base:.2f}x; this {this / pacing:.2f}x its pacing (median of {args.rounds})"
     )
-    print(f"tick gaps: median {statistics.median(gaps) * 1e3:.1f} ms, max {max(gaps) * 1e3:.1f} ms")
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 
 def run_ticks(

@@ -613,6 +613,7 @@ class ConversationDelegate(QStyledItemDelegate):
 
     def _new_doc(self) -> QTextDocument:
         doc = QTextDocument()
+        doc.setUndoRedoEnabled(False)  # never edited by hand: an undo record per delta is waste
         doc.setDocumentMargin(0)
         doc.setDefaultFont(self._fonts().base)
         return doc
@@ -620,20 +621,22 @@ class ConversationDelegate(QStyledItemDelegate):
     def _grow(self, state: _DocState, text: str) -> None:
         doc = state.doc
         settled, in_fence = _settle(text, state.settled, state.in_fence)
+        code_bg, mono = self._colors(self._view.palette()).code_bg, self._fonts().mono
         cursor = QTextCursor(doc)
+        # One edit: the document lays out what changed once, at its end (an edit per step, and
+        # a block format set per code line in the grown document, each laid out again, were
+        # most of a streamed reply's GUI time).
+        cursor.beginEditBlock()
         cursor.setPosition(state.tail_pos)
         cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()  # the open paragraph, parsed again below with its new text
-        colors = self._colors(self._view.palette())
         if settled > state.settled:
-            start = state.tail_pos
-            _append_markdown(doc, text[state.settled : settled])
-            _tint_code_blocks(doc, colors.code_bg, self._fonts().mono, start)
+            _append_markdown(cursor, text[state.settled : settled], code_bg, mono)
         state.settled, state.in_fence = settled, in_fence
         state.tail_pos = doc.characterCount() - 1
         if settled < len(text):
-            _append_markdown(doc, text[settled:])
-            _tint_code_blocks(doc, colors.code_bg, self._fonts().mono, state.tail_pos)
+            _append_markdown(cursor, text[settled:], code_bg, mono)
+        cursor.endEditBlock()
         state.text = text
 
     def text_region(self, item: TranscriptItem) -> TextRegion | None:
@@ -1123,14 +1126,16 @@ def _settle(text: str, start: int, in_fence: bool) -> tuple[int, bool]:
     return best, best_fence
 
 
-def _append_markdown(doc: QTextDocument, markdown: str) -> None:
-    if doc.isEmpty():
-        doc.setMarkdown(markdown)
-        return
+def _append_markdown(cursor: QTextCursor, markdown: str, code_bg: QColor, mono: QFont) -> None:
+    """``markdown`` parsed on its own (its code blocks tinted there, in a small document) and
+    added at the end of the cursor's document."""
+    doc = cursor.document()
     part = QTextDocument()
+    part.setUndoRedoEnabled(False)
     part.setDefaultFont(doc.defaultFont())
-    part.setMarkdown(_SENTINEL + markdown)
-    cursor = QTextCursor(doc)
+    first = doc.isEmpty()
+    part.setMarkdown(markdown if first else _SENTINEL + markdown)
+    _tint_code_blocks(part, code_bg, mono)
     cursor.movePosition(QTextCursor.MoveOperation.End)
     cursor.insertFragment(QTextDocumentFragment(part))
 

@@ -254,3 +254,28 @@ def test_streaming_reparses_only_the_open_paragraph(model: ConversationModel, vi
     model.append_text("live", "tail")
     delegate._doc(model.item(0), 600)
     assert delegate._docs["live"].doc.begin() == first  # the same document, appended to
+
+
+def test_a_streamed_chunk_is_one_change_of_the_document(model: ConversationModel, view: ConversationView) -> None:
+    """The document re-lays out what changed once per change: the open paragraph removed, the
+    settled and open text appended and their code blocks tinted are one change, however many
+    code lines it holds (a change per step and per code line, each laid out again in a grown
+    reply, were most of a long reply's streaming time). Code blocks are still tinted."""
+    model.set_items([TranscriptItem("live", ItemKind.ASSISTANT, "")])
+    delegate = view.delegate()
+    text = "intro\n\n" + "```python\n" + "".join(f"line_{i} = {i}\n" for i in range(30)) + "```\n\nafter"
+    model.append_text("live", text[:5])
+    doc = delegate._doc(model.item(0), 600)
+    changes: list[int] = []
+    doc.contentsChange.connect(lambda *_: changes.append(1))
+    for start in range(5, len(text), 60):
+        model.append_text("live", text[start : start + 60])
+        changes.clear()
+        assert delegate._doc(model.item(0), 600) is doc
+        assert len(changes) == 1
+    assert doc.availableUndoSteps() == 0  # nothing kept to undo a stream
+    tinted = [
+        doc.findBlockByNumber(n).blockFormat().background().style() != Qt.BrushStyle.NoBrush
+        for n in range(doc.blockCount())
+    ]
+    assert sum(tinted) == 30
