@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import gc
 import importlib.util
 import os
 import random
 import statistics
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -28,6 +26,7 @@ if sys.version_info < (3, 12):
     ctypes.c_ssize_t.from_address(id(None)).value += 1 << 40
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from gc_probe import GcProbe
 from PySide6.QtWidgets import QApplication, QGraphicsView
 
 from control_center.core.plan import PlanGraph, PlanNode
@@ -52,42 +51,6 @@ def random_plan(n: int = 1000, edges: int = 3000, seed: int = 42, window: int = 
             for k in range(n)
         ),
     )
-
-
-class GcProbe:
-    """Times every garbage collection (any thread: a pass holds the GIL, so one on a worker stalls
-    the GUI thread as surely as one on it) while active: ``with GcProbe() as probe: ...``."""
-
-    def __init__(self) -> None:
-        self.passes: list[tuple[int, float, str]] = []  # (generation, seconds, thread name)
-        self._started = 0.0
-
-    def _callback(self, phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            self._started = time.perf_counter()
-        else:
-            self.passes.append(
-                (info["generation"], time.perf_counter() - self._started, threading.current_thread().name)
-            )
-
-    def __enter__(self) -> GcProbe:
-        gc.callbacks.append(self._callback)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        gc.callbacks.remove(self._callback)
-
-    def report(self) -> str:
-        full = [(s, t) for g, s, t in self.passes if g == 2]
-        young = [s for g, s, _ in self.passes if g < 2]
-        if not full:
-            return f"gc: no full passes; {len(young)} young passes, {ms(sum(young))} in all"
-        threads = sorted({t for _, t in full})
-        return (
-            f"gc: {len(full)} full passes, longest {ms(max(s for s, _ in full))}, "
-            f"{ms(sum(s for s, _ in full))} in all (on {', '.join(threads)}); "
-            f"{len(young)} young passes, {ms(sum(young))}; tracked objects now {len(gc.get_objects()):,}"
-        )
 
 
 def ms(seconds: float) -> str:

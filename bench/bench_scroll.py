@@ -6,9 +6,14 @@ thread's CPU, early and late pages apart (a cost that grew with the rows shown w
 there), against the 50 ms target.
 
 The baseline is another checkout (``--baseline DIR``, default: a clone of ``--baseline-rev`` of
-this repository, ``HEAD~1``); both open the same workspace, one after the other.
+this repository, ``HEAD~1``); this code runs twice, with Python's own garbage collection ("no
+policy") and with the GUI process's policy installed as ``run_gui`` does (ui/collector.py; it
+also prints the one full pass that policy runs when the window is not in use). All open the same
+workspace, one after the other; ``--rounds`` repeats them in rotated order. Every garbage
+collection meanwhile is timed (any thread: a pass holds the GIL).
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python bench/bench_scroll.py [--messages 100000] [--pages 12]
+        [--rounds 1]
 """
 
 from __future__ import annotations
@@ -32,8 +37,9 @@ REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE.parent))
 
 
-def measure(root: Path, pages: int) -> dict[str, Any]:
-    """In a child process whose working directory is the checkout measured."""
+def measure(root: Path, pages: int, policy: bool = False) -> dict[str, Any]:
+    """In a child process whose working directory is the checkout measured. ``policy``: install
+    the GUI process's garbage-collection policy as ``run_gui`` does (ui/collector.py)."""
     from PySide6.QtCore import QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
 
@@ -65,6 +71,13 @@ def measure(root: Path, pages: int) -> dict[str, Any]:
     window.show()
     view, model = window.conversation_view, window.conversation_model
     wait_until(lambda: model.rowCount() > 0)
+    collector = None
+    if policy:
+        from control_center.ui import collector as collector_module
+
+        collector = collector_module.install()
+        collector.watch(window)
+        collector.settle()  # what run_gui's start-up does once the main window is up
     pause(500)
     gaps: list[float] = []
     last = [time.perf_counter()]
@@ -78,6 +91,9 @@ def measure(root: Path, pages: int) -> dict[str, Any]:
     timer.timeout.connect(tick)
     timer.start(5)
     stalls, cpus, rows = [], [], []
+    from gc_probe import GcProbe
+
+    probe = GcProbe().__enter__()
     for _ in range(pages):
         before = model.rowCount()
         gaps.clear()
@@ -95,16 +111,29 @@ def measure(root: Path, pages: int) -> dict[str, Any]:
         cpus.append((time.thread_time() - cpu) * 1000)
         rows.append(model.rowCount())
     timer.stop()
+    probe.__exit__()
+    reclaim = None
+    if collector is not None:  # the one full pass it runs instead, when the window is not in use
+        t = time.perf_counter()
+        collector.reclaim()
+        reclaim = (time.perf_counter() - t) * 1000
     window._closing_confirmed = True
     window.close()
-    return {"code": str(Path(control_center.__file__).parent), "stalls": stalls, "cpus": cpus, "rows": rows}
+    return {
+        "code": str(Path(control_center.__file__).parent),
+        "stalls": stalls,
+        "cpus": cpus,
+        "rows": rows,
+        "gc": probe.report(),
+        "reclaim_ms": reclaim,
+    }
 
 
-def run_child(code: Path, ws: Path, pages: int) -> dict[str, Any]:
+def run_child(code: Path, ws: Path, pages: int, policy: bool = False) -> dict[str, Any]:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "CONTROL_CENTER_CONFIG_DIR": tempfile.mkdtemp()}
     child = (
         f"import sys, json, pathlib; sys.path.insert(1, {str(HERE.parent)!r}); import bench_scroll; "
-        f"result = bench_scroll.measure(pathlib.Path({str(ws)!r}), {pages}); "
+        f"result = bench_scroll.measure(pathlib.Path({str(ws)!r}), {pages}, {policy}); "
         "print('RESULT ' + json.dumps(result))"
     )
     done = subprocess.run([sys.executable, "-c", child], cwd=code, env=env, capture_output=True, text=True)
@@ -138,6 +167,7 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=12)
     parser.add_argument("--baseline", type=Path, help="a checkout to compare with")
     parser.add_argument("--baseline-rev", default="HEAD~1", help="else this revision, cloned")
+    parser.add_argument("--rounds", type=int, default=1, help="run every variant this many times")
     args = parser.parse_args()
     from bench_gui import bulk_messages, make_workspace
 
@@ -156,21 +186,36 @@ def main() -> None:
     made = ws.root
     ws.close()
     print(f"load average before: {os.getloadavg()[0]:.1f}; {args.messages:,} messages; baseline {baseline}")
-    results = {}
-    for name, code in (("baseline", baseline), ("this", REPO)):
-        results[name] = run_child(code, made, args.pages)  # the same workspace, read only
+    # the baseline; this code with Python's own collection; this code with the GUI process's GC
+    # policy installed, as run_gui does. Rounds rotate the order (the first child also warms the
+    # page cache for the others).
+    variants = [("baseline", baseline, False), ("no policy", REPO, False), ("this", REPO, True)]
+    results: dict[str, dict[str, Any]] = {}
+    for round_ in range(args.rounds):
+        shift = round_ % len(variants)
+        for name, code, policy in variants[shift:] + variants[:shift]:
+            got = run_child(code, made, args.pages, policy)  # the same workspace, read only
+            if name not in results:
+                results[name] = {**got, "gc": [got["gc"]], "reclaim_ms": [got["reclaim_ms"]]}
+            else:
+                for key in ("stalls", "cpus", "rows"):
+                    results[name][key] += got[key]
+                results[name]["gc"].append(got["gc"])
+                results[name]["reclaim_ms"].append(got["reclaim_ms"])
     print(f"load average after: {os.getloadavg()[0]:.1f}")
     print(f"code: baseline {results['baseline']['code']} | this {results['this']['code']}")
-    old, new = summary(results["baseline"]), summary(results["this"])
-    if not old or not new:
-        print(f"no page was prepended (baseline {len(old)} figures, this {len(new)})")
+    figures = {name: summary(result) for name, result in results.items()}
+    if not all(figures.values()):
+        print("no page was prepended in some run: " + ", ".join(f"{n} {len(f)}" for n, f in figures.items()))
         return
+    old = figures["baseline"]
     print(
-        f"pages read upwards: baseline {old['pages']:.0f} ({old['rows_last']:,.0f} rows at the end), "
-        f"this {new['pages']:.0f} ({new['rows_last']:,.0f} rows)"
+        f"pages read upwards per run: {args.pages} ({old['rows_last']:,.0f} rows at the end), "
+        f"{args.rounds} round(s)"
     )
     print(
-        f"{'per prepended page (ms)':44} {'baseline':>10} {'this':>10} {'this/base':>10} {'this/50 ms':>11}"
+        f"{'per prepended page (ms)':44} {'baseline':>10} {'no policy':>10} {'this':>10} {'this/base':>10}"
+        f" {'this/50 ms':>11}"
     )
     for label, key in (
         ("longest GUI stall, first pages (median)", "stall_first"),
@@ -180,18 +225,23 @@ def main() -> None:
         ("GUI CPU, first pages (median)", "cpu_first"),
         ("GUI CPU, last pages (median)", "cpu_last"),
     ):
+        new = figures["this"]
         target = f"{new[key] / 50:10.2f}x" if "stall" in key else ""
         print(
-            f"{label:44} {old[key]:10.1f} {new[key]:10.1f} {new[key] / max(0.1, old[key]):9.2f}x {target:>11}"
+            f"{label:44} {old[key]:10.1f} {figures['no policy'][key]:10.1f} {new[key]:10.1f}"
+            f" {new[key] / max(0.1, old[key]):9.2f}x {target:>11}"
         )
-    for name, s in (("baseline", old), ("this", new)):
-        print(
-            f"{name}: last/first pages stall {s['stall_last'] / max(0.1, s['stall_first']):.2f}x"
-            " (growth with the rows shown)"
-        )
-    for name in ("baseline", "this"):
-        each = ", ".join(f"{x:.0f}" for x in results[name]["stalls"])
+    for name, result in results.items():
+        each = ", ".join(f"{x:.0f}" for x in result["stalls"])
         print(f"{name} stalls per page (ms): {each}")
+        for line in result["gc"]:
+            print(f"  {name} while scrolling, {line}")
+    reclaims = [ms for ms in results["this"]["reclaim_ms"] if ms is not None]
+    if reclaims:
+        print(
+            "this: the full pass the policy runs when the window is not in use (at most every 2 min): "
+            + ", ".join(f"{ms:.0f} ms" for ms in reclaims)
+        )
 
 
 if __name__ == "__main__":

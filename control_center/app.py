@@ -168,12 +168,29 @@ def _show_main_window(
     settings.save()
     shell.hand_over(window)
     _windows.append(window)
+    _settle_after_start(window)
     return window
 
 
+def _settle_after_start(window: QWidget) -> None:
+    """The main window is up: what start-up made is long-lived (the GC policy, when installed)."""
+    from control_center.ui import collector
+
+    policy = collector.installed()
+    if policy is not None:
+        policy.watch(window)
+        policy.settle_soon()
+
+
 def run_gui(workspace: Path | None, *, read_only: bool = False) -> int:
+    from control_center.ui import collector
+
+    app = _application()
+    # Full garbage collections when the window is not in use, not in the middle of a frame
+    # (ui/collector.py says why): the real GUI process only, tests keep Python's defaults.
+    collector.install(app)
     open_staged(workspace, read_only=read_only)
-    return _run_event_loop(_application())
+    return _run_event_loop(app)
 
 
 _windows: list[QMainWindow] = []
@@ -185,6 +202,7 @@ def _open_and_remember(workspace: Path, settings: AppSettings, *, read_only: boo
     settings.save()
     window.show()
     _windows.append(window)
+    _settle_after_start(window)
     return window
 
 

@@ -68,6 +68,7 @@ from control_center.core.plan_layout import (
     layout_plan,
 )
 from control_center.core.profiles import profile_for
+from control_center.ui import collector
 from control_center.ui import theme as ui_theme
 from control_center.ui.budget_view import BudgetBar
 from control_center.ui.widgets import add_command, add_spacer, overflow_toolbar
@@ -1323,6 +1324,7 @@ class PlanStudioView(QWidget):
         self._show_details(self.selected_key())
         self._sync_buttons()
         self.fit_to_view()
+        collector.settle_soon()  # a large plan is long-lived: set it aside from full collections
         self.plan_ready.emit()
 
     def _use_layout(self, laid: _Laid) -> None:

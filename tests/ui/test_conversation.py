@@ -256,7 +256,9 @@ def test_streaming_reparses_only_the_open_paragraph(model: ConversationModel, vi
     assert delegate._docs["live"].doc.begin() == first  # the same document, appended to
 
 
-def test_a_streamed_chunk_is_one_change_of_the_document(model: ConversationModel, view: ConversationView) -> None:
+def test_a_streamed_chunk_is_one_change_of_the_document(
+    model: ConversationModel, view: ConversationView
+) -> None:
     """The document re-lays out what changed once per change: the open paragraph removed, the
     settled and open text appended and their code blocks tinted are one change, however many
     code lines it holds (a change per step and per code line, each laid out again in a grown
