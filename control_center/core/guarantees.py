@@ -85,7 +85,8 @@ def guarantee_for(profile: CapabilityProfile, transport: Transport, os_layer: bo
         return Guarantee(
             (*verbs, Layer.OS_LAYER, Layer.HOOK, Layer.PROMPT),
             "Claude Code under the OS layer: the file system is read-only for Claude and every command "
-            "it runs, and its network reaches the model endpoint and the turn's MCP server alone; the "
+            "it runs, and its network reaches the model endpoint's Messages API (the API key stays on "
+            "the host) and the turn's MCP server alone; the "
             "mode's verbs (over MCP) pass our surface, gate and guardrail; the hook checks command "
             "lines too.",
         )

@@ -158,6 +158,8 @@ class LoopbackMessagesServer(LoopbackHTTPServer):
         self._replies: deque[_Reply] = deque()
         self._faults: deque[Fault] = deque(faults or [])
         self.requests: list[RecordedRequest] = []
+        #: Every request that reached the server, whatever its method or path: (method, path, key).
+        self.seen: list[tuple[str, str, str | None]] = []
         self.chunk_chars = max(1, chunk_chars)
         self.event_delay_s = event_delay_s
         self.model = model
@@ -223,7 +225,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- routing -----------------------------------------------------------------------------
 
+    def _saw(self) -> None:
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        key = RecordedRequest(self.path, headers, {}).api_key
+        with self.server_state._lock:
+            self.server_state.seen.append((self.command, self.path, key))
+
     def do_POST(self) -> None:
+        self._saw()
         path = urlsplit(self.path).path.rstrip("/")
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
@@ -254,7 +263,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, message)
 
     def do_GET(self) -> None:
+        self._saw()
         self._send_error(404, f"no route for GET {self.path}")
+
+    def _no_route(self) -> None:
+        self._saw()
+        self._send_error(404, f"no route for {self.command} {self.path}")
+
+    do_PUT = do_DELETE = do_PATCH = _no_route
 
     # -- plain responses ---------------------------------------------------------------------
 

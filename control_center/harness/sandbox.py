@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -137,29 +138,42 @@ class ClaudeSandbox:
     def argv(self, argv: Sequence[str], bwrap: str) -> list[str]:
         worktree = self.worktree.resolve()
         home = self.home.resolve()
-        args: list[str] = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        # (option, source, target) in the order bwrap applies them: a later mount covers an earlier.
+        mounts: list[tuple[str, str, str]] = [
+            ("--ro-bind", "/", "/"),
+            ("--dev", "", "/dev"),
+            ("--proc", "", "/proc"),
+            ("--tmpfs", "", "/tmp"),
+        ]
         for socket_dir in _HOST_SOCKET_DIRS:
             if Path(socket_dir).is_dir() and not Path(socket_dir).is_symlink():
-                args += ["--tmpfs", socket_dir]
+                mounts.append(("--tmpfs", "", socket_dir))
         # Outer folders first: a hidden folder inside another one is mounted over the first tmpfs.
         for folder in sorted({f.resolve() for f in self.hidden}, key=lambda p: len(p.parts)):
             if folder.is_dir() and folder != Path("/"):
-                args += ["--tmpfs", str(folder)]
+                mounts.append(("--tmpfs", "", str(folder)))
         # Binds after the tmpfs mounts that would otherwise hide them (bwrap applies in order).
         common = _git_common_dir(worktree)
         if common is not None and common.is_dir():
-            args += ["--ro-bind", str(common), str(common)]
+            mounts.append(("--ro-bind", str(common), str(common)))
         for path in self.readable:
             if path.exists():
-                args += ["--ro-bind", str(path.resolve()), str(path.resolve())]
+                mounts.append(("--ro-bind", str(path.resolve()), str(path.resolve())))
+        own_sockets: Path | None = None
         if self.egress is not None:
-            sockets = str(self.egress.folder.resolve())
-            args += ["--ro-bind", sockets, sockets]
+            own_sockets = self.egress.folder.resolve()
+            mounts.append(("--ro-bind", str(own_sockets), str(own_sockets)))
             relay = [*self.egress.relay]
             for port, socket_path in self.egress.routes:
                 relay += ["--route", f"{port}={socket_path}"]
             argv = [*relay, "--", *argv]
-        args += ["--ro-bind", str(worktree), str(worktree), "--bind", str(home), str(home)]
+        mounts.append(("--ro-bind", str(worktree), str(worktree)))
+        mounts.append(("--bind", str(home), str(home)))
+        # Last, over everything they would show through: every other socket file of the host.
+        mounts += [("--ro-bind", "/dev/null", str(p)) for p in visible_host_sockets(mounts, own_sockets)]
+        args: list[str] = []
+        for option, source, target in mounts:
+            args += [option, *([source] if source else []), target]
         args += [
             "--chdir", str(worktree),
             "--setenv", "HOME", str(home),
@@ -170,6 +184,46 @@ class ClaudeSandbox:
             "--unshare-net", "--unshare-ipc",
         ]  # fmt: skip
         return [bwrap, *args, "--", *argv]
+
+
+def bound_socket_paths(table: str = "/proc/net/unix") -> list[str]:
+    """The pathname Unix sockets bound in this network namespace (abstract ones, ``@name``, and
+    unnamed ones are not files)."""
+    try:
+        text = Path(table).read_text(errors="replace")
+    except OSError:
+        return []
+    paths: set[str] = set()
+    for line in text.splitlines()[1:]:
+        fields = line.split(None, 7)
+        if len(fields) == 8 and fields[7].startswith("/"):
+            paths.add(fields[7])
+    return sorted(paths)
+
+
+def visible_host_sockets(
+    mounts: Sequence[tuple[str, str, str]], keep: Path | None = None, table: str = "/proc/net/unix"
+) -> list[Path]:
+    """The host's socket files that ``mounts`` would show inside (``connect()`` works through a
+    read-only bind), except those under ``keep`` (the turn's own forwarding sockets).
+
+    A socket bound after the sandbox starts is not among them: the caller says so."""
+    found: list[Path] = []
+    for raw in bound_socket_paths(table):
+        try:
+            # The mount targets are real paths: resolve folders that are links (/var/run -> /run).
+            path = Path(os.path.realpath(raw))
+            if not stat.S_ISSOCK(os.lstat(path).st_mode):
+                continue
+        except OSError:  # gone since it was bound
+            continue
+        if keep is not None and path.is_relative_to(keep):
+            continue
+        # The last mount over the path decides what is there inside: a bind shows the host's file.
+        covering = [m for m in mounts if path == Path(m[2]) or path.is_relative_to(m[2])]
+        if covering and covering[-1][0] in ("--ro-bind", "--bind") and path not in found:
+            found.append(path)
+    return found
 
 
 def claude_sandbox_argv(argv: Sequence[str], box: ClaudeSandbox) -> list[str] | None:

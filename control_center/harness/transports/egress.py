@@ -5,24 +5,22 @@ its own loopback, so no abstract Unix socket of the host (D-Bus, X11 use them), 
 of the host and no other address is reachable. What the turn needs comes through Unix sockets
 the host listens on, in a folder of their own bound read-only into the sandbox:
 
-- ``model.sock``, the model endpoint: for an ``http://`` base URL a plain forward to its host and
-  port; for ``https://`` an HTTP CONNECT proxy that opens a tunnel to that host and port alone
-  (Claude gets ``HTTPS_PROXY``; TLS stays end to end between Claude and the endpoint), through
-  the operator's own ``HTTPS_PROXY`` when the host has one (and ``NO_PROXY`` does not exempt the
-  endpoint);
+- ``model.sock``, the model endpoint: the host's gateway (``model_gateway``), an HTTP reverse
+  proxy that answers the Messages API alone, with the operator's key set on the host side (the
+  key is never inside: Claude gets a per-turn stand-in), to the configured endpoint only, over
+  http or https, through the host's own proxy and certificate settings;
 - ``mcp.sock``, the turn's MCP server: a plain forward to its loopback port.
 
 Inside, ``relay_and_exec`` (``control-center hook claude-code-relay``, run with the re-exposed
 interpreter before ``claude``) listens on loopback ports of the new namespace, relays each
-connection to its socket, and becomes ``claude``. This module imports only the standard library:
-the relay starts before every ``claude`` run.
+connection to its socket, and becomes ``claude``. This module imports only the standard library
+at the top (the relay starts before every ``claude`` run); the gateway is loaded on the host.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import contextlib
 import functools
 import os
@@ -33,18 +31,20 @@ import tempfile
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
-from urllib.request import getproxies, proxy_bypass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from control_center.harness.transports.model_gateway import ModelGateway
 
 #: Loopback ports inside the sandbox's own namespace (nothing else listens there).
 MODEL_PORT = 40101
 MCP_PORT = 40102
 DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_KEY_ENV = "ANTHROPIC_API_KEY"
 #: Proxy variables from the operator's environment would point at addresses unreachable inside.
 _PROXY_NAMES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
 PROXY_VARS = (*_PROXY_NAMES, *(n.lower() for n in _PROXY_NAMES))
-_HEAD_LIMIT = 16 * 1024
 _CHUNK = 64 * 1024
 
 _Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
@@ -68,20 +68,19 @@ def relay_command(python: str, frozen: bool) -> list[str]:
 
 
 class EgressGate:
-    """``async with EgressGate(base_url, mcp_port) as gate``: the host's side of one turn's
-    network (the two sockets above); ``env`` and ``mcp_url`` are what Claude is given inside."""
+    """``async with EgressGate(base_url, mcp_port, api_key) as gate``: the host's side of one
+    turn's network (the two sockets above); ``env`` and ``mcp_url`` are what Claude is given
+    inside. ``api_key`` stays on the host, in the gateway."""
 
-    def __init__(self, model_base_url: str | None, mcp_port: int) -> None:
-        url = urlsplit(model_base_url or DEFAULT_BASE_URL)
+    def __init__(self, model_base_url: str | None, mcp_port: int, api_key: str) -> None:
+        base = model_base_url or DEFAULT_BASE_URL
+        url = urlsplit(base)
         if url.scheme not in ("http", "https") or not url.hostname:
             raise ValueError(f"not a usable model endpoint: {model_base_url!r}")
-        self.scheme = url.scheme
-        self.model_host = url.hostname
-        self.model_port = url.port or (443 if url.scheme == "https" else 80)
-        self._base_url = url
+        self._base_url = base
+        self._api_key = api_key
         self.mcp_port = mcp_port
-        # The host's own way to the endpoint (a corporate proxy), read once from its environment.
-        self.upstream = _upstream_proxy(self.model_host) if self.scheme == "https" else None
+        self.gateway: ModelGateway | None = None
         self.folder: Path | None = None
         self._servers: list[asyncio.AbstractServer] = []
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -96,26 +95,22 @@ class EgressGate:
         return f"http://127.0.0.1:{MCP_PORT}/mcp"
 
     def env(self) -> dict[str, str]:
-        """Claude's endpoint and proxy variables inside the sandbox (all of ``PROXY_VARS`` set
-        or emptied: the caller's own are never inherited)."""
+        """Claude's endpoint, its stand-in key and its proxy variables inside the sandbox (all
+        of ``PROXY_VARS`` emptied: the caller's own are never inherited)."""
+        assert self.gateway is not None, "the gate is not open"
         env = dict.fromkeys(PROXY_VARS, "")
-        if self.scheme == "http":
-            inside = self._base_url._replace(netloc=f"127.0.0.1:{MODEL_PORT}")
-            env["ANTHROPIC_BASE_URL"] = urlunsplit(inside)
-        else:
-            env["ANTHROPIC_BASE_URL"] = urlunsplit(self._base_url)
-            for name in ("HTTPS_PROXY", "https_proxy"):
-                env[name] = f"http://127.0.0.1:{MODEL_PORT}"
-            for name in ("NO_PROXY", "no_proxy"):
-                env[name] = "127.0.0.1,localhost"
+        env["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{MODEL_PORT}{self.gateway.prefix}"
+        env[API_KEY_ENV] = self.gateway.placeholder
         return env
 
     async def __aenter__(self) -> EgressGate:
+        from control_center.harness.transports.model_gateway import ModelGateway
+
         # Short, private and outside the workspace: a socket path is limited to about 100 bytes.
         self.folder = Path(tempfile.mkdtemp(prefix="cc-net-"))
         try:
-            model = self._proxy if self.scheme == "https" else self._forward_model
-            for route, handler in zip(self.routes, (model, self._forward_mcp), strict=True):
+            self.gateway = await ModelGateway(self._base_url, self._api_key).__aenter__()
+            for route, handler in zip(self.routes, (self.gateway.serve, self._forward_mcp), strict=True):
                 server = await asyncio.start_unix_server(self._track(handler), path=str(route.socket))
                 self._servers.append(server)
         except BaseException:
@@ -134,6 +129,8 @@ class EgressGate:
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         self._servers.clear()
+        if self.gateway is not None:
+            await self.gateway.__aexit__(None, None, None)
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
 
@@ -152,91 +149,8 @@ class EgressGate:
 
         return tracked
 
-    async def _forward_model(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await _forward(reader, writer, self.model_host, self.model_port)
-
     async def _forward_mcp(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await _forward(reader, writer, "127.0.0.1", self.mcp_port)
-
-    async def _proxy(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        """HTTP CONNECT to the model endpoint (or the turn's MCP server); anything else is 403."""
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, OSError):
-            return
-        target = _connect_target(head)
-        allowed = {(self.model_host.lower(), self.model_port): (self.model_host, self.model_port)}
-        allowed[("127.0.0.1", MCP_PORT)] = ("127.0.0.1", self.mcp_port)
-        destination = allowed.get(target) if target is not None else None
-        if destination is None:
-            writer.write(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-            with contextlib.suppress(OSError):
-                await writer.drain()
-            return
-        try:
-            if self.upstream is not None and destination == (self.model_host, self.model_port):
-                up_reader, up_writer = await _tunnel(self.upstream, *destination)
-            else:
-                up_reader, up_writer = await asyncio.open_connection(*destination)
-        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
-            writer.write(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-            with contextlib.suppress(OSError):
-                await writer.drain()
-            return
-        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
-        await _splice(reader, writer, up_reader, up_writer)
-
-
-@dataclass(frozen=True)
-class Upstream:
-    """An HTTP proxy the host itself goes through (``HTTPS_PROXY``)."""
-
-    host: str
-    port: int
-    authorization: str | None = None
-
-
-def _upstream_proxy(endpoint_host: str) -> Upstream | None:
-    url = getproxies().get("https")
-    if not url or proxy_bypass(endpoint_host):
-        return None
-    parts = urlsplit(url if "://" in url else f"http://{url}")
-    if parts.scheme != "http" or not parts.hostname:
-        return None  # a TLS proxy is not supported here: go direct
-    auth = None
-    if parts.username is not None:
-        pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
-        auth = "Basic " + base64.b64encode(pair).decode()
-    return Upstream(parts.hostname, parts.port or 80, auth)
-
-
-async def _tunnel(proxy: Upstream, host: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """A tunnel to ``host:port`` through ``proxy`` (HTTP CONNECT)."""
-    reader, writer = await asyncio.open_connection(proxy.host, proxy.port)
-    head = f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n"
-    if proxy.authorization:
-        head += f"Proxy-Authorization: {proxy.authorization}\r\n"
-    writer.write((head + "\r\n").encode("latin-1"))
-    await writer.drain()
-    answer = await reader.readuntil(b"\r\n\r\n")
-    status = answer.split(b"\r\n", 1)[0].split(b" ")
-    if len(status) < 2 or status[1] != b"200":
-        writer.close()
-        raise OSError(f"the host's proxy refused the tunnel: {answer.splitlines()[0]!r}")
-    return reader, writer
-
-
-def _connect_target(head: bytes) -> tuple[str, int] | None:
-    """(host lower-cased, port) of a ``CONNECT host:port HTTP/1.x`` request head, else None."""
-    line = head.split(b"\r\n", 1)[0].decode("latin-1")
-    parts = line.split(" ")
-    if len(parts) != 3 or parts[0] != "CONNECT" or not parts[2].startswith("HTTP/1."):
-        return None
-    host, sep, port = parts[1].rpartition(":")
-    if not sep or not port.isdigit():
-        return None
-    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    return host.lower(), int(port)
 
 
 async def _forward(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str, port: int) -> None:

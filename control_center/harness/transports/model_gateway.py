@@ -1,0 +1,348 @@
+"""The host's side of the model endpoint for a sandboxed ``claude``: the only holder of the key.
+
+Inside the OS layer Claude talks plain HTTP to a loopback port of its own namespace
+(``ANTHROPIC_BASE_URL=http://127.0.0.1:<MODEL_PORT>``) with a per-turn stand-in key that is worth
+nothing anywhere else. The relay carries those bytes to ``model.sock``, where this gateway
+listens on the host. It answers only the requests the pinned CLI makes to the Messages API
+(``POST <prefix>/v1/messages``, and ``…/count_tokens``, with no query or ``beta=true``) and only
+with the stand-in key; it drops every credential the request carries, sets the operator's key,
+and forwards to the configured endpoint (http or https, through the host's own proxy and
+certificate settings), streaming the answer back as it arrives. Everything else gets a one-line
+JSON error and goes nowhere. The inside never chooses the upstream host: the request target must
+be a path, and the URL is the endpoint's origin plus that path.
+
+So a command run inside cannot read the operator's key (it is not in any environment there), and
+cannot use the model port to reach another API of the same host (the Files API would keep what
+it is sent) under another account's key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import hmac
+import http
+import json
+import logging
+import os
+import secrets
+import ssl
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+import certifi
+import h11
+import httpx
+
+log = logging.getLogger(__name__)
+
+#: The requests Claude Code makes to the endpoint (seen by logging every request of the pinned
+#: CLI in plan and chat turns: ``POST /v1/messages?beta=true``); token counting is the same API.
+ALLOWED_PATHS = ("/v1/messages", "/v1/messages/count_tokens")
+ALLOWED_QUERIES = ("", "beta=true")
+#: The Messages API refuses bodies over 32 MB; a little more leaves room for its own answer.
+MAX_BODY = 40 * 1024 * 1024
+_HEAD_LIMIT = 64 * 1024
+_CHUNK = 64 * 1024
+#: Headers that describe one hop, not the message (RFC 9110 §7.6.1), and the ones the gateway
+#: sets itself.
+_HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+        "content-length",
+        "expect",
+    }
+)
+_KEY_HEADER = "x-api-key"
+
+
+def _is_credential(name: str) -> bool:
+    """Headers that carry who is asking: never passed on (the gateway sets the operator's key)."""
+    return name in ("x-api-key", "authorization", "proxy-authorization") or "cookie" in name or "auth" in name
+
+
+def upstream_ssl_context() -> ssl.SSLContext:
+    """The authorities the host trusts for the endpoint: ``SSL_CERT_FILE``/``SSL_CERT_DIR`` or
+    certifi (what httpx does), plus ``NODE_EXTRA_CA_CERTS`` (what the operator gave Claude Code,
+    e.g. a corporate proxy's authority; Node adds it to its own store the same way)."""
+    if os.environ.get("SSL_CERT_FILE"):
+        ctx = ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
+    elif os.environ.get("SSL_CERT_DIR"):
+        ctx = ssl.create_default_context(capath=os.environ["SSL_CERT_DIR"])
+    else:
+        ctx = ssl.create_default_context(cafile=certifi.where())
+    extra = os.environ.get("NODE_EXTRA_CA_CERTS")
+    if extra:
+        try:
+            ctx.load_verify_locations(cafile=extra)
+        except (OSError, ssl.SSLError) as exc:
+            log.warning("NODE_EXTRA_CA_CERTS is not usable (%s): %s", extra, type(exc).__name__)
+    return ctx
+
+
+def error_body(kind: str, message: str) -> bytes:
+    """An API-shaped error on one line (what Claude and an operator's curl both read)."""
+    return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode() + b"\n"
+
+
+class _Redactor:
+    """Replaces the key in a byte stream, chunk by chunk, holding back only a tail that could be
+    the start of the key (so a stream is never delayed unless it really ends in such a prefix)."""
+
+    def __init__(self, secret: bytes) -> None:
+        self._secret = secret
+        self._held = b""
+
+    def feed(self, data: bytes) -> bytes:
+        buffer = (self._held + data).replace(self._secret, b"*" * len(self._secret))
+        keep = 0
+        for size in range(min(len(self._secret) - 1, len(buffer)), 0, -1):
+            if self._secret.startswith(buffer[-size:]):
+                keep = size
+                break
+        self._held = buffer[len(buffer) - keep :] if keep else b""
+        return buffer[: len(buffer) - keep]
+
+    def flush(self) -> bytes:
+        held, self._held = self._held, b""
+        return held
+
+
+class _RedactKeys(logging.Filter):
+    """Masks the keys of open gateways in what httpx and httpcore log (at DEBUG, httpcore logs
+    the endpoint's answer headers, which a reflecting endpoint could fill with the key)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: Key -> how many open gateways hold it (concurrent turns share the operator's key).
+        self.keys: collections.Counter[str] = collections.Counter()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.keys:
+            text = record.getMessage()
+            if any(key in text for key in self.keys):
+                for key in self.keys:
+                    text = text.replace(key, "*" * len(key))
+                record.msg, record.args = text, None
+        return True
+
+
+_REDACT = _RedactKeys()
+for _name in ("httpx", "httpcore.http11", "httpcore.http2", "httpcore.connection", "httpcore.proxy"):
+    logging.getLogger(_name).addFilter(_REDACT)
+
+
+class ModelGateway:
+    """``async with ModelGateway(base_url, api_key) as gateway``; ``await gateway.serve(r, w)``
+    answers one connection (keep-alive: several requests in turn). ``placeholder`` is the key
+    Claude is given inside; ``api_key`` never leaves this object except towards the endpoint."""
+
+    def __init__(self, base_url: str, api_key: str, *, timeout: float = 600.0) -> None:
+        url = urlsplit(base_url)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise ValueError(f"not a usable model endpoint: {base_url!r}")
+        self._origin = f"{url.scheme}://{url.netloc}"
+        self.prefix = url.path.rstrip("/")
+        self._api_key = api_key
+        self.placeholder = f"sk-ant-sandbox-{secrets.token_urlsafe(24)}"
+        self._allowed = {self.prefix + p for p in ALLOWED_PATHS}
+        self._timeout = timeout
+        self._client: httpx.AsyncClient | None = None
+
+    async def __aenter__(self) -> ModelGateway:
+        _REDACT.keys[self._api_key] += 1
+        # trust_env: the host's own HTTP(S)_PROXY/ALL_PROXY/NO_PROXY (with credentials in the URL).
+        self._client = httpx.AsyncClient(
+            verify=upstream_ssl_context(),
+            trust_env=True,
+            follow_redirects=False,
+            timeout=httpx.Timeout(self._timeout, connect=30.0),
+        )
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+        _REDACT.keys -= collections.Counter([self._api_key])
+
+    # -- one connection ----------------------------------------------------------------------
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=_HEAD_LIMIT)
+        while True:
+            try:
+                got = await self._read_request(conn, reader, writer)
+            except h11.RemoteProtocolError:
+                await _raw_error(
+                    writer, 400, "Bad Request", error_body("invalid_request_error", "not an HTTP request")
+                )
+                return
+            if got is None:
+                return
+            request, body = got
+            if not await self._answer(conn, writer, request, body):
+                return
+            if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
+                return
+            try:
+                conn.start_next_cycle()
+            except h11.LocalProtocolError:
+                return
+
+    async def _read_request(
+        self, conn: h11.Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> tuple[h11.Request, bytes] | None:
+        request: h11.Request | None = None
+        body = bytearray()
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                if conn.they_are_waiting_for_100_continue:
+                    await _send(conn, writer, h11.InformationalResponse(status_code=100, headers=[]))
+                try:
+                    data = await reader.read(_CHUNK)
+                except OSError:
+                    return None
+                conn.receive_data(data)
+            elif isinstance(event, h11.Request):
+                request = event
+            elif isinstance(event, h11.Data):
+                body += event.data
+                if len(body) > MAX_BODY:
+                    await _raw_error(
+                        writer,
+                        413,
+                        "Payload Too Large",
+                        error_body("request_too_large", "request body too large"),
+                    )
+                    return None
+            elif isinstance(event, h11.EndOfMessage):
+                assert request is not None
+                return request, bytes(body)
+            else:  # ConnectionClosed, PAUSED
+                return None
+
+    def _refusal(self, request: h11.Request) -> tuple[int, str, str] | None:
+        """Why this request goes nowhere (status, error type, message), or None."""
+        target = request.target.decode("ascii", "replace")
+        path, _, query = target.partition("?")
+        if request.method != b"POST" or not target.startswith("/") or path not in self._allowed:
+            return 403, "permission_error", "only the Messages API is reachable from Claude Code's sandbox"
+        if query not in ALLOWED_QUERIES:
+            return 403, "permission_error", "only the Messages API is reachable from Claude Code's sandbox"
+        keys = [value for name, value in request.headers if name.lower() == _KEY_HEADER.encode()]
+        given = keys[0] if len(keys) == 1 else b""
+        if not hmac.compare_digest(given, self.placeholder.encode()):
+            return 401, "authentication_error", "not this turn's key"
+        return None
+
+    def _upstream_headers(self, headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        for raw_name, raw_value in headers:
+            name = raw_name.decode("latin-1").lower()
+            if name in _HOP_BY_HOP or _is_credential(name):
+                continue
+            out.append((name, raw_value.decode("latin-1")))
+        out.append((_KEY_HEADER, self._api_key))
+        return out
+
+    async def _answer(
+        self, conn: h11.Connection, writer: asyncio.StreamWriter, request: h11.Request, body: bytes
+    ) -> bool:
+        """Answer one request; False when the connection must end now."""
+        method, target = request.method.decode(), request.target.decode("ascii", "replace")
+        refusal = self._refusal(request)
+        if refusal is not None:
+            status, kind, message = refusal
+            log.info("model gateway refused %s %s: %s", method, target.partition("?")[0][:200], status)
+            return await _send_error(conn, writer, status, kind, message)
+        assert self._client is not None, "the gateway is not open"
+        upstream_request = self._client.build_request(
+            method, self._origin + target, headers=self._upstream_headers(request.headers), content=body
+        )
+        try:
+            upstream = await self._client.send(upstream_request, stream=True)
+        except httpx.HTTPError as exc:
+            log.warning("model gateway: the endpoint could not be reached (%s)", type(exc).__name__)
+            return await _send_error(
+                conn,
+                writer,
+                502,
+                "api_error",
+                f"the model endpoint could not be reached ({type(exc).__name__})",
+            )
+        secret = self._api_key.encode()
+        redactor = _Redactor(secret)
+        try:
+            headers = [
+                (name, value)
+                for name, value in upstream.headers.raw
+                if name.lower().decode("latin-1") not in _HOP_BY_HOP - {"content-length"}
+                and b"set-cookie" not in name.lower()
+                and secret not in value
+            ]
+            await _send(conn, writer, h11.Response(status_code=upstream.status_code, headers=headers))
+            # Raw bytes (still encoded as the endpoint sent them), each passed on as it arrives.
+            async for chunk in upstream.aiter_raw():
+                data = redactor.feed(chunk)
+                if data:
+                    await _send(conn, writer, h11.Data(data=data))
+            tail = redactor.flush()
+            if tail:
+                await _send(conn, writer, h11.Data(data=tail))
+            await _send(conn, writer, h11.EndOfMessage())
+        except (httpx.HTTPError, h11.LocalProtocolError, OSError) as exc:
+            # Mid-answer: all that is left is to cut the connection (Claude sees a broken stream).
+            log.warning("model gateway: the answer broke off (%s)", type(exc).__name__)
+            return False
+        finally:
+            await upstream.aclose()
+        log.info("model gateway: %s %s -> %s", method, target.partition("?")[0][:200], upstream.status_code)
+        return True
+
+
+async def _send(conn: h11.Connection, writer: asyncio.StreamWriter, event: h11.Event) -> None:
+    data = conn.send(event)
+    if data:
+        writer.write(data)
+        await writer.drain()
+
+
+async def _send_error(
+    conn: h11.Connection, writer: asyncio.StreamWriter, status: int, kind: str, message: str
+) -> bool:
+    body = error_body(kind, message)
+    # A refused request ends its connection: nothing from inside gets a second try on it.
+    headers = [
+        ("content-type", "application/json"),
+        ("content-length", str(len(body))),
+        ("connection", "close"),
+    ]
+    try:
+        reason = http.HTTPStatus(status).phrase.encode()
+        await _send(conn, writer, h11.Response(status_code=status, headers=headers, reason=reason))
+        await _send(conn, writer, h11.Data(data=body))
+        await _send(conn, writer, h11.EndOfMessage())
+    except (h11.LocalProtocolError, OSError):
+        return False
+    return True
+
+
+async def _raw_error(writer: asyncio.StreamWriter, status: int, reason: str, body: bytes) -> None:
+    """An answer written without h11 (its state is already broken), then the connection ends."""
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    )
+    with contextlib.suppress(OSError):
+        writer.write(head.encode() + body)
+        await writer.drain()

@@ -1,0 +1,344 @@
+"""The host's gateway to the model endpoint, alone, over real sockets: what it lets through, what
+it refuses (one-line errors, nothing reaches the endpoint), that the key stays with it, and that
+a streamed answer passes through as it arrives."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from control_center.harness.transports.egress import PROXY_VARS, EgressGate
+
+REAL_KEY = "sk-ant-operator-0123456789abcdef"
+
+Upstream = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+@pytest.fixture(autouse=True)
+def _no_host_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in PROXY_VARS:
+        monkeypatch.delenv(name, raising=False)
+
+
+class _Endpoint:
+    """A loopback model endpoint that records each request head and body it gets."""
+
+    def __init__(self, answer: Upstream | None = None) -> None:
+        self.heads: list[bytes] = []
+        self.bodies: list[bytes] = []
+        self._answer = answer
+        self.server: asyncio.AbstractServer | None = None
+        self.port = 0
+
+    async def start(self) -> _Endpoint:
+        self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+        return self
+
+    def close(self) -> None:
+        assert self.server is not None
+        self.server.close()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = next(
+            (
+                int(line.split(b":")[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length:")
+            ),
+            0,
+        )
+        body = await reader.readexactly(length)
+        self.heads.append(head)
+        self.bodies.append(body)
+        if self._answer is not None:
+            await self._answer(reader, writer)
+        else:
+            reply = b'{"type":"message","content":[]}'
+            writer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n"
+                % len(reply)
+            )
+            writer.write(reply)
+            await writer.drain()
+        writer.close()
+
+
+async def _ask(sock: Path, raw: bytes) -> bytes:
+    reader, writer = await asyncio.open_unix_connection(str(sock))
+    writer.write(raw)
+    await writer.drain()
+    try:
+        return await asyncio.wait_for(reader.read(-1), 10)
+    finally:
+        writer.close()
+
+
+def _request(
+    gate: EgressGate, path: str, *, key: str | None = None, extra: str = "", body: bytes = b"{}"
+) -> bytes:
+    assert gate.gateway is not None
+    key = gate.gateway.placeholder if key is None else key
+    head = f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\nConnection: close\r\n"
+    if key:
+        head += f"x-api-key: {key}\r\n"
+    return (head + extra + "\r\n").encode() + body
+
+
+def test_claudes_request_reaches_the_endpoint_with_the_operators_key_and_no_other_credential(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+
+    async def scenario() -> tuple[bytes, _Endpoint, dict[str, str]]:
+        endpoint = await _Endpoint().start()
+        try:
+            async with EgressGate(f"http://127.0.0.1:{endpoint.port}/gw", 9, REAL_KEY) as gate:
+                extra = (
+                    "authorization: Bearer sk-ant-attacker\r\nCookie: session=abc\r\n"
+                    "proxy-authorization: Basic eDp5\r\nanthropic-version: 2023-06-01\r\nx-app: cli\r\n"
+                )
+                answer = await _ask(
+                    gate.routes[0].socket, _request(gate, "/gw/v1/messages?beta=true", extra=extra)
+                )
+                return answer, endpoint, gate.env()
+        finally:
+            endpoint.close()
+
+    answer, endpoint, env = asyncio.run(scenario())
+    assert answer.startswith(b"HTTP/1.1 200"), answer
+    assert answer.endswith(b'{"type":"message","content":[]}')
+    assert len(endpoint.heads) == 1
+    head = endpoint.heads[0].decode().lower()
+    assert head.startswith("post /gw/v1/messages?beta=true http/1.1")
+    assert f"x-api-key: {REAL_KEY}".lower() in head
+    assert head.count("x-api-key") == 1
+    for gone in ("authorization", "cookie", "sk-ant-sandbox", "sk-ant-attacker"):
+        assert gone not in head, head
+    assert "anthropic-version: 2023-06-01" in head
+    assert "x-app: cli" in head
+    assert endpoint.bodies == [b"{}"]
+    assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:40101/gw"
+    assert env["ANTHROPIC_API_KEY"].startswith("sk-ant-sandbox-")
+    assert REAL_KEY not in json.dumps(env)
+    assert REAL_KEY not in caplog.text
+
+
+#: Attempts from inside (the corpus): each is refused with a one-line JSON error, reaches nothing.
+REFUSED = [
+    ("another API of the host, another account's key", "POST", "/gw/v1/files", "sk-ant-other", 403),
+    ("another API with the turn's key", "POST", "/gw/v1/files", None, 403),
+    ("the models list", "GET", "/gw/v1/models", None, 403),
+    ("a GET on the Messages path", "GET", "/gw/v1/messages", None, 403),
+    ("outside the endpoint's prefix", "POST", "/v1/messages", None, 403),
+    ("a dot-dot path", "POST", "/gw/v1/messages/../files", None, 403),
+    ("an encoded path", "POST", "/gw/v1/%6Dessages", None, 403),
+    ("a trailing slash", "POST", "/gw/v1/messages/", None, 403),
+    ("batches under messages", "POST", "/gw/v1/messages/batches", None, 403),
+    ("an absolute target naming another host", "POST", "http://example.com/gw/v1/messages", None, 403),
+    ("an authority target", "CONNECT", "example.com:443", None, 403),
+    ("a query of its own", "POST", "/gw/v1/messages?beta=true&x=1", None, 403),
+    ("a forged key", "POST", "/gw/v1/messages", "sk-ant-forged", 401),
+    ("no key", "POST", "/gw/v1/messages", "", 401),
+    ("the operator's key itself, guessed", "POST", "/gw/v1/messages", REAL_KEY, 401),
+]
+
+
+def test_every_other_request_is_refused_with_one_line_and_reaches_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+
+    async def scenario() -> tuple[list[bytes], _Endpoint]:
+        endpoint = await _Endpoint().start()
+        answers: list[bytes] = []
+        try:
+            async with EgressGate(f"http://127.0.0.1:{endpoint.port}/gw", 9, REAL_KEY) as gate:
+                for _name, method, target, key, _status in REFUSED:
+                    raw = _request(gate, target, key=key).replace(b"POST ", method.encode() + b" ", 1)
+                    answers.append(await _ask(gate.routes[0].socket, raw))
+                # Two keys, the turn's and another: which one would the endpoint take? Neither.
+                assert gate.gateway is not None
+                two = _request(gate, "/gw/v1/messages", extra="x-api-key: sk-ant-other\r\n")
+                answers.append(await _ask(gate.routes[0].socket, two))
+                # Not HTTP at all (a TLS hello), and a head too large.
+                answers.append(
+                    await _ask(gate.routes[0].socket, b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n")
+                )
+                answers.append(
+                    await _ask(gate.routes[0].socket, b"POST /gw/v1/messages HTTP/1.1\r\nx: " + b"a" * 70000)
+                )
+        finally:
+            endpoint.close()
+        return answers, endpoint
+
+    answers, endpoint = asyncio.run(scenario())
+    expected = [status for *_rest, status in REFUSED] + [401, 400, 400]
+    for answer, status in zip(answers, expected, strict=True):
+        assert answer.startswith(f"HTTP/1.1 {status} ".encode()), answer
+        _head, _, body = answer.partition(b"\r\n\r\n")
+        assert body.count(b"\n") == 1, body
+        assert body.endswith(b"\n"), body
+        error = json.loads(body)
+        assert error["type"] == "error", error
+        assert error["error"]["message"], error
+        assert REAL_KEY.encode() not in answer
+    assert endpoint.heads == []
+    assert REAL_KEY not in caplog.text
+
+
+def test_a_streamed_answer_passes_through_as_it_arrives() -> None:
+    """A slow SSE endpoint: the first event reaches Claude's side while the endpoint has not
+    finished (a buffering gateway would hold it until the end, and this test would time out)."""
+    release = asyncio.Event()
+    finished: list[bool] = []
+
+    async def slow_sse(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        def chunk(data: bytes) -> bytes:
+            return b"%x\r\n%s\r\n" % (len(data), data)
+
+        writer.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+        )
+        writer.write(chunk(b'event: message_start\ndata: {"type":"message_start"}\n\n'))
+        await writer.drain()
+        await release.wait()
+        writer.write(chunk(b'event: message_stop\ndata: {"type":"message_stop"}\n\n') + b"0\r\n\r\n")
+        await writer.drain()
+        finished.append(True)
+
+    async def scenario() -> tuple[bytes, bool, bytes]:
+        endpoint = await _Endpoint(slow_sse).start()
+        try:
+            async with EgressGate(f"http://127.0.0.1:{endpoint.port}", 9, REAL_KEY) as gate:
+                reader, writer = await asyncio.open_unix_connection(str(gate.routes[0].socket))
+                writer.write(_request(gate, "/v1/messages?beta=true", body=b'{"stream":true}'))
+                await writer.drain()
+                early = b""
+                while b"message_start" not in early:
+                    data = await asyncio.wait_for(reader.read(4096), 10)
+                    assert data, early
+                    early += data
+                done_before_first_event = bool(finished)
+                release.set()
+                rest = await asyncio.wait_for(reader.read(-1), 10)
+                writer.close()
+                return early, done_before_first_event, rest
+        finally:
+            endpoint.close()
+
+    early, done_before, rest = asyncio.run(scenario())
+    assert early.startswith(b"HTTP/1.1 200")
+    assert b"text/event-stream" in early
+    assert not done_before
+    assert b"message_stop" in rest
+    assert rest.endswith(b"0\r\n\r\n")
+
+
+def test_an_endpoint_that_echoes_the_key_does_not_hand_it_inside(caplog: pytest.LogCaptureFixture) -> None:
+    """A misbehaving endpoint (or a reflecting proxy) that writes the request's key into its
+    answer, in a header and in the body split across chunks: Claude's side never gets it."""
+    caplog.set_level(logging.DEBUG)
+
+    async def echo_key(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        half = len(REAL_KEY) // 2
+        body = f'{{"seen":"{REAL_KEY}"}}'.encode()
+        first, second = body[: 9 + half], body[9 + half :]
+        writer.write(
+            f"HTTP/1.1 401 Unauthorized\r\nx-echo: {REAL_KEY}\r\nset-cookie: s=1\r\n"
+            "transfer-encoding: chunked\r\n\r\n".encode()
+        )
+        for part in (first, second):
+            writer.write(b"%x\r\n%s\r\n" % (len(part), part))
+            await writer.drain()
+            await asyncio.sleep(0.05)
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+
+    async def scenario() -> bytes:
+        endpoint = await _Endpoint(echo_key).start()
+        try:
+            async with EgressGate(f"http://127.0.0.1:{endpoint.port}", 9, REAL_KEY) as gate:
+                return await _ask(gate.routes[0].socket, _request(gate, "/v1/messages"))
+        finally:
+            endpoint.close()
+
+    answer = asyncio.run(scenario())
+    assert answer.startswith(b"HTTP/1.1 401")
+    head, _, chunked = answer.partition(b"\r\n\r\n")
+    body = _dechunk(chunked)
+    assert body == b'{"seen":"' + b"*" * len(REAL_KEY) + b'"}'
+    assert b"x-echo" not in head.lower()
+    assert b"set-cookie" not in head.lower()
+    assert REAL_KEY.encode() not in answer
+    assert REAL_KEY not in caplog.text
+
+
+def _dechunk(data: bytes) -> bytes:
+    out = b""
+    while True:
+        size_line, _, data = data.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0:
+            return out
+        out, data = out + data[:size], data[size + 2 :]
+
+
+def test_an_endpoint_that_cannot_be_reached_is_a_one_line_502() -> None:
+    async def scenario() -> bytes:
+        endpoint = await _Endpoint().start()
+        port = endpoint.port
+        endpoint.close()
+        await endpoint.server.wait_closed()  # type: ignore[union-attr]
+        async with EgressGate(f"http://127.0.0.1:{port}", 9, REAL_KEY) as gate:
+            return await _ask(gate.routes[0].socket, _request(gate, "/v1/messages"))
+
+    answer = asyncio.run(scenario())
+    assert answer.startswith(b"HTTP/1.1 502")
+    body = answer.partition(b"\r\n\r\n")[2]
+    assert json.loads(body)["error"]["type"] == "api_error"
+    assert body.count(b"\n") == 1
+
+
+def test_the_host_reaches_the_endpoint_through_its_own_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An operator behind a corporate proxy: the gateway goes through it (with its credentials),
+    and Claude inside never sees that proxy's address."""
+    seen: list[bytes] = []
+
+    async def corporate(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        seen.append(head)
+        length = next(
+            int(v.split(b":")[1]) for v in head.split(b"\r\n") if v.lower().startswith(b"content-length")
+        )
+        body = await reader.readexactly(length)
+        reply = b"via-proxy:" + body
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%s" % (len(reply), reply))
+        await writer.drain()
+        writer.close()
+
+    async def scenario() -> tuple[bytes, dict[str, str]]:
+        proxy = await asyncio.start_server(corporate, "127.0.0.1", 0)
+        proxy_port = proxy.sockets[0].getsockname()[1]
+        for name in ("HTTP_PROXY", "http_proxy"):
+            monkeypatch.setenv(name, f"http://alice:s%40cret@127.0.0.1:{proxy_port}")
+        try:
+            # The endpoint's address is never dialled directly: only the proxy answers.
+            async with EgressGate("http://192.0.2.1:8080/gw", 9, REAL_KEY) as gate:
+                return await _ask(gate.routes[0].socket, _request(gate, "/gw/v1/messages")), gate.env()
+        finally:
+            proxy.close()
+
+    answer, env = asyncio.run(scenario())
+    assert answer.startswith(b"HTTP/1.1 200")
+    assert answer.endswith(b"via-proxy:{}")
+    assert len(seen) == 1
+    assert seen[0].startswith(b"POST http://192.0.2.1:8080/gw/v1/messages HTTP/1.1")
+    assert b"Proxy-Authorization: Basic YWxpY2U6c0BjcmV0" in seen[0]  # alice:s@cret
+    assert all(env[name] == "" for name in PROXY_VARS)
