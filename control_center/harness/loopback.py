@@ -218,6 +218,9 @@ class _Handler(BaseHTTPRequestHandler):
     # HTTP/1.1 with chunked streaming: closing the socket mid-body is then a detectable error
     # on the client side, exactly like a real dropped connection.
     protocol_version = "HTTP/1.1"
+    # Each event is its own write, as a real endpoint streams: without NODELAY a write waits for
+    # the client's delayed ACK of the previous one (40 ms) once a kept-alive connection is warm.
+    disable_nagle_algorithm = True
     server_state: LoopbackMessagesServer
 
     def log_message(self, format: str, *args: Any) -> None:

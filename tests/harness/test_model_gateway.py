@@ -103,6 +103,7 @@ def test_claudes_request_reaches_the_endpoint_with_the_operators_key_and_no_othe
                 extra = (
                     "authorization: Bearer sk-ant-attacker\r\nCookie: session=abc\r\n"
                     "proxy-authorization: Basic eDp5\r\nanthropic-version: 2023-06-01\r\nx-app: cli\r\n"
+                    "Accept-Encoding: gzip, br\r\n"
                 )
                 answer = await _ask(
                     gate.routes[0].socket, _request(gate, "/gw/v1/messages?beta=true", extra=extra)
@@ -123,6 +124,9 @@ def test_claudes_request_reaches_the_endpoint_with_the_operators_key_and_no_othe
         assert gone not in head, head
     assert "anthropic-version: 2023-06-01" in head
     assert "x-app: cli" in head
+    # Plain bytes back (the key can be masked in them), whatever Claude accepts.
+    assert "accept-encoding: identity" in head
+    assert "gzip" not in head
     assert endpoint.bodies == [b"{}"]
     assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:40101/gw"
     assert env["ANTHROPIC_API_KEY"].startswith("sk-ant-sandbox-")

@@ -249,9 +249,11 @@ class ModelGateway:
         out: list[tuple[str, str]] = []
         for raw_name, raw_value in headers:
             name = raw_name.decode("latin-1").lower()
-            if name in _HOP_BY_HOP or _is_credential(name):
+            if name in _HOP_BY_HOP or _is_credential(name) or name == "accept-encoding":
                 continue
             out.append((name, raw_value.decode("latin-1")))
+        # Plain bytes back, so the key can be masked in whatever the endpoint answers.
+        out.append(("accept-encoding", "identity"))
         out.append((_KEY_HEADER, self._api_key))
         return out
 
