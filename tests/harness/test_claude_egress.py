@@ -1,9 +1,13 @@
-"""The network inside the OS layer around ``claude``: its own namespace, and a forwarder for exactly
-the model endpoint and the turn's MCP server.
+"""The network inside the OS layer around ``claude``: its own namespace, the host's gateway to the
+model endpoint's Messages API (which alone holds the API key) and a forward to the turn's MCP
+server.
 
-The attack first: with the host's network namespace shared, an abstract Unix socket of the host
+The attacks first: with the host's network namespace shared, an abstract Unix socket of the host
 (the D-Bus session bus and X11 use them) and any loopback port of the host are reachable from a
-read-only turn, however the file system is mounted.
+read-only turn, however the file system is mounted; a socket file in a folder the sandbox shows is
+connectable through a read-only bind; with the key in Claude's environment and a tunnel to the
+endpoint's host, a command inside reads the key from /proc and sends the repository to another
+API of that host under any account's key.
 """
 
 from __future__ import annotations

@@ -346,3 +346,52 @@ def test_the_host_reaches_the_endpoint_through_its_own_proxy(monkeypatch: pytest
     assert seen[0].startswith(b"POST http://192.0.2.1:8080/gw/v1/messages HTTP/1.1")
     assert b"Proxy-Authorization: Basic YWxpY2U6c0BjcmV0" in seen[0]  # alice:s@cret
     assert all(env[name] == "" for name in PROXY_VARS)
+
+
+def test_token_counting_passes_too() -> None:
+    async def scenario() -> tuple[bytes, _Endpoint]:
+        endpoint = await _Endpoint().start()
+        try:
+            async with EgressGate(f"http://127.0.0.1:{endpoint.port}", 9, REAL_KEY) as gate:
+                return await _ask(
+                    gate.routes[0].socket, _request(gate, "/v1/messages/count_tokens?beta=true")
+                ), endpoint
+        finally:
+            endpoint.close()
+
+    answer, endpoint = asyncio.run(scenario())
+    assert answer.startswith(b"HTTP/1.1 200")
+    assert endpoint.heads[0].startswith(b"POST /v1/messages/count_tokens?beta=true HTTP/1.1")
+
+
+def test_the_endpoints_certificate_is_checked_on_the_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TLS now ends at the host's gateway, so the host checks the endpoint: a certificate from an
+    authority nobody named is refused (one-line 502); named in NODE_EXTRA_CA_CERTS (what the
+    operator gives Claude Code) or SSL_CERT_FILE, it is trusted."""
+    from tests.harness.test_claude_egress import _self_signed, _TlsFront
+
+    cert, key = _self_signed(tmp_path, "127.0.0.1")
+
+    async def scenario() -> bytes:
+        endpoint = await _Endpoint().start()
+        front = _TlsFront("127.0.0.1", endpoint.port, cert, key)
+        try:
+            async with EgressGate(f"https://127.0.0.1:{front.port}/gw", 9, REAL_KEY) as gate:
+                return await _ask(gate.routes[0].socket, _request(gate, "/gw/v1/messages"))
+        finally:
+            await asyncio.to_thread(front.close)
+            endpoint.close()
+
+    for name in ("NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    untrusted = asyncio.run(scenario())
+    assert untrusted.startswith(b"HTTP/1.1 502"), untrusted
+    assert b"ConnectError" in untrusted
+    assert untrusted.partition(b"\r\n\r\n")[2].count(b"\n") == 1
+    monkeypatch.setenv("NODE_EXTRA_CA_CERTS", str(cert))
+    assert asyncio.run(scenario()).startswith(b"HTTP/1.1 200")
+    monkeypatch.delenv("NODE_EXTRA_CA_CERTS")
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    assert asyncio.run(scenario()).startswith(b"HTTP/1.1 200")
