@@ -395,3 +395,89 @@ def test_the_endpoints_certificate_is_checked_on_the_host(
     monkeypatch.delenv("NODE_EXTRA_CA_CERTS")
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))
     assert asyncio.run(scenario()).startswith(b"HTTP/1.1 200")
+
+
+def _msg(content: object) -> dict[str, object]:
+    return {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": content}]}
+
+
+#: Messages requests, with the turn's key on the right path, that would make the endpoint itself
+#: reach somewhere chosen from inside (a way out through the operator's account): refused.
+REACHING_OUT = [
+    (
+        "an MCP server the API connects to",
+        {**_msg("hi"), "mcp_servers": [{"type": "url", "url": "https://x.example/mcp"}]},
+    ),
+    ("a code container", {**_msg("hi"), "container": "container_011"}),
+    ("the fetch tool", {**_msg("hi"), "tools": [{"type": "web_fetch_20250910", "name": "web_fetch"}]}),
+    (
+        "code execution",
+        {**_msg("hi"), "tools": [{"type": "code_execution_20250825", "name": "code_execution"}]},
+    ),
+    ("an unknown server tool", {**_msg("hi"), "tools": [{"type": "anything_20990101", "name": "x"}]}),
+    (
+        "an image by URL",
+        _msg([{"type": "image", "source": {"type": "url", "url": "https://x.example/?d=secret"}}]),
+    ),
+    (
+        "a document by URL in a tool result",
+        _msg(
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t",
+                    "content": [{"type": "document", "source": {"type": "url", "url": "https://x.example/"}}],
+                }
+            ]
+        ),
+    ),
+    (
+        "a file of the Files API",
+        _msg([{"type": "document", "source": {"type": "file", "file_id": "file_1"}}]),
+    ),
+    ("a body that is not an object", ["not", "an", "object"]),
+]
+
+PASSING = [
+    (
+        "Claude Code's own tools",
+        {**_msg("hi"), "tools": [{"name": "Bash", "input_schema": {"type": "object"}}]},
+    ),
+    ("its WebSearch", {**_msg("hi"), "tools": [{"type": "web_search_20250305", "name": "web_search"}]}),
+    (
+        "an image it read",
+        _msg([{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"}}]),
+    ),
+    (
+        "text that mentions a url",
+        _msg([{"type": "text", "text": '{"type": "url", "url": "https://x.example"}'}]),
+    ),
+]
+
+
+def test_a_messages_request_that_makes_the_endpoint_reach_out_is_refused() -> None:
+    async def scenario() -> tuple[list[bytes], list[bytes], _Endpoint]:
+        endpoint = await _Endpoint().start()
+        try:
+            async with EgressGate(f"http://127.0.0.1:{endpoint.port}", 9, REAL_KEY) as gate:
+                sock = gate.routes[0].socket
+                refused = [
+                    await _ask(sock, _request(gate, "/v1/messages", body=json.dumps(b).encode()))
+                    for _, b in REACHING_OUT
+                ]
+                refused.append(await _ask(sock, _request(gate, "/v1/messages", body=b"{not json")))
+                passed = [
+                    await _ask(sock, _request(gate, "/v1/messages", body=json.dumps(b).encode()))
+                    for _, b in PASSING
+                ]
+                return refused, passed, endpoint
+        finally:
+            endpoint.close()
+
+    refused, passed, endpoint = asyncio.run(scenario())
+    for (name, _), answer in zip([*REACHING_OUT, ("not json", None)], refused, strict=True):
+        assert answer.startswith(b"HTTP/1.1 403 "), (name, answer)
+        assert answer.partition(b"\r\n\r\n")[2].count(b"\n") == 1
+    for (name, _), answer in zip(PASSING, passed, strict=True):
+        assert answer.startswith(b"HTTP/1.1 200 "), (name, answer)
+    assert len(endpoint.heads) == len(PASSING)

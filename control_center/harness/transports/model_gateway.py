@@ -5,7 +5,9 @@ Inside the OS layer Claude talks plain HTTP to a loopback port of its own namesp
 nothing anywhere else. The relay carries those bytes to ``model.sock``, where this gateway
 listens on the host. It answers only the requests the pinned CLI makes to the Messages API
 (``POST <prefix>/v1/messages``, and ``…/count_tokens``, with no query or ``beta=true``) and only
-with the stand-in key; it drops every credential the request carries, sets the operator's key,
+with the stand-in key, and not a request that would make the endpoint itself reach out (an MCP
+server, a code container, a server tool other than web search, content by URL or from the Files
+API: ``reaches_out``); it drops every credential the request carries, sets the operator's key,
 and forwards to the configured endpoint (http or https, through the host's own proxy and
 certificate settings), streaming the answer back as it arrives. Everything else gets a one-line
 JSON error and goes nowhere. The inside never chooses the upstream host: the request target must
@@ -29,6 +31,7 @@ import os
 import secrets
 import ssl
 from collections.abc import Iterable
+from typing import Any
 from urllib.parse import urlsplit
 
 import certifi
@@ -62,6 +65,14 @@ _HOP_BY_HOP = frozenset(
     }
 )
 _KEY_HEADER = "x-api-key"
+#: Parts of a Messages request that make the endpoint itself reach out (a way out of the sandbox
+#: through the operator's account): servers the API connects to, its code containers, and
+#: content it fetches by URL or takes from the Files API. The pinned CLI sends none of them.
+_REACHING_KEYS = ("mcp_servers", "container")
+_REACHING_SOURCES = {"url": "url", "file": "file_id"}
+#: The one server tool the CLI uses (WebSearch: queries to the endpoint's search, no chosen URL);
+#: its own tools carry no type (or "custom").
+_SERVER_TOOLS_ALLOWED = ("web_search_",)
 
 
 def _is_credential(name: str) -> bool:
@@ -86,6 +97,34 @@ def upstream_ssl_context() -> ssl.SSLContext:
         except (OSError, ssl.SSLError) as exc:
             log.warning("NODE_EXTRA_CA_CERTS is not usable (%s): %s", extra, type(exc).__name__)
     return ctx
+
+
+def reaches_out(body: Any) -> str | None:
+    """What in a Messages request body would make the endpoint reach somewhere (a reason), or
+    None. Not JSON, or not an object: a reason too."""
+    if not isinstance(body, dict):
+        return "the request body is not a JSON object"
+    for key in _REACHING_KEYS:
+        if key in body:
+            return f"'{key}' is not allowed from Claude Code's sandbox"
+    tools = body.get("tools") or []
+    if not isinstance(tools, list):
+        return "'tools' is not a list"
+    for tool in tools:
+        kind = tool.get("type") if isinstance(tool, dict) else None
+        if kind not in (None, "custom") and not str(kind).startswith(_SERVER_TOOLS_ALLOWED):
+            return f"the server tool {str(kind)[:60]!r} is not allowed from Claude Code's sandbox"
+    stack: list[Any] = [body.get("messages"), body.get("system")]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            kind = node.get("type")
+            if isinstance(kind, str) and _REACHING_SOURCES.get(kind) in node:
+                return f"content by {kind} is not allowed from Claude Code's sandbox"
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return None
 
 
 def error_body(kind: str, message: str) -> bytes:
@@ -263,6 +302,13 @@ class ModelGateway:
         """Answer one request; False when the connection must end now."""
         method, target = request.method.decode(), request.target.decode("ascii", "replace")
         refusal = self._refusal(request)
+        if refusal is None:
+            try:
+                why = reaches_out(json.loads(body))
+            except ValueError:
+                why = "the request body is not JSON"
+            if why is not None:
+                refusal = (403, "permission_error", why)
         if refusal is not None:
             status, kind, message = refusal
             log.info("model gateway refused %s %s: %s", method, target.partition("?")[0][:200], status)
