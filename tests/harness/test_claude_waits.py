@@ -14,11 +14,14 @@ import pytest
 
 from control_center.core.approvals import ApprovalKind, ApprovalStatus
 from control_center.core.events import TurnEnded, TurnEvent, TurnStatus
-from control_center.core.modes import Mode, Transport
+from control_center.core.modes import Autonomy, Mode, Transport
+from control_center.core.profiles import ASK_USER, profile_for
+from control_center.core.surface import materialize_surface, needs_approval
 from control_center.harness.loop import Harness, HarnessError, RunRequest
 from control_center.harness.loopback import LoopbackMessagesServer
 from control_center.harness.settings import AppSettings
 from control_center.harness.turn_claim import HOST, LIVE_WAIT, waiting_in_its_process
+from control_center.harness.verbs import VERBS
 from control_center.pipeline.decisions import answer
 from control_center.runtime import WorkspaceRuntime
 from control_center.workspace import Workspace
@@ -198,6 +201,23 @@ def test_real_cli_an_answer_given_through_the_runtime_reaches_the_waiting_proces
     answered = ws.store.approval(question.id)
     assert answered is not None
     assert answered.status is ApprovalStatus.ANSWERED
+
+
+def test_on_the_claude_code_surface_only_a_question_waits_for_the_operator_in_the_call() -> None:
+    """The calls the CLI makes to the turn's MCP server are our verbs; none of them, in any mode
+    at any autonomy, needs a per-call (``tool_call``) approval, so a question is the only decision
+    a live Claude Code call waits for (the plan, orchestration and plan-exit items are durable and
+    do not hold the call). Giving a verb an effect makes this fail: then a granted and a rejected
+    tool-call approval during a live wait need their own real-CLI test beside the question's."""
+    gated = {
+        (mode.value, autonomy.value, spec.name)
+        for mode in Mode
+        for autonomy in Autonomy
+        for spec in materialize_surface(profile_for(mode), autonomy, Transport.CLAUDE_CODE)
+        if spec.name in VERBS and needs_approval(spec, profile_for(mode), autonomy)
+    }
+    assert gated == set()
+    assert ASK_USER in VERBS
 
 
 def _dead_pid() -> int:
