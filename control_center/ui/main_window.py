@@ -518,9 +518,12 @@ class MainWindow(QMainWindow):
         self.notifier.set_state(f"{base}\n{summary}", bool(waiting))
         if self._current is not None:
             current = self._state_of(self._current.id)
-            self.composer.set_running(
-                current.activity is SpaceActivity.RUNNING, busy=self._busy(self._current.id)
+            # A turn waiting for the operator inside its own live process (a Claude Code call) is
+            # still running here: Stop applies to it.
+            running = (
+                current.activity is SpaceActivity.RUNNING or self._current.id in self.runtime.running_spaces()
             )
+            self.composer.set_running(running, busy=self._busy(self._current.id))
             self._show_resume(current)
             question = self._questions.get(self._current.id)
             self.composer.set_answering(str(question.payload.get("question", "")) if question else None)

@@ -75,6 +75,8 @@ def test_a_claude_code_question_is_answered_from_the_inbox_while_the_cli_waits(
         turn = store.turns(space_id=space.id)[0]
         qtbot.waitUntil(lambda: waiting_in_its_process(store.turn(turn.id)), timeout=10_000)
         assert space.id in runtime.running_spaces()  # the CLI waits, live
+        # Its process runs: Stop applies, as for any running turn.
+        assert window.composer.stop_button.isEnabled()
         # Keyboard, as an operator: focus the Inbox, type the answer, send it with the chord.
         QTest.keyClick(window, Qt.Key.Key_I, CTRL)
         qtbot.waitUntil(lambda: window.inbox.table.hasFocus(), timeout=5000)
@@ -99,3 +101,41 @@ def test_a_claude_code_question_is_answered_from_the_inbox_while_the_cli_waits(
     # The window announced the answer and nothing went wrong on the way.
     assert any(m.startswith("Answered: ") for m in messages), messages
     assert not any("waits for the operator in its own process" in m for m in messages), messages
+
+
+@needs_real_cli
+@pytest.mark.usefixtures("loopback_key")
+def test_stop_ends_a_claude_code_turn_that_waits_for_an_answer(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The turn waits inside a live CLI: the operator may stop it instead of answering (it then
+    ends interrupted, the question kept for a resume), as any running turn."""
+    root = tmp_path / "ws"
+    ws = Workspace.init(root, make_repo(tmp_path / "repo"))
+    ws.create_space("Claude asks", mode=Mode.CHAT, transport=Transport.CLAUDE_CODE)
+    ws.close()
+    monkeypatch.setenv("CONTROL_CENTER_CONFIG_DIR", str(tmp_path / "config"))
+    with LoopbackMessagesServer([list(reply) for reply in ASK]) as server:
+        AppSettings(claude_cli=str(REAL_CLI), base_url=server.base_url).save()
+        window = create_main_window(root)
+        qtbot.addWidget(window)
+        window._closing_confirmed = True
+        window.show()
+        runtime = window.runtime
+        store = runtime.ws.store
+        space = store.find_space("Claude asks")
+        window.select_space(space.id, sync=True)
+        window.send_message("ask me")
+        qtbot.waitUntil(lambda: window.inbox.pending_count() == 1, timeout=120_000)
+        turn = store.turns(space_id=space.id)[0]
+        qtbot.waitUntil(lambda: waiting_in_its_process(store.turn(turn.id)), timeout=10_000)
+        qtbot.waitUntil(window.composer.stop_button.isEnabled, timeout=5000)
+        QTest.mouseClick(window.composer.stop_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: space.id not in runtime.running_spaces(), timeout=30_000)
+        qtbot.waitUntil(lambda: not window.composer.stop_button.isEnabled(), timeout=5000)
+    ended = store.turn(turn.id)
+    assert ended is not None
+    assert ended.status is TurnStatus.INTERRUPTED
+    assert not waiting_in_its_process(ended)
+    pending = store.approvals(kind=ApprovalKind.QUESTION, space_id=space.id, status=ApprovalStatus.PENDING)
+    assert [a.turn_id for a in pending] == [turn.id]
