@@ -17,7 +17,7 @@ import json
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from control_center import __version__
 from control_center.core.tools import ToolSpec
@@ -28,9 +28,15 @@ log = logging.getLogger(__name__)
 SERVER_NAME = "control_center"
 TOOL_PREFIX = f"mcp__{SERVER_NAME}__"
 _START_TIMEOUT_S = 20.0
-#: Claude Code's limit on one call to this server (its largest: a decision may take days).
+#: Claude Code's limit on one call to this server (its largest: a decision may take days). Given
+#: here, it also lifts the CLI's idle limit on a call to an HTTP server (300 s by default).
 CALL_TIMEOUT_MS = 2_147_483_647
+#: How often a call still running (waiting for the operator) says so: an MCP progress notification
+#: on the call's own stream, against the progress token Claude Code gives every call. It keeps the
+#: call alive by itself, whatever idle limit the client or anything in between applies.
+KEEPALIVE_S = 15.0
 
+_T = TypeVar("_T")
 CallVerb = Callable[[str, dict[str, Any]], Awaitable[ToolOutput]]
 #: Claude Code's ``--permission-prompt-tool`` contract: the tool asking and its input in, a
 #: ``{"behavior": "allow", "updatedInput"}`` or ``{"behavior": "deny", "message"}`` out.
@@ -57,11 +63,18 @@ class TurnMcpServer:
     is what ``--mcp-config`` gets."""
 
     def __init__(
-        self, verbs: Sequence[ToolSpec], call: CallVerb, permission: DecidePermission | None = None
+        self,
+        verbs: Sequence[ToolSpec],
+        call: CallVerb,
+        permission: DecidePermission | None = None,
+        *,
+        keepalive_s: float | None = KEEPALIVE_S,
     ) -> None:
+        """``keepalive_s``: seconds between progress notifications while a call runs (None: none)."""
         self.verbs = {spec.name: spec for spec in verbs}
         self.call = call
         self.permission = permission
+        self.keepalive_s = keepalive_s
         self.secret = secrets.token_urlsafe(32)
         self.port: int | None = None
         self._stack = contextlib.AsyncExitStack()
@@ -91,8 +104,8 @@ class TurnMcpServer:
         import uvicorn
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-        # Server-sent events, not one JSON body: the response starts at once and keeps pinging
-        # while a call waits for the operator, so the client's idle timeout never fires.
+        # Server-sent events, not one JSON body: the response starts at once, and a call that
+        # waits for the operator sends progress on it (``_alive``).
         manager = StreamableHTTPSessionManager(self._build(), stateless=True, json_response=False)
         await self._stack.enter_async_context(manager.run())
         expected = f"Bearer {self.secret}".encode()
@@ -134,6 +147,27 @@ class TurnMcpServer:
                 await asyncio.wait_for(self._task, 10)
         await self._stack.aclose()
 
+    async def _alive(self, ctx: Any, work: Awaitable[_T]) -> _T:
+        """``work``'s result; every ``keepalive_s`` while it runs, a progress notification for
+        the call (nothing when the client gave no progress token)."""
+        task = asyncio.ensure_future(work)
+        beats = 0
+        try:
+            while True:
+                done, _pending = await asyncio.wait({task}, timeout=self.keepalive_s)
+                if done:
+                    return task.result()
+                beats += 1
+                try:
+                    await ctx.session.report_progress(beats, message="waiting for the operator")
+                except Exception:  # a lost stream shows on the call itself; the wait goes on
+                    log.debug("keep-alive progress not sent", exc_info=True)
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
     def _build(self) -> Any:
         from mcp import types
         from mcp.server.context import ServerRequestContext
@@ -166,7 +200,9 @@ class TurnMcpServer:
                 given = args.get("input")
                 tool_input: dict[str, Any] = given if isinstance(given, dict) else {}
                 try:
-                    decision = await self.permission(str(args.get("tool_name", "")), tool_input)
+                    decision = await self._alive(
+                        ctx, self.permission(str(args.get("tool_name", "")), tool_input)
+                    )
                 except Exception as exc:  # refuse, never hang Claude
                     log.exception("permission decision failed")
                     decision = {"behavior": "deny", "message": f"internal error: {type(exc).__name__}"}
@@ -175,7 +211,7 @@ class TurnMcpServer:
                 out = ToolOutput(f"unknown tool {name!r}", is_error=True)
             else:
                 try:
-                    out = await self.call(name, dict(params.arguments or {}))
+                    out = await self._alive(ctx, self.call(name, dict(params.arguments or {})))
                 except Exception as exc:  # a bug answers the model; it never hangs Claude
                     log.exception("turn MCP call %s failed", name)
                     out = ToolOutput(f"internal error in {name}: {type(exc).__name__}", is_error=True)
