@@ -21,7 +21,6 @@ from bisect import bisect_right, insort
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from itertools import pairwise
 from types import MappingProxyType
 
 from control_center.core.plan import PlanGraph
@@ -357,33 +356,30 @@ class _Layering:
 
     def crossings(self) -> int:
         """Crossings of the current order as drawn, gap by gap: segments are taken in order of
-        their upper end, and a Fenwick tree over the lower layer's positions sums the weight of
-        earlier segments whose lower end lies strictly below (segments sharing an end never
-        cross)."""
+        their (upper end, lower end), each crossing the earlier ones whose lower end lies
+        strictly below its own (segments sharing an end never cross); a sorted list of the
+        earlier lower ends, each repeated by its weight, answers that with one bisection (the
+        list's search and insertion run in C: about twice as fast as a Fenwick tree walked in Python)."""
         pos = self.positions()
         down, weight = self.down, self.down_weight
         total = 0
-        for upper, lower in pairwise(self.order):
-            size = len(lower)
-            tree = [0] * (size + 1)
-            seen = 0
+        for upper in self.order[:-1]:
+            seen: list[int] = []
             for a in upper:
                 ns = down[a]
-                if not ns:
+                if len(ns) == 1:  # most vertices (every dummy but a trunk's branching ones)
+                    ends: Iterable[tuple[int, int]] = ((pos[ns[0]], weight[a][0]),)
+                elif ns:
+                    ends = sorted(zip([pos[b] for b in ns], weight[a], strict=True))
+                else:
                     continue
-                ends = sorted(zip([pos[b] for b in ns], weight[a], strict=True))
-                for b, w in ends:  # weight of earlier segments ending at or above b
-                    at_or_above, i = 0, b + 1
-                    while i > 0:
-                        at_or_above += tree[i]
-                        i -= i & -i
-                    total += w * (seen - at_or_above)
                 for b, w in ends:
-                    seen += w
-                    i = b + 1
-                    while i <= size:
-                        tree[i] += w
-                        i += i & -i
+                    i = bisect_right(seen, b)
+                    total += w * (len(seen) - i)
+                    if w == 1:
+                        seen.insert(i, b)
+                    else:
+                        seen[i:i] = [b] * w
         return total
 
     def _sweep(self, layers: Iterable[int], neighbours: list[tuple[int, ...]]) -> None:

@@ -5,6 +5,7 @@ edge paths are traced by the layout worker, and nothing per pan frame walks ever
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 from typing import Any
 
@@ -187,3 +188,32 @@ def test_a_large_plan_leaves_few_objects_for_the_garbage_collector(qtbot: Any) -
     assert studio.edges()
     assert len(studio.node_items()) == nodes
     assert per_node < 2, f"{per_node:.1f} tracked objects per node"
+
+
+def test_the_scene_never_asks_python_for_a_card_or_bundle_bounds(qtbot: Any) -> None:
+    """The scene asks an item's bounds each time it indexes, updates, paints or hit-tests it
+    (~10 times per card while a plan is drawn): a Python ``boundingRect`` made that a Python call
+    each time. Cards and edge bundles are rectangle items whose bounds stay in C++."""
+    studio = PlanStudioView()
+    qtbot.addWidget(studio)
+    studio.resize(1000, 650)
+    studio.show()
+    qtbot.waitExposed(studio)
+    calls: dict[str, int] = {}
+
+    def count(frame: Any, event: str, _arg: Any) -> None:
+        if event == "call" and frame.f_code.co_filename == plan_studio.__file__:
+            calls[frame.f_code.co_name] = calls.get(frame.f_code.co_name, 0) + 1
+
+    sys.setprofile(count)
+    try:
+        with qtbot.waitSignal(studio.plan_ready, timeout=60_000):
+            studio.set_plan(_wide_plan(plan_studio.SYNC_LAYOUT_NODES * 4))
+        studio.view.viewport().repaint()
+        middle = studio.node_item("t600").sceneBoundingRect().center()
+        studio.view.centerOn(middle)
+        studio.view.viewport().repaint()
+    finally:
+        sys.setprofile(None)
+    assert calls.get("__init__", 0) > 1200  # the cards were made (and seen made)
+    assert calls.get("boundingRect", 0) + calls.get("shape", 0) < 20  # the veil and lit edges only
