@@ -1379,6 +1379,8 @@ class PlanStudioView(QWidget):
         selected = self.selected_key()
         if selected in mapping:
             self._show_details(selected)
+        elif selected is None and self._graph is not None:
+            self.side_placeholder.setText(self._overview())  # its counts by status
         self._sync_buttons()
 
     def node_status(self, key: str) -> str:

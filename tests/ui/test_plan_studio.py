@@ -91,6 +91,13 @@ def test_status_colour_follows_set_node_status(studio: PlanStudioView) -> None:
     assert len({STATUS_COLORS[s] for s in ("pending", "running", "done", "failed", "blocked")}) == 5
 
 
+def test_the_overview_counts_follow_status_changes_with_nothing_selected(studio: PlanStudioView) -> None:
+    studio.set_plan(THREE)
+    assert "3 nodes (3 pending)" in studio.side_placeholder.text()
+    studio.set_node_statuses({"schema": "done", "writer": "running"})
+    assert "3 nodes (1 done, 1 pending, 1 running)" in studio.side_placeholder.text()
+
+
 def test_critical_path_toggle_highlights_the_chain(studio: PlanStudioView) -> None:
     studio.set_plan(BRANCHES)
     assert studio.critical_path_keys() == ("a", "b", "c")
