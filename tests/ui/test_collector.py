@@ -8,6 +8,7 @@ import gc
 import time
 import weakref
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +18,8 @@ from PySide6.QtWidgets import QWidget
 
 from control_center import app as app_module
 from control_center.core.plan import PlanGraph, PlanNode
+from control_center.demo import create_demo
+from control_center.harness.settings import AppSettings
 from control_center.ui import collector, plan_studio
 from control_center.ui.collector import GuiCollector
 from control_center.ui.plan_studio import PlanStudioView
@@ -131,11 +134,35 @@ def test_a_large_plan_drawn_settles_the_heap(qtbot: Any) -> None:
     assert not any(o is card for o in gc.get_objects())  # set aside: automatic passes skip it
 
 
-def test_the_gui_process_installs_the_policy(monkeypatch: pytest.MonkeyPatch) -> None:
-    shown: list[Any] = []
-    monkeypatch.setattr(app_module, "open_staged", lambda workspace, read_only=False: shown.append(workspace))
-    monkeypatch.setattr(app_module, "_run_event_loop", lambda app: 0)
+def test_the_gui_process_settles_once_its_main_window_is_up(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``run_gui`` (the real process: ``control-center gui``) installs the policy; the staged
+    start-up's main window, once shown, settles the heap."""
+    root = tmp_path / "ws"
+    create_demo(root).close()
+    opened: list[Any] = []
+
+    def until_the_main_window_is_up(app: Any) -> int:
+        shell = app._startup_shell
+        qtbot.waitUntil(lambda: shell.opened_window is not None, timeout=30_000)
+        opened.append(shell.opened_window)
+        policy = collector.installed()
+        assert policy is not None
+        qtbot.waitUntil(lambda: policy.settles == 1)
+        return 0
+
+    monkeypatch.setattr(app_module, "_run_event_loop", until_the_main_window_is_up)
     assert collector.installed() is None
-    assert app_module.run_gui(None) == 0
-    assert shown == [None]
-    assert collector.installed() is not None
+    try:
+        assert app_module.run_gui(root) == 0
+    finally:
+        settings = AppSettings.load()
+        settings.last_workspace = None
+        settings.save()
+        for window in opened:
+            qtbot.addWidget(window)
+            window._closing_confirmed = True
+            window.close()
+    assert opened[0].objectName() == "mainWindow"
+    assert gc.get_freeze_count() > 0
