@@ -2,6 +2,8 @@
 
 Run: ``QT_QPA_PLATFORM=offscreen .venv/bin/python bench/bench_plan_studio.py``
 Before/after: ``... bench/bench_plan_studio.py --studio /path/to/old/plan_studio.py``
+Large plans, this tree against another revision in the same run:
+``... bench/bench_plan_studio.py --scale 3000,10000 --baseline-rev REV``
 
 Panning is measured the way a drag feels it: the scroll bar moves a few pixels per frame and each
 frame is painted at once (``viewport().repaint()``), every frame timed on its own.
@@ -15,7 +17,9 @@ import importlib.util
 import os
 import random
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -24,13 +28,16 @@ if sys.version_info < (3, 12):
     # PySide6 6.12 on CPython 3.11 drops one reference to None per void-returning call: a few
     # thousand paint calls deallocate None and abort. Pin None's count far out of reach.
     ctypes.c_ssize_t.from_address(id(None)).value += 1 << 40
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# BENCH_CODE: measure another checkout's code with this bench (--baseline-rev runs one so)
+sys.path.insert(0, os.environ.get("BENCH_CODE", str(Path(__file__).resolve().parent.parent)))
 
 from gc_probe import GcProbe
 from PySide6.QtWidgets import QApplication, QGraphicsView
 
 from control_center.core.plan import PlanGraph, PlanNode
 from control_center.core.plan_layout import layout_plan
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def random_plan(n: int = 1000, edges: int = 3000, seed: int = 42, window: int = 60) -> PlanGraph:
@@ -201,13 +208,26 @@ def main() -> None:
     parser.add_argument(
         "--scale", default="", help="comma-separated plan sizes to open, e.g. 3000,10000 (and skip the rest)"
     )
+    parser.add_argument(
+        "--baseline-rev",
+        help="with --scale: first open the same sizes with this revision's code (a clone, a child process)",
+    )
     args = parser.parse_args()
+    if args.scale and args.baseline_rev:
+        clone = Path(tempfile.mkdtemp(prefix="bench-plan-")) / "baseline"
+        subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+        subprocess.run(["git", "-C", str(clone), "checkout", "-q", args.baseline_rev], check=True)
+        print(f"== baseline {args.baseline_rev} (load {os.getloadavg()[0]:.1f})", flush=True)
+        env = {**os.environ, "BENCH_CODE": str(clone)}
+        subprocess.run([sys.executable, __file__, "--scale", args.scale], env=env, check=True)
+        print(f"== this tree (load {os.getloadavg()[0]:.1f})", flush=True)
     app = QApplication.instance() or QApplication([])
     if args.scale:
         studio_class = load_studio(args.studio)
         for n in (int(x) for x in args.scale.split(",")):
             open_at_scale(app, studio_class, n)
-            if args.studio is None:  # the policy is this tree's
+            # the GC policy, where the code measured has one
+            if args.studio is None and importlib.util.find_spec("control_center.ui.collector"):
                 open_at_scale(app, studio_class, n, policy=True)
         return
     studio_class = load_studio(args.studio)
