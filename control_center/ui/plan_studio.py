@@ -81,6 +81,9 @@ SYNC_LAYOUT_NODES = 300
 # and downstream: see _apply_highlight.)
 #: GUI time one drawing slice may take before it yields to the event loop.
 _SLICE_SECONDS = 0.012
+#: While a large plan is drawn, the GC policy (ui/collector.py) sets aside what was drawn after
+#: about this many items.
+_SETTLE_EVERY = 2000
 # One worker for every studio: layouts are pure Python (the GIL lets one run at a time anyway),
 # and a newer plan supersedes an older one by its generation number.
 _LAYOUT_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plan-layout")
@@ -1021,6 +1024,7 @@ class PlanStudioView(QWidget):
         self._laid: _Laid | None = None
         self._generation = 0  # bumped by every new plan: a stale layout is dropped
         self._building: Iterator[None] | None = None
+        self._drawn_since_settle = 0
         self._pending_status: dict[str, str] = {}
         self._delivery = _LayoutDelivery(self)
         self._delivery.finished.connect(self._on_layout_finished)
@@ -1316,8 +1320,15 @@ class PlanStudioView(QWidget):
             return
         end = time.perf_counter() + _SLICE_SECONDS
         for _ in self._building:
+            self._drawn_since_settle += 1
             if time.perf_counter() >= end:
+                if self._drawn_since_settle >= _SETTLE_EVERY:
+                    # the cards drawn so far are long-lived: set them aside now, so the passes
+                    # the rest of the drawing sets off do not walk them again and again
+                    self._drawn_since_settle = 0
+                    collector.settle_soon()
                 return
+        self._drawn_since_settle = 0
         self._building = None
         self._build_timer.stop()
         self._show_details(self.selected_key())

@@ -134,6 +134,27 @@ def test_a_large_plan_drawn_settles_the_heap(qtbot: Any) -> None:
     assert not any(o is card for o in gc.get_objects())  # set aside: automatic passes skip it
 
 
+def test_a_large_plan_being_drawn_is_set_aside_as_it_goes(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cards drawn so far are frozen every few thousand items, so the passes the rest of the
+    drawing sets off do not walk them again."""
+    monkeypatch.setattr(plan_studio, "_SETTLE_EVERY", 100)
+    monkeypatch.setattr(plan_studio, "_SLICE_SECONDS", 0.001)
+    policy = collector.install(reclaim_every_s=3600)
+    studio = PlanStudioView()
+    qtbot.addWidget(studio)
+    nodes = tuple(
+        PlanNode(f"t{i}", f"Task {i}", "", (f"t{i - 1}",) if i % 30 else ())
+        for i in range(plan_studio.SYNC_LAYOUT_NODES * 2)
+    )
+    settles_when_ready: list[int] = []
+    studio.plan_ready.connect(lambda: settles_when_ready.append(policy.settles))
+    with qtbot.waitSignal(studio.plan_ready, timeout=60_000):
+        studio.set_plan(PlanGraph("large", nodes))
+    assert settles_when_ready[0] >= 3  # several while drawing, before the one at the end
+
+
 def test_the_gui_process_settles_once_its_main_window_is_up(
     qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
