@@ -1026,6 +1026,9 @@ class PlanStudioView(QWidget):
         self._building: Iterator[None] | None = None
         self._drawn_since_settle = 0
         self._pending_status: dict[str, str] = {}
+        # the drawn cards whose status is "running" (Cancel run is offered while any is): kept as
+        # statuses change, so a selection's button update does not scan every card
+        self._running: set[str] = set()
         self._delivery = _LayoutDelivery(self)
         self._delivery.finished.connect(self._on_layout_finished)
         self._build_timer = QTimer(self)
@@ -1359,6 +1362,7 @@ class PlanStudioView(QWidget):
         self._scene.clearSelection()
         self._scene.clear()
         self._node_items.clear()
+        self._running.clear()
         self._edge_table = _EdgeTable(())
         self._bundles.clear()
         self._bundle_at.clear()
@@ -1384,6 +1388,7 @@ class PlanStudioView(QWidget):
             item = self._node_items.get(key)
             if item is not None:
                 item.set_status(status)
+                self._note_running(key, status)
             elif key in self._nodes_by_key:  # not drawn yet (a large plan): applied when it is
                 self._pending_status[key] = status
         self.view.minimap.invalidate_marks()
@@ -1393,6 +1398,12 @@ class PlanStudioView(QWidget):
         elif selected is None and self._graph is not None:
             self.side_placeholder.setText(self._overview())  # its counts by status
         self._sync_buttons()
+
+    def _note_running(self, key: str, status: str) -> None:
+        if status == "running":
+            self._running.add(key)
+        else:
+            self._running.discard(key)
 
     def node_status(self, key: str) -> str:
         item = self._node_items.get(key)
@@ -1468,6 +1479,7 @@ class PlanStudioView(QWidget):
         self._scene.clear()
         self.view.minimap.invalidate_marks()
         self._node_items.clear()
+        self._running.clear()
         self._edge_table = _EdgeTable(())
         self._bundles.clear()
         self._bundle_at.clear()
@@ -1504,6 +1516,7 @@ class PlanStudioView(QWidget):
             status = self._pending_status.pop(node.key, None)
             if status is not None:
                 item.set_status(status)
+                self._note_running(node.key, status)
             self._scene.addItem(item)
             self._node_items[node.key] = item
             yield
@@ -1552,7 +1565,7 @@ class PlanStudioView(QWidget):
             self._close_reject()
         selected = self.selected_key()
         _enable(self.retry_button, selected is not None and self._node_items[selected].status == "failed")
-        _enable(self.cancel_button, any(i.status == "running" for i in self._node_items.values()))
+        _enable(self.cancel_button, bool(self._running))
         for b in (self.fit_button, self.zoom_in_button, self.zoom_out_button, self.critical_button):
             _enable(b, has_plan)
 

@@ -156,6 +156,13 @@ def test_cancel_run_while_something_runs(qtbot, studio: PlanStudioView) -> None:
     assert studio.cancel_button.isEnabled()
     with qtbot.waitSignal(studio.cancel_run_requested, timeout=1000):
         studio.cancel_button.click()
+    studio.set_node_statuses({"schema": "done", "writer": "running"})
+    assert studio.cancel_button.isEnabled()
+    studio.set_node_status("writer", "failed")
+    assert not studio.cancel_button.isEnabled()  # nothing runs any more
+    studio.set_node_status("api", "running")
+    studio.set_plan(THREE, status="approved")  # the same plan again: every node pending
+    assert not studio.cancel_button.isEnabled()
 
 
 def test_diff_markers_and_header(studio: PlanStudioView) -> None:

@@ -217,3 +217,15 @@ def test_the_scene_never_asks_python_for_a_card_or_bundle_bounds(qtbot: Any) -> 
         sys.setprofile(None)
     assert calls.get("__init__", 0) > 1200  # the cards were made (and seen made)
     assert calls.get("boundingRect", 0) + calls.get("shape", 0) < 20  # the veil and lit edges only
+
+
+def test_a_node_running_before_a_large_plan_is_drawn_offers_cancel_once_drawn(qtbot: Any) -> None:
+    studio = PlanStudioView()
+    qtbot.addWidget(studio)
+    with qtbot.waitSignal(studio.plan_ready, timeout=60_000):
+        studio.set_plan(_wide_plan(plan_studio.SYNC_LAYOUT_NODES * 2), status="approved")
+        studio.set_node_status("t5", "running")  # while it is still laid out
+    assert studio.node_status("t5") == "running"
+    assert studio.cancel_button.isEnabled()
+    studio.set_node_status("t5", "done")
+    assert not studio.cancel_button.isEnabled()
