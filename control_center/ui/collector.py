@@ -21,6 +21,14 @@ The policy (installed by :func:`control_center.app.run_gui`, the real process on
   it after ``patience_s`` anyway). Garbage is therefore always collected, within minutes at
   most, and the one long pass falls where nobody is interacting.
 
+The same holds for the GIL itself: a worker thread running Python (reading a page of the
+conversation, laying out a plan) keeps it until the GUI thread has waited a whole switch interval
+for it, and the GUI thread asks again at every call between Python and Qt. :func:`install` sets
+the interval to 0.5 ms (Python's default is 5 ms): scrolling a long conversation up, the median
+stall per page fell from 52-64 ms to 29-37 ms (same code, alternated, load 6.3-6.6), the GUI
+thread's own work staying ~12-17 ms; the cost is more frequent hand-overs only while two
+threads want the GIL.
+
 Widgets ask for a settle through :func:`settle_soon` (a no-op when no policy is installed: tests
 and scripts keep Python's defaults).
 """
@@ -28,6 +36,7 @@ and scripts keep Python's defaults).
 from __future__ import annotations
 
 import gc
+import sys
 import time
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
@@ -145,14 +154,20 @@ class GuiCollector(QObject):
             self.reclaim()
 
 
+#: The GIL switch interval of the GUI process (see the module's docstring).
+SWITCH_INTERVAL_S = 0.0005
+
 _installed: GuiCollector | None = None
+_python_switch_interval: float | None = None
 
 
 def install(parent: QObject | None = None, **options: float) -> GuiCollector:
     """Install the policy for this process (once; later calls return the installed one)."""
-    global _installed
+    global _installed, _python_switch_interval
     if _installed is None:
         _installed = GuiCollector(parent, **options)
+        _python_switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
     return _installed
 
 
@@ -162,7 +177,10 @@ def installed() -> GuiCollector | None:
 
 def uninstall() -> None:
     """Back to Python's defaults: everything frozen is thawed (tests; a closing process)."""
-    global _installed
+    global _installed, _python_switch_interval
+    if _python_switch_interval is not None:
+        sys.setswitchinterval(_python_switch_interval)
+        _python_switch_interval = None
     if _installed is not None:
         collector, _installed = _installed, None
         collector._reclaim_timer.stop()

@@ -5,6 +5,7 @@ frozen objects that become garbage later, is still collected, when the window is
 from __future__ import annotations
 
 import gc
+import sys
 import time
 import weakref
 from collections.abc import Iterator
@@ -187,3 +188,12 @@ def test_the_gui_process_settles_once_its_main_window_is_up(
             window.close()
     assert opened[0].objectName() == "mainWindow"
     assert gc.get_freeze_count() > 0
+    assert sys.getswitchinterval() == collector.SWITCH_INTERVAL_S  # the GUI thread waits less for the GIL
+
+
+def test_uninstalling_restores_pythons_switch_interval() -> None:
+    before = sys.getswitchinterval()
+    collector.install()
+    assert sys.getswitchinterval() == collector.SWITCH_INTERVAL_S < before
+    collector.uninstall()
+    assert sys.getswitchinterval() == before
