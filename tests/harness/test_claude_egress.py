@@ -592,3 +592,31 @@ def test_the_sandbox_covers_the_hosts_socket_files_it_would_show_and_only_those(
     mask = ["--ro-bind", "/dev/null", str((visible / "ide.sock").resolve())]
     at = next(i for i in range(len(argv)) if argv[i : i + 3] == mask)
     assert at > argv.index("--bind")
+
+
+@needs_real_cli
+@needs_bwrap
+def test_real_cli_websearch_in_a_plan_space_still_reaches_the_endpoint(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code's WebSearch is a Messages request with the endpoint's web search tool: the one
+    server tool the gateway lets through (it picks no URL); the turn's own requests pass too."""
+    monkeypatch.setattr(claude_code, "resolve_api_key", lambda: ("sk-loopback", "env"))
+    space = ws.create_space("websearch", mode=Mode.PLAN)
+    replies = [
+        [{"type": "tool_use", "name": "WebSearch", "input": {"query": "h11 documentation"}}],
+        [{"type": "text", "text": "No results worth keeping."}],
+        [{"type": "tool_use", "name": "mcp__control_center__submit_plan", "input": PLAN_INPUT}],
+        [{"type": "text", "text": "Submitted."}],
+    ]
+    with LoopbackMessagesServer(replies) as server:
+        ended, _events = _run(ws, AppSettings(claude_cli=str(REAL_CLI), base_url=server.base_url), space.id)
+        requests = list(server.requests)
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    searches = [
+        r
+        for r in requests
+        if any(t.get("type", "").startswith("web_search_") for t in r.body.get("tools", []))
+    ]
+    assert len(searches) == 1, [r.body.get("tools") for r in requests]
+    assert all(r.api_key == "sk-loopback" for r in requests)
