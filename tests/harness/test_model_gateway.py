@@ -466,6 +466,19 @@ def test_a_messages_request_that_makes_the_endpoint_reach_out_is_refused() -> No
                     for _, b in REACHING_OUT
                 ]
                 refused.append(await _ask(sock, _request(gate, "/v1/messages", body=b"{not json")))
+                # One key twice: Python keeps the last, another parser may keep the first.
+                two = b'{"model": "m", "tools": [{"type": "web_fetch_20250910", "name": "f"}], "tools": []}'
+                refused.append(await _ask(sock, _request(gate, "/v1/messages", body=two)))
+                # A long conversation (read off the event loop) that reaches out at its very end.
+                long = _msg(
+                    [
+                        {"type": "text", "text": "x" * 400_000},
+                        {"type": "image", "source": {"type": "url", "url": "u"}},
+                    ]
+                )
+                refused.append(
+                    await _ask(sock, _request(gate, "/v1/messages", body=json.dumps(long).encode()))
+                )
                 passed = [
                     await _ask(sock, _request(gate, "/v1/messages", body=json.dumps(b).encode()))
                     for _, b in PASSING
@@ -475,7 +488,8 @@ def test_a_messages_request_that_makes_the_endpoint_reach_out_is_refused() -> No
             endpoint.close()
 
     refused, passed, endpoint = asyncio.run(scenario())
-    for (name, _), answer in zip([*REACHING_OUT, ("not json", None)], refused, strict=True):
+    extra = [("not json", None), ("a key twice", None), ("long, by URL", None)]
+    for (name, _), answer in zip([*REACHING_OUT, *extra], refused, strict=True):
         assert answer.startswith(b"HTTP/1.1 403 "), (name, answer)
         assert answer.partition(b"\r\n\r\n")[2].count(b"\n") == 1
     for (name, _), answer in zip(PASSING, passed, strict=True):

@@ -47,6 +47,7 @@ ALLOWED_QUERIES = ("", "beta=true")
 #: The Messages API refuses bodies over 32 MB; a little more leaves room for its own answer.
 MAX_BODY = 40 * 1024 * 1024
 _HEAD_LIMIT = 64 * 1024
+_INLINE_BODY = 256 * 1024
 _CHUNK = 64 * 1024
 #: Headers that describe one hop, not the message (RFC 9110 §7.6.1), and the ones the gateway
 #: sets itself.
@@ -97,6 +98,29 @@ def upstream_ssl_context() -> ssl.SSLContext:
         except (OSError, ssl.SSLError) as exc:
             log.warning("NODE_EXTRA_CA_CERTS is not usable (%s): %s", extra, type(exc).__name__)
     return ctx
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # The endpoint's parser may keep the first of two equal keys where Python keeps the last: a
+    # body read two ways could pass here and reach out there.
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise _DuplicateKey
+    return obj
+
+
+def check_body(body: bytes) -> str | None:
+    """Why a Messages request body is refused (``reaches_out``, or not one JSON reading), or None."""
+    try:
+        return reaches_out(json.loads(body, object_pairs_hook=_no_duplicates))
+    except _DuplicateKey:
+        return "the request body has a key twice in one object"
+    except ValueError:
+        return "the request body is not JSON"
 
 
 def reaches_out(body: Any) -> str | None:
@@ -303,10 +327,9 @@ class ModelGateway:
         method, target = request.method.decode(), request.target.decode("ascii", "replace")
         refusal = self._refusal(request)
         if refusal is None:
-            try:
-                why = reaches_out(json.loads(body))
-            except ValueError:
-                why = "the request body is not JSON"
+            # A long conversation is megabytes of JSON: read off the event loop other turns share.
+            big = len(body) > _INLINE_BODY
+            why = await asyncio.to_thread(check_body, body) if big else check_body(body)
             if why is not None:
                 refusal = (403, "permission_error", why)
         if refusal is not None:
