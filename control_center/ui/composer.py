@@ -106,14 +106,16 @@ class Composer(QWidget):
         bar = QHBoxLayout()
         bar.setContentsMargins(0, 0, 0, 0)
         bar.addWidget(self.mode_combo)
-        bar.addWidget(self.note_label, 1)
-        bar.addStretch(0)
+        bar.addStretch(1)
         bar.addWidget(self.stop_button)
         bar.addWidget(self.send_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.setSpacing(6)
         layout.addWidget(self.input, 1)
+        # Its own row, the composer's whole width: squeezed between the mode and the buttons it
+        # wrapped to four lines in a 1000 px window and lost its last one.
+        layout.addWidget(self.note_label)
         layout.addLayout(bar)
 
         self._fill_operator_modes()

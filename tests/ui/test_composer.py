@@ -107,3 +107,17 @@ def test_transport_note(composer: Composer) -> None:
     assert "guidance" in composer.note_label.text()
     composer.set_transport_note(None)
     assert composer.note_label.isHidden()
+
+
+def test_the_transport_note_has_the_composers_whole_width(composer: Composer, qtbot) -> None:
+    """Squeezed between the mode and the buttons, the note wrapped to four lines in a 1000 px
+    window and its last line was cut: it has a row of its own and reads on one line there."""
+    composer.resize(390, 130)  # the composer's size in a 1000x650 window
+    composer.set_transport_note("Holding: surface · gate · guardrail · OS layer · hook · prompt.")
+    composer.show()
+    qtbot.waitExposed(composer)
+    note = composer.note_label
+    assert note.geometry().left() == composer.input.geometry().left()
+    assert note.width() == composer.input.width()
+    assert note.height() >= note.heightForWidth(note.width())  # nothing cut
+    assert note.heightForWidth(note.width()) <= 2 * note.fontMetrics().lineSpacing()
