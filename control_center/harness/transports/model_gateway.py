@@ -334,7 +334,8 @@ class ModelGateway:
                 refusal = (403, "permission_error", why)
         if refusal is not None:
             status, kind, message = refusal
-            log.info("model gateway refused %s %s: %s", method, target.partition("?")[0][:200], status)
+            path = target.partition("?")[0][:200]
+            log.warning("model gateway refused %s %s: %s %s", method, path, status, message)
             return await _send_error(conn, writer, status, kind, message)
         assert self._client is not None, "the gateway is not open"
         upstream_request = self._client.build_request(
@@ -377,7 +378,7 @@ class ModelGateway:
             return False
         finally:
             await upstream.aclose()
-        log.info("model gateway: %s %s -> %s", method, target.partition("?")[0][:200], upstream.status_code)
+        log.debug("model gateway: %s %s -> %s", method, target.partition("?")[0][:200], upstream.status_code)
         return True
 
 
