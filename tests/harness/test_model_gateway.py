@@ -5,12 +5,15 @@ a streamed answer passes through as it arrives."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from control_center.harness.transports.egress import PROXY_VARS, EgressGate
 
@@ -495,3 +498,31 @@ def test_a_messages_request_that_makes_the_endpoint_reach_out_is_refused() -> No
     for (name, _), answer in zip(PASSING, passed, strict=True):
         assert answer.startswith(b"HTTP/1.1 200 "), (name, answer)
     assert len(endpoint.heads) == len(PASSING)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    parts=st.lists(
+        st.sampled_from(
+            [b"data: ", b"sk-", b"sk-ant-op", REAL_KEY.encode(), b"x", b"\n\n", b"sk-ant-operator-0"]
+        ),
+        max_size=30,
+    ),
+    cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=12),
+)
+def test_the_key_is_masked_however_the_stream_is_cut(parts: list[bytes], cuts: list[int]) -> None:
+    """Whatever the chunking, what leaves equals what came in with every whole key masked, and
+    nothing but a possible start of the key is held back between chunks."""
+    from control_center.harness.transports.model_gateway import _Redactor
+
+    stream = b"".join(parts)
+    bounds = sorted({min(c, len(stream)) for c in cuts} | {0, len(stream)})
+    redactor = _Redactor(REAL_KEY.encode())
+    out = b""
+    for start, end in itertools.pairwise(bounds):
+        out += redactor.feed(stream[start:end])
+        held = stream[:end]
+        # Held back: at most a proper prefix of the key, and only when the stream so far ends in one.
+        assert len(held) - len(out) < len(REAL_KEY)
+    out += redactor.flush()
+    assert out == stream.replace(REAL_KEY.encode(), b"*" * len(REAL_KEY))
