@@ -107,11 +107,7 @@ def decide(
     match decided.kind:
         case ApprovalKind.TOOL_CALL:
             verb = "granted" if decision is Decision.GRANT else "rejected"
-            return DecisionOutcome(
-                decided,
-                f"{verb}; continue the turn with: control-center resume {decided.turn_id}",
-                resume_turn=decided.turn_id,
-            )
+            return DecisionOutcome(decided, _then(verb, ws, decided.turn_id), resume_turn=decided.turn_id)
         case ApprovalKind.PLAN_EXIT:
             verb = (
                 "granted: the agent's next exit_plan_mode call switches the space to Agent mode"
@@ -387,8 +383,15 @@ def answer(ws: Workspace, approval_id: str, text: str, *, by: str) -> DecisionOu
         answered = ws.store.answer_question(approval_id, text, by=by)
     except StoreError as exc:
         raise DecisionError(str(exc)) from None
-    return DecisionOutcome(
-        answered,
-        f"answered; continue the turn with: control-center resume {answered.turn_id}",
-        resume_turn=answered.turn_id,
-    )
+    return DecisionOutcome(answered, _then("answered", ws, answered.turn_id), resume_turn=answered.turn_id)
+
+
+def _then(verb: str, ws: Workspace, turn_id: str | None) -> str:
+    """What happens to the waiting turn next: a turn that waits in its own live process (a Claude
+    Code call) continues by itself; any other is continued with ``resume``."""
+    from control_center.harness.turn_claim import waiting_in_its_process
+
+    turn = ws.store.turn(turn_id) if turn_id else None
+    if turn is not None and waiting_in_its_process(turn):
+        return f"{verb}; turn {turn.id} continues in its own process (pid {turn.state.get('pid')})"
+    return f"{verb}; continue the turn with: control-center resume {turn_id}"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import sys
 import time
 from typing import Any
 
@@ -201,6 +202,51 @@ def test_real_cli_an_answer_given_through_the_runtime_reaches_the_waiting_proces
     answered = ws.store.approval(question.id)
     assert answered is not None
     assert answered.status is ApprovalStatus.ANSWERED
+
+
+@needs_real_cli
+@pytest.mark.usefixtures("loopback_key")
+def test_real_cli_an_answer_from_the_command_line_reaches_the_waiting_process(ws: Workspace) -> None:
+    """The operator answers from a terminal (``control-center approvals answer``, another process)
+    while a Claude Code turn waits in the app's process: the answer says the turn continues by
+    itself (not "continue the turn with: control-center resume", which would be refused), and the
+    waiting process finishes the turn with it."""
+    space = ws.create_space("asks-terminal", mode=Mode.CHAT)
+    events: list[TurnEvent] = []
+    seen: dict[str, Any] = {}
+
+    async def scenario() -> TurnEnded:
+        with LoopbackMessagesServer([list(reply) for reply in ASK]) as server:
+            settings = AppSettings(claude_cli=str(REAL_CLI), base_url=server.base_url)
+            task = asyncio.create_task(
+                Harness(ws, settings).run(
+                    RunRequest("ask me", space.id, transport=Transport.CLAUDE_CODE), emit=events.append
+                )
+            )
+            deadline = time.monotonic() + 120
+            while not (
+                pending := ws.store.approvals(
+                    kind=ApprovalKind.QUESTION, space_id=space.id, status=ApprovalStatus.PENDING
+                )
+            ) or not waiting_in_its_process(ws.store.turn(pending[0].turn_id or "")):  # type: ignore[arg-type]
+                assert time.monotonic() < deadline, "the turn never waited on its question"
+                assert not task.done(), task
+                await asyncio.sleep(0.05)
+            argv = [sys.executable, "-m", "control_center", "approvals", "answer"]
+            argv += ["--workspace", str(ws.root), pending[0].id, "blue"]
+            seen["cli"] = await asyncio.to_thread(
+                subprocess.run, argv, capture_output=True, text=True, timeout=60
+            )
+            return await asyncio.wait_for(task, 60)
+
+    ended = asyncio.run(scenario())
+    cli = seen["cli"]
+    assert cli.returncode == 0, cli.stderr
+    assert "control-center resume" not in cli.stdout
+    assert f"turn {ended.turn} continues in its own process" in cli.stdout
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert "The operator answered: blue" in _result_of(events, "mcp__control_center__ask_user").content
+    assert len(ws.store.turns(space_id=space.id)) == 1
 
 
 def test_on_the_claude_code_surface_only_a_question_waits_for_the_operator_in_the_call() -> None:
