@@ -233,6 +233,8 @@ def test_ask_user_suspends_the_run_until_the_question_is_answered(
     _one_line_error(cli("approvals", "decide", qid, "grant"), "approvals answer")
     answered = cli("approvals", "answer", qid, "calc.py")
     assert answered.returncode == 0, answered.stderr
+    # The turn is suspended (its process ended): it goes on with resume, and says so.
+    assert f"continue the turn with: control-center resume {last['turn']}" in answered.stdout
     assert json.loads(cli("approvals", "list", "--json").stdout)[0]["status"] == "answered"
     _one_line_error(cli("approvals", "answer", qid, "again"), "already answered")
 
