@@ -385,18 +385,19 @@ class _Layering:
     def _sweep(self, layers: Iterable[int], neighbours: list[tuple[int, ...]]) -> None:
         pos = self.positions()
         for lay in layers:
-            keyed = []
-            for vtx in self.order[lay]:
+            layer = self.order[lay]
+            barys: list[float] = []
+            for vtx in layer:
                 ns = neighbours[vtx]
                 if len(ns) == 1:  # every dummy: worth the fast path, they are most vertices
-                    bary = float(pos[ns[0]])
+                    barys.append(pos[ns[0]])
                 elif ns:
-                    bary = sum([pos[u] for u in ns]) / len(ns)
+                    barys.append(sum([pos[u] for u in ns]) / len(ns))
                 else:  # no neighbours on the fixed side: keep its place
-                    bary = float(pos[vtx])
-                keyed.append((bary, pos[vtx], vtx))
-            keyed.sort()
-            order = [vtx for _, _, vtx in keyed]
+                    barys.append(pos[vtx])
+            # The layer is in position order, so a stable sort by barycenter breaks ties by the
+            # current position (no tuple per vertex to make and compare).
+            order = [layer[i] for i in sorted(range(len(layer)), key=barys.__getitem__)]
             self.order[lay] = order
             for i, vtx in enumerate(order):
                 pos[vtx] = i
