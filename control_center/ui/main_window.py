@@ -858,6 +858,7 @@ class MainWindow(QMainWindow):
             if space_id:
                 self._turn_of_space[space_id] = event.turn
             self._update_activity()
+            self._update_usage_label()  # the turn counts from its start, tokens or not
         if isinstance(event, UsageEvent) and space_id:
             u = self._usage.setdefault(space_id, {"turn_tokens": 0, "turn_cost": 0.0})
             u["turn_tokens"] += event.input_tokens + event.output_tokens
@@ -985,8 +986,13 @@ class MainWindow(QMainWindow):
         if self._current is None or self._current.id != space_id:
             return
         live = self._usage.get(space_id, {})
-        if space_id in self.runtime.running_spaces() and live.get("turn_tokens"):
+        running = space_id in self.runtime.running_spaces()
+        if running and live.get("turn_tokens"):
             turn = f"this turn: {int(live['turn_tokens']):,} tokens · ${live['turn_cost']:.4f}"
+        elif running:
+            # Claude Code reports a turn's usage when its CLI run ends: a turn waiting for the
+            # operator inside it has spent tokens we do not know yet.
+            turn = "this turn: no usage reported yet"
         elif stored["turns"]:
             turn = f"last turn: {stored['last_turn_tokens']:,} tokens · ${stored['last_turn_cost']:.4f}"
         else:

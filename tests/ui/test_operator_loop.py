@@ -332,3 +332,24 @@ def test_a_question_is_answered_inline_from_the_conversations_composer(qtbot, wo
     assert results == ["The operator answered: notes.txt"]
     assert len(store.turns(space_id=space.id)) == 1  # the answer resumed the turn, no new one
     qtbot.waitUntil(lambda: window.composer.send_button.text() == "Send", timeout=5000)
+
+
+def test_the_usage_line_counts_a_running_turn_before_its_usage_is_reported(qtbot, workspace: Path) -> None:
+    """A Claude Code turn reports its usage when its CLI run ends; while it runs (or waits for the
+    operator inside the CLI) the status bar must not say the space has no turns."""
+    window = _window(qtbot, workspace, "Sleeping")
+    qtbot.waitUntil(lambda: window.status_usage.text() == "no turns yet in this space", timeout=5000)
+    space_id = window.current_space().id
+    window.send_message("sleep")
+    qtbot.waitUntil(  # the model's call (and its usage) is over: its command runs
+        lambda: any(
+            i.tool is not None and i.tool.status == "running" for i in window.conversation_model.items()
+        ),
+        timeout=15_000,
+    )
+    window._usage.pop(space_id, None)  # as a transport that reports usage only at the end
+    window._update_usage_label()
+    qtbot.waitUntil(lambda: "this turn: no usage reported yet" in window.status_usage.text(), timeout=5000)
+    assert "over 1 turn(s)" in window.status_usage.text()
+    window.runtime.cancel(space_id)
+    qtbot.waitUntil(lambda: _state(window, "Sleeping") is SpaceActivity.INTERRUPTED, timeout=15_000)
