@@ -40,6 +40,12 @@ def _git_common_dir(worktree: Path) -> Path | None:
     return gitdir.parent.parent if gitdir.parent.name == "worktrees" else gitdir
 
 
+def _no_capabilities() -> list[str]:
+    """Started by root, bubblewrap leaves every capability to what runs inside (CAP_SYS_ADMIN
+    among them: `mount -o remount,rw /` undoes every read-only mount). Dropped, always."""
+    return ["--cap-drop", "ALL"] if os.geteuid() == 0 else []
+
+
 def _base_args(worktree: Path) -> list[str]:
     wt = str(worktree)
     # Order matters: bwrap applies mounts in sequence, so the worktree bind (and the repository's
@@ -57,6 +63,7 @@ def _base_args(worktree: Path) -> list[str]:
         "--ro-bind", wt, wt,
         "--chdir", wt,
         "--die-with-parent",
+        *_no_capabilities(),
     ]  # fmt: skip
 
 
@@ -182,6 +189,7 @@ class ClaudeSandbox:
             "--unshare-pid", "--die-with-parent", "--new-session",
             # Its own network (only its loopback) and System V IPC.
             "--unshare-net", "--unshare-ipc",
+            *_no_capabilities(),
         ]  # fmt: skip
         return [bwrap, *args, "--", *argv]
 
@@ -258,6 +266,7 @@ def _gate_args(worktree: Path, scratch: Path, *, network: bool, home: Path | Non
         "--unshare-ipc",
         "--unshare-uts",
         "--die-with-parent",
+        *_no_capabilities(),
     ]  # fmt: skip
 
 

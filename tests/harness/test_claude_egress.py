@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import secrets
 import shutil
 import socket
@@ -620,3 +621,90 @@ def test_real_cli_websearch_in_a_plan_space_still_reaches_the_endpoint(
     ]
     assert len(searches) == 1, [r.body.get("tools") for r in requests]
     assert all(r.api_key == "sk-loopback" for r in requests)
+
+
+# -- run as root, bubblewrap keeps every capability inside unless told otherwise ------------------
+
+REMOUNT_PROBE = """#!/bin/sh
+# A stand-in for claude (and, below, a command of the built-in harness): remount the read-only
+# file system writable, then write into the worktree.
+mount -o remount,rw / 2>/dev/null
+mount -o remount,bind,rw "$PWD" 2>/dev/null
+echo pwned > "${TARGET:-$PWD}/pwned-by-remount" 2>/dev/null
+echo '{"type": "result", "subtype": "success", "is_error": false, "result": "ok", "num_turns": 1,'\
+' "usage": {}, "permission_denials": []}'
+"""
+
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0, reason="only a root caller leaves bubblewrap's capabilities inside (CI runs as root)"
+)
+
+
+@needs_bwrap
+@needs_root
+def test_as_root_a_read_only_turn_cannot_remount_its_way_to_writing(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The attack: bubblewrap started by root keeps CAP_SYS_ADMIN inside, and `mount -o
+    remount,rw /` makes the whole host file system writable again — the worktree included."""
+    monkeypatch.setattr(claude_code, "resolve_api_key", lambda: ("sk-test", "env"))
+    cli = tmp_path / "remount-bin" / "claude"
+    cli.parent.mkdir()
+    cli.write_text(REMOUNT_PROBE)
+    cli.chmod(0o755)
+    space = ws.create_space("remount", mode=Mode.PLAN, autonomy=Autonomy.YOLO)
+    with LoopbackMessagesServer([]) as server:
+        ended, _events = _run(ws, AppSettings(claude_cli=str(cli), base_url=server.base_url), space.id)
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert not (space.worktree / "pwned-by-remount").exists()
+
+
+@needs_bwrap
+@needs_root
+def test_as_root_a_read_only_command_of_the_built_in_harness_cannot_remount_either() -> None:
+    # Outside /tmp, which is private inside: the probe must be there to run.
+    worktree = Path(tempfile.mkdtemp(prefix="cc-remount-", dir="/var/tmp"))
+    probe = worktree / "probe.sh"
+    probe.write_text(REMOUNT_PROBE)
+    probe.chmod(0o755)
+    try:
+        argv = sandbox.wrap_argv([str(probe)], worktree, read_only=True)
+        assert argv[0] != str(probe)  # really wrapped
+        done = subprocess.run(argv, cwd=worktree, capture_output=True, text=True, check=False, timeout=30)
+        assert '"result": "ok"' in done.stdout, done.stderr  # the probe ran
+        assert not (worktree / "pwned-by-remount").exists()
+    finally:
+        shutil.rmtree(worktree, ignore_errors=True)
+
+
+@needs_bwrap
+@needs_root
+def test_as_root_a_gate_cannot_remount_its_way_out_of_its_scratch_copy() -> None:
+    """A review gate runs in a throw-away copy; remounting / writable would let it write the
+    host's files (here a folder beside the worktree)."""
+    if not sandbox.gate_sandbox_available():
+        pytest.skip("the gate box cannot be built here")
+    base = Path(tempfile.mkdtemp(prefix="cc-remount-gate-", dir="/var/tmp"))
+    worktree, outside = base / "worktree", base / "outside"
+    worktree.mkdir()
+    outside.mkdir()
+    probe = worktree / "probe.sh"
+    probe.write_text(REMOUNT_PROBE)
+    probe.chmod(0o755)
+    scratch = sandbox.make_scratch_copy(worktree)
+    try:
+        argv = sandbox.gate_argv([str(probe)], worktree, scratch, network=False)
+        assert argv is not None
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+            env={**os.environ, "TARGET": str(outside)},
+        )
+        assert '"result": "ok"' in done.stdout, done.stderr
+        assert not (outside / "pwned-by-remount").exists()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
