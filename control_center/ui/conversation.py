@@ -60,7 +60,7 @@ from control_center.core.approval_summary import approval_card_data
 from control_center.core.approvals import Approval, ApprovalStatus
 from control_center.core.modes import Mode
 from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
-from control_center.ui import theme
+from control_center.ui import collector, theme
 from control_center.ui.text_selection import (
     SELECTABLE_FONT,
     TextPoint,
@@ -123,6 +123,9 @@ class ConversationModel(QAbstractListModel):
         for row, item in enumerate(items):
             self._keys[item.id] = row + self._offset
         self.endInsertRows()
+        # the rows read so far stay while the conversation is shown: with the GUI process's GC
+        # policy they are set aside, so full passes do not walk more rows the higher one scrolls
+        collector.settle_soon()
 
     def remove_item(self, item_id: str) -> None:
         row = self.row_of(item_id)

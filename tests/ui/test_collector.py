@@ -19,10 +19,12 @@ from PySide6.QtWidgets import QWidget
 
 from control_center import app as app_module
 from control_center.core.plan import PlanGraph, PlanNode
+from control_center.core.transcript import ItemKind, TranscriptItem
 from control_center.demo import create_demo
 from control_center.harness.settings import AppSettings
 from control_center.ui import collector, plan_studio
 from control_center.ui.collector import GuiCollector
+from control_center.ui.conversation import ConversationModel
 from control_center.ui.plan_studio import PlanStudioView
 
 
@@ -154,6 +156,19 @@ def test_a_large_plan_being_drawn_is_set_aside_as_it_goes(
     with qtbot.waitSignal(studio.plan_ready, timeout=60_000):
         studio.set_plan(PlanGraph("large", nodes))
     assert settles_when_ready[0] >= 3  # several while drawing, before the one at the end
+
+
+def test_an_older_page_of_the_conversation_is_set_aside(qtbot: Any) -> None:
+    """Scrolling a long conversation up holds more rows page by page: frozen as they come, full
+    passes do not walk more rows the higher one scrolls."""
+    policy = collector.install(reclaim_every_s=3600)
+    model = ConversationModel()
+    page = [TranscriptItem(f"m{i}", ItemKind.USER, f"message {i}") for i in range(400)]
+    model.prepend_items(page)
+    qtbot.waitUntil(lambda: policy.settles == 1)
+    first = model.item(0)
+    assert gc.is_tracked(first)
+    assert not any(o is first for o in gc.get_objects())  # set aside: automatic passes skip it
 
 
 def test_the_gui_process_settles_once_its_main_window_is_up(
