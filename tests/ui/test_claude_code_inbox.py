@@ -4,6 +4,8 @@ no second run of it starts, and the window shows no error."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from control_center.app import create_main_window
 from control_center.core.approvals import ApprovalKind, ApprovalStatus
 from control_center.core.events import TurnStatus
 from control_center.core.modes import Mode, Transport
+from control_center.core.records import Space
 from control_center.core.space_state import SpaceActivity
 from control_center.harness.loopback import LoopbackMessagesServer
 from control_center.harness.settings import AppSettings
@@ -35,14 +38,15 @@ ASK = [
 ]
 
 
-@needs_real_cli
-@pytest.mark.usefixtures("loopback_key")
-def test_a_claude_code_question_is_answered_from_the_inbox_while_the_cli_waits(
-    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@contextlib.contextmanager
+def _claude_code_window(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, mode: Mode
+) -> Iterator[tuple[Any, Space]]:
+    """The real window on a workspace with one Claude Code space, selected, the real CLI talking to
+    a loopback Messages server that asks one question and then thanks."""
     root = tmp_path / "ws"
     ws = Workspace.init(root, make_repo(tmp_path / "repo"))
-    ws.create_space("Claude plans", mode=Mode.PLAN, transport=Transport.CLAUDE_CODE)
+    ws.create_space(name, mode=mode, transport=Transport.CLAUDE_CODE)
     ws.close()
     monkeypatch.setenv("CONTROL_CENTER_CONFIG_DIR", str(tmp_path / "config"))
     with LoopbackMessagesServer([list(reply) for reply in ASK]) as server:
@@ -51,10 +55,19 @@ def test_a_claude_code_question_is_answered_from_the_inbox_while_the_cli_waits(
         qtbot.addWidget(window)
         window._closing_confirmed = True
         window.show()
+        space = window.runtime.ws.store.find_space(name)
+        window.select_space(space.id, sync=True)
+        yield window, space
+
+
+@needs_real_cli
+@pytest.mark.usefixtures("loopback_key")
+def test_a_claude_code_question_is_answered_from_the_inbox_while_the_cli_waits(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with _claude_code_window(qtbot, tmp_path, monkeypatch, "Claude plans", Mode.PLAN) as (window, space):
         runtime = window.runtime
         store = runtime.ws.store
-        space = store.find_space("Claude plans")
-        window.select_space(space.id, sync=True)
         second_runs: list[str] = []
         resume = runtime.execution.resume
 
@@ -110,21 +123,9 @@ def test_stop_ends_a_claude_code_turn_that_waits_for_an_answer(
 ) -> None:
     """The turn waits inside a live CLI: the operator may stop it instead of answering (it then
     ends interrupted, the question kept for a resume), as any running turn."""
-    root = tmp_path / "ws"
-    ws = Workspace.init(root, make_repo(tmp_path / "repo"))
-    ws.create_space("Claude asks", mode=Mode.CHAT, transport=Transport.CLAUDE_CODE)
-    ws.close()
-    monkeypatch.setenv("CONTROL_CENTER_CONFIG_DIR", str(tmp_path / "config"))
-    with LoopbackMessagesServer([list(reply) for reply in ASK]) as server:
-        AppSettings(claude_cli=str(REAL_CLI), base_url=server.base_url).save()
-        window = create_main_window(root)
-        qtbot.addWidget(window)
-        window._closing_confirmed = True
-        window.show()
+    with _claude_code_window(qtbot, tmp_path, monkeypatch, "Claude asks", Mode.CHAT) as (window, space):
         runtime = window.runtime
         store = runtime.ws.store
-        space = store.find_space("Claude asks")
-        window.select_space(space.id, sync=True)
         window.send_message("ask me")
         qtbot.waitUntil(lambda: window.inbox.pending_count() == 1, timeout=120_000)
         turn = store.turns(space_id=space.id)[0]

@@ -121,14 +121,19 @@ def test_an_operator_who_never_pauses_still_gets_the_reclaim(qtbot: Any) -> None
     assert policy.reclaims == 1
 
 
+def _large_plan_nodes() -> tuple[PlanNode, ...]:
+    """Chains of 30, twice the size laid out off the GUI thread."""
+    return tuple(
+        PlanNode(f"t{i}", f"Task {i}", "", (f"t{i - 1}",) if i % 30 else ())
+        for i in range(plan_studio.SYNC_LAYOUT_NODES * 2)
+    )
+
+
 def test_a_large_plan_drawn_settles_the_heap(qtbot: Any) -> None:
     policy = collector.install(reclaim_every_s=3600)
     studio = PlanStudioView()
     qtbot.addWidget(studio)
-    nodes = tuple(
-        PlanNode(f"t{i}", f"Task {i}", "", (f"t{i - 1}",) if i % 30 else ())
-        for i in range(plan_studio.SYNC_LAYOUT_NODES * 2)
-    )
+    nodes = _large_plan_nodes()
     with qtbot.waitSignal(studio.plan_ready, timeout=60_000):
         studio.set_plan(PlanGraph("large", nodes))
     qtbot.waitUntil(lambda: policy.settles == 1)
@@ -147,10 +152,7 @@ def test_a_large_plan_being_drawn_is_set_aside_as_it_goes(
     policy = collector.install(reclaim_every_s=3600)
     studio = PlanStudioView()
     qtbot.addWidget(studio)
-    nodes = tuple(
-        PlanNode(f"t{i}", f"Task {i}", "", (f"t{i - 1}",) if i % 30 else ())
-        for i in range(plan_studio.SYNC_LAYOUT_NODES * 2)
-    )
+    nodes = _large_plan_nodes()
     settles_when_ready: list[int] = []
     studio.plan_ready.connect(lambda: settles_when_ready.append(policy.settles))
     with qtbot.waitSignal(studio.plan_ready, timeout=60_000):
