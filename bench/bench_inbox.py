@@ -92,6 +92,11 @@ t0 = time.perf_counter()
 window = create_main_window(sys.argv[1])
 window.show()
 app.processEvents()
+if os.environ.get("BENCH_POLICY"):  # the GUI process's GC/GIL policy, as run_gui installs it
+    from control_center.ui import collector
+    policy = collector.install()
+    policy.watch(window)
+    policy.settle()
 out["window_s"] = time.perf_counter() - t0
 # From here on: what the Inbox costs the GUI thread while its rows arrive.
 last[0] = time.perf_counter(); gaps.clear()
@@ -146,7 +151,7 @@ filters = [
     lambda: inbox.set_status_filter("decided"),
     lambda: inbox.set_kind_filter(None),
     lambda: inbox.set_status_filter("pending"),
-]
+] * int(os.environ.get("BENCH_FILTER_ROUNDS", "1"))
 gui, shown = [], []
 for change in filters:
     settle(50)
@@ -259,8 +264,9 @@ ws.close()
     return root / "ws"
 
 
-def run_child(code: Path, ws: Path, n: int) -> dict[str, float]:
+def run_child(code: Path, ws: Path, n: int, extra_env: dict[str, str] | None = None) -> dict[str, float]:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "CONTROL_CENTER_CONFIG_DIR": tempfile.mkdtemp()}
+    env.update(extra_env or {})
     done = subprocess.run(
         [sys.executable, "-c", CHILD, str(ws), str(n)], cwd=code, env=env, capture_output=True, text=True
     )
@@ -275,6 +281,14 @@ def main() -> None:
     parser.add_argument("--approvals", type=int, default=100_000)
     parser.add_argument("--baseline", type=Path, help="a checkout to compare with")
     parser.add_argument("--baseline-rev", default="HEAD~1", help="else this revision, cloned")
+    parser.add_argument(
+        "--policy",
+        action="store_true",
+        help="this code with the GUI process's GC/GIL policy, as run_gui has it",
+    )
+    parser.add_argument(
+        "--filter-rounds", type=int, default=1, help="go through the 7 filter changes N times"
+    )
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-inbox-"))
     baseline = args.baseline
@@ -285,9 +299,12 @@ def main() -> None:
     n = args.approvals
     print(f"load average before: {os.getloadavg()[0]:.1f}; {n:,} approvals; baseline {baseline}")
     results = {}
+    rounds = {"BENCH_FILTER_ROUNDS": str(args.filter_rounds)}
     for name, code in (("baseline", baseline), ("this", REPO)):
         ws = make_workspace(code, tmp / name, n)
-        results[name] = run_child(code, ws, n)
+        policy = {"BENCH_POLICY": "1"} if args.policy and name == "this" else {}
+        results[name] = run_child(code, ws, n, {**rounds, **policy})
+    print(f"this: {'with' if args.policy else 'without'} the GUI process's GC/GIL policy")
     old, new = results["baseline"], results["this"]
     print(f"load average after: {os.getloadavg()[0]:.1f}")
     print(f"code: baseline {old['code']} | this {new['code']}")
