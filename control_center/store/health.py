@@ -105,6 +105,12 @@ def _connect_ro(db: Path) -> sqlite3.Connection:
     return sqlite3.connect(db.resolve().as_uri() + query, uri=True, timeout=10)
 
 
+def _missing_tables(conn: sqlite3.Connection) -> list[str]:
+    tables = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    missing = sorted(REQUIRED_TABLES - tables)
+    return [f"missing table(s): {', '.join(missing)}"] if missing else []
+
+
 def check(db: Path, *, full: bool = False) -> CheckResult:
     """``PRAGMA quick_check`` (``integrity_check`` with ``full``) plus the required tables."""
     problems: list[str] = []
@@ -117,10 +123,7 @@ def check(db: Path, *, full: bool = False) -> CheckResult:
                 # One problem per line; drop SQLite's "*** in database main ***" headers.
                 lines = (line.strip() for row in rows for line in row.splitlines())
                 problems.extend(line for line in lines if line and not line.startswith("***"))
-            tables = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            missing = sorted(REQUIRED_TABLES - tables)
-            if missing:
-                problems.append(f"missing table(s): {', '.join(missing)}")
+            problems.extend(_missing_tables(conn))
             if full and not problems:
                 bad_keys = conn.execute("PRAGMA foreign_key_check").fetchmany(20)
                 problems.extend(f"broken reference in {r[0]} row {r[1]} to {r[2]}" for r in bad_keys)
@@ -166,19 +169,18 @@ def _write_stamp(db: Path, state: str) -> None:
         pass  # a read-only folder: the next command checks again
 
 
-def _missing_tables(db: Path) -> CheckResult:
+def _check_tables(db: Path) -> CheckResult:
     """The required tables alone (a few pages): a table dropped through SQLite itself, even one
     still in the WAL, is damage the file's state does not show."""
     try:
         conn = _connect_ro(db)
         try:
-            tables = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            problems = _missing_tables(conn)
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:
-        return CheckResult(False, (str(exc),))
-    missing = sorted(REQUIRED_TABLES - tables)
-    return CheckResult(not missing, (f"missing table(s): {', '.join(missing)}",) if missing else ())
+        problems = [str(exc)]
+    return CheckResult(not problems, tuple(problems))
 
 
 def check_unless_unchanged(db: Path) -> CheckResult:
@@ -188,7 +190,7 @@ def check_unless_unchanged(db: Path) -> CheckResult:
     large workspace costs most of a second. The required tables are read every time."""
     before = _file_state(db)
     if _stamped(db) == before:
-        return _missing_tables(db)
+        return _check_tables(db)
     result = check(db)
     if result.ok and _file_state(db) == before:  # nothing wrote during the check
         _write_stamp(db, before)

@@ -31,13 +31,18 @@ def _wide_plan(n: int) -> PlanGraph:
     return PlanGraph("a wide plan", tuple(nodes))
 
 
-@pytest.fixture
-def big(qtbot: Any) -> PlanStudioView:
+def _shown_studio(qtbot: Any) -> PlanStudioView:
     studio = PlanStudioView()
     qtbot.addWidget(studio)
     studio.resize(1000, 650)
     studio.show()
     qtbot.waitExposed(studio)
+    return studio
+
+
+@pytest.fixture
+def big(qtbot: Any) -> PlanStudioView:
+    studio = _shown_studio(qtbot)
     with qtbot.waitSignal(studio.plan_ready, timeout=60_000):
         studio.set_plan(_wide_plan(plan_studio.SYNC_LAYOUT_NODES * 4))
     assert studio.view.minimap.isVisible()
@@ -168,11 +173,7 @@ def test_a_large_plan_leaves_few_objects_for_the_garbage_collector(qtbot: Any) -
     holds the GIL: the GUI thread waits for it. An object per edge and per piece (and per-edge
     lists of them) made ~28 per node at 10,000 nodes, and their arrival set off full passes of
     ~200 ms. A shown plan keeps about one per node: its card."""
-    studio = PlanStudioView()
-    qtbot.addWidget(studio)
-    studio.resize(1000, 650)
-    studio.show()
-    qtbot.waitExposed(studio)
+    studio = _shown_studio(qtbot)
     # first a plan half the size (what any first plan makes once, e.g. Qt's method wrappers, is
     # then made), then one twice as large in its place: the difference is what a node costs
     with qtbot.waitSignal(studio.plan_ready, timeout=60_000):
@@ -194,11 +195,7 @@ def test_the_scene_never_asks_python_for_a_card_or_bundle_bounds(qtbot: Any) -> 
     """The scene asks an item's bounds each time it indexes, updates, paints or hit-tests it
     (~10 times per card while a plan is drawn): a Python ``boundingRect`` made that a Python call
     each time. Cards and edge bundles are rectangle items whose bounds stay in C++."""
-    studio = PlanStudioView()
-    qtbot.addWidget(studio)
-    studio.resize(1000, 650)
-    studio.show()
-    qtbot.waitExposed(studio)
+    studio = _shown_studio(qtbot)
     calls: dict[str, int] = {}
 
     def count(frame: Any, event: str, _arg: Any) -> None:

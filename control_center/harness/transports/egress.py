@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 MODEL_PORT = 40101
 MCP_PORT = 40102
 DEFAULT_BASE_URL = "https://api.anthropic.com"
+#: ``credentials.ENV_VAR``, spelled out: importing it (settings, providers) would slow the relay.
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 #: Proxy variables from the operator's environment would point at addresses unreachable inside.
 _PROXY_NAMES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
