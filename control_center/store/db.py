@@ -129,7 +129,14 @@ def make_engine(path: Path) -> Engine:
     from sqlalchemy import create_engine
 
     engine = create_engine(
-        f"sqlite:///{path}", connect_args={"check_same_thread": False, "timeout": 10}, future=True
+        f"sqlite:///{path}",
+        connect_args={
+            "check_same_thread": False,
+            "timeout": 10,
+            # Our own checkpoints keep the health stamp current (see health.keeping_stamp).
+            "factory": health.stamp_keeping_connection(path),
+        },
+        future=True,
     )
     dialect_for(engine).prepare(engine)
     return engine

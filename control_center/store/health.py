@@ -197,18 +197,34 @@ def check_unless_unchanged(db: Path) -> CheckResult:
     return result
 
 
-def close_keeping_stamp(db: Path, close: Callable[[], None]) -> None:
-    """Run ``close`` (a writer's last connection going: SQLite checkpoints the WAL into the main
-    file) and keep the stamp current when the main file was the checked one just before: the
-    checkpoint copied only checksummed frames into a file that had passed, so the next read-only
-    command need not check it again. Damage written into the file while it was open changed its
-    state first, so the stamp is not renewed and the next command checks."""
-    vouched = _stamped(db) == _file_state(db)
-    close()
-    if vouched:
-        after = _file_state(db)
-        if after != _stamped(db):
-            _write_stamp(db, after)
+def keeping_stamp(db: Path, action: Callable[[], None]) -> None:
+    """Run ``action`` (a commit or a close of one of our own connections: SQLite may checkpoint
+    the WAL into the main file then) and keep the stamp current when the main file was the
+    checked one just before: a checkpoint copies only checksummed frames into a file that had
+    passed, so the next read-only command need not check it again. Damage written into the file
+    since the check changed its state first, so the stamp is not renewed and the next command
+    checks. Costs two ``stat`` calls when nothing was checkpointed (the usual commit)."""
+    before = _file_state(db)
+    action()
+    after = _file_state(db)
+    if after != before and _stamped(db) == before:
+        _write_stamp(db, after)
+
+
+def stamp_keeping_connection(db: Path) -> type[sqlite3.Connection]:
+    """The class of our own writers' connections to ``db`` (``sqlite3.connect(factory=...)``):
+    every commit and close goes through :func:`keeping_stamp`. SQLite checkpoints the WAL into
+    the main file by itself at a commit once it holds ~4 MB, so without this a long session's
+    own writes made the next read-only command pay the quick check again."""
+
+    class StampKeepingConnection(sqlite3.Connection):
+        def commit(self) -> None:
+            keeping_stamp(db, super().commit)
+
+        def close(self) -> None:
+            keeping_stamp(db, super().close)
+
+    return StampKeepingConnection
 
 
 def is_damage(message: str) -> bool:

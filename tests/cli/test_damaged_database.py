@@ -268,3 +268,61 @@ def test_damage_written_while_a_writer_is_open_is_not_vouched_for(cli: Cli, ws: 
         workspace.close()
     Result.assert_clean_error(cli("space", "list", "--workspace", ws), str(db), "damaged")
     assert health.damaged_reason(db) is not None
+
+
+def _write_until_checkpointed(workspace: Workspace, db: Path) -> None:
+    """Messages through the store until SQLite's automatic checkpoint (at ~1,000 WAL pages) has
+    copied frames into the main file, while the workspace stays open."""
+    space = workspace.store.find_space("alpha")
+    assert space is not None
+    before = health._file_state(db)
+    for i in range(2000):
+        workspace.store.add_message(space.conversation_id, role="user", kind="user", text=f"long {i} " * 1200)
+        if health._file_state(db) != before:
+            return
+    raise AssertionError("SQLite never checkpointed into the main file")
+
+
+def test_the_apps_own_checkpoints_while_open_keep_the_stamp_current(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long session's own writes: SQLite checkpoints the WAL into the main file by itself while
+    the app is open. The next read-only command must not pay the quick check for that."""
+    db = ws / "workspace.db"
+    workspace = Workspace.open(ws)  # checks the file and stamps it
+    try:
+        _write_until_checkpointed(workspace, db)
+        calls = _counting_checks(monkeypatch)
+        assert health.check_unless_unchanged(db).ok  # a reader while the app is still open
+        assert calls == []
+    finally:
+        workspace.close()
+    assert health.check_unless_unchanged(db).ok
+    assert calls == []
+
+
+def _root_page(db: Path, table: str) -> int:
+    conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
+    try:
+        row = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+    finally:
+        conn.close()
+    return int(row[0])
+
+
+def test_damage_written_while_open_is_not_vouched_for_by_later_checkpoints(ws: Path) -> None:
+    """The attack on the stamp kept by commits: garbage written into a page the app's writes never
+    touch, then enough writes that SQLite checkpoints (the main file changes again, through
+    SQLite). No commit may renew the stamp over the garbage; the next read checks and refuses."""
+    db = ws / "workspace.db"
+    page = _root_page(db, "ticket")
+    workspace = Workspace.open(ws)
+    try:
+        with db.open("r+b") as fh:
+            fh.seek((page - 1) * PAGE)
+            fh.write(bytes(random.Random(3).randrange(256) for _ in range(PAGE)))
+        _write_until_checkpointed(workspace, db)
+    finally:
+        workspace.close()
+    result = health.check_unless_unchanged(db)
+    assert not result.ok, "the garbage was vouched for"
