@@ -3,7 +3,8 @@
 For conversations of 1k / 10k / 100k messages (realistic rows: user text, tool calls, tool
 results of a few KB, replies), in a fresh process each:
 
-- cold: the first model call after a start (the window filled from the newest end),
+- cold: the first model call after a start (the window filled from the newest end), both as the
+  process's very first read and as it comes in the app (the space's view has read its newest page),
 - warm: the next call after one more exchange (only the new rows are read),
 - the request's size against the model's context window, and the process's peak RSS.
 
@@ -52,6 +53,13 @@ else:
     t = time.perf_counter()
     msgs = history.messages(ws.store, budget)
     out["cold_s"] = time.perf_counter() - t
+    # The same, as in the app: the space is shown (its view read the newest page) before the
+    # operator's first message after a start; the first call's one-time costs are behind it.
+    ws.store.messages_page(conv, limit=200, newest_first=True)
+    history = ConversationHistory(conv)
+    t = time.perf_counter()
+    msgs = history.messages(ws.store, budget)
+    out["cold_shown_s"] = time.perf_counter() - t
     for _ in range(2):
         for role, text in (("user", "next"), ("assistant", "ok")):
             block = {"type": "text", "text": text}
@@ -146,7 +154,9 @@ def main() -> None:
         new = child(root / "ws", space.conversation_id, "window")
         old = child(root / "ws", space.conversation_id, "rebuild")
         print(
-            f"{n:>7} messages: cold {new['cold_s'] * 1e3:7.1f} ms, next turn {new['warm_s'] * 1e3:6.2f} ms "
+            f"{n:>7} messages: cold {new['cold_s'] * 1e3:7.1f} ms (first call in the process; "
+            f"{new['cold_shown_s'] * 1e3:.1f} ms after the space was shown), "
+            f"next turn {new['warm_s'] * 1e3:6.2f} ms "
             f"(= {new['warm_s'] / old['rebuild_s']:.4f}x the whole rebuild, {old['rebuild_s'] * 1e3:.0f} ms; "
             "target <= 50 ms)"
         )

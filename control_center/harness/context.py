@@ -163,6 +163,8 @@ class ConversationHistory:
             self.summary = _summary_of(last)
             floor = self.summary.to_seq
         pages: list[list[Any]] = []
+        #: Each row's estimate, kept for _append (the estimate serializes the row's blocks).
+        row_tokens: dict[int, int] = {}
         tokens = 0
         before: int | None = None
         more = True
@@ -174,20 +176,21 @@ class ConversationHistory:
                 more = False
                 break
             pages.append(page)
-            tokens += sum(
-                estimate_tokens(r.blocks) + _MESSAGE_OVERHEAD for r in page if r.role in MODEL_ROLES
-            )
+            for r in page:
+                if r.role in MODEL_ROLES:
+                    row_tokens[r.seq] = estimate_tokens(r.blocks)
+                    tokens += row_tokens[r.seq] + _MESSAGE_OVERHEAD
             before = page[0].seq
             if len(page) < PAGE_ROWS:
                 more = False
                 break
         rows = [r for page in reversed(pages) for r in page]
         self._last_seq = max(self._last_seq, floor)
-        self._append(rows)
+        self._append(rows, row_tokens)
         if more and rows:
             self.pending = (floor, rows[0].seq)
 
-    def _append(self, rows: list[Any]) -> None:
+    def _append(self, rows: list[Any], row_tokens: dict[int, int] | None = None) -> None:
         for row in rows:
             self._last_seq = max(self._last_seq, row.seq)
             if row.kind == COMPACTION_KIND:
@@ -199,7 +202,8 @@ class ConversationHistory:
             for b in blocks:
                 if b.get("type") == "tool_use" and b.get("name") in PINNED_TOOLS:
                     self._pinned_ids.add(str(b.get("id")))
-            tokens = estimate_tokens(blocks)
+            known = row_tokens.get(row.seq) if row_tokens is not None else None
+            tokens = known if known is not None else estimate_tokens(blocks)
             last = self._entries[-1] if self._entries else None
             if last is not None and last.role == row.role:
                 last.content.extend(blocks)

@@ -143,6 +143,21 @@ def test_each_call_reads_only_the_new_rows(ws: Workspace) -> None:
     assert messages == rebuilt
 
 
+def test_a_cold_load_counts_tokens_as_appending_row_by_row_does(ws: Workspace) -> None:
+    """The cold load estimates each row once and hands the estimates on: the window's accounting
+    must be exactly what appending the same rows one by one gives."""
+    _sid, conv = _conversation(ws)
+    _bulk(ws, conv, 1_000, result_chars=3_000)
+    cold = ConversationHistory(conv)
+    cold.messages(ws.store, 10**9)
+    by_row = ConversationHistory(conv)
+    by_row._loaded = True
+    for row in ws.store.messages_page(conv):
+        by_row._append([row])
+    assert cold._tokens == by_row._tokens
+    assert [e.tokens for e in cold._entries] == [e.tokens for e in by_row._entries]
+
+
 def test_old_tool_results_are_shortened_before_anything_leaves(ws: Workspace) -> None:
     _sid, conv = _conversation(ws)
     _bulk(ws, conv, 40, result_chars=3_000)
