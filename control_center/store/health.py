@@ -150,7 +150,7 @@ def _file_state(db: Path) -> str:
     is a change to the main file, and SQLite writes there only by checkpointing such frames."""
     try:
         st = db.stat()
-    except FileNotFoundError:
+    except OSError:  # gone or unreadable: matches no stamp a passed check wrote
         return "-"
     return f"{st.st_size}:{st.st_mtime_ns}"
 
