@@ -1,3 +1,3 @@
-from control_center.cli import main
+from control_center.entry import main
 
 raise SystemExit(main())

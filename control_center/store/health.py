@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -183,15 +184,65 @@ def _check_tables(db: Path) -> CheckResult:
     return CheckResult(not problems, tuple(problems))
 
 
+#: Quick checks started ahead of time (:func:`check_ahead`), by database path: the file's state
+#: when each started, and the thread that holds its result when it ends.
+_ahead: dict[Path, tuple[str, threading.Thread, list[CheckResult]]] = {}
+_ahead_lock = threading.Lock()
+
+
+def check_ahead(db: Path) -> None:
+    """Start :func:`check_unless_unchanged`'s quick check of ``db`` on a daemon thread, when the
+    stamp does not vouch for the file, so that the check runs while the process still imports
+    what the command needs (SQLite releases the GIL while it checks; a command pays the longer of
+    the two, not their sum). Reads only: the stamp is written, if at all, by the command's own
+    :func:`check_unless_unchanged`, which takes this result only when the file's state is still
+    the one it was checked in. Never raises."""
+    try:
+        db = db.resolve()
+        state = _file_state(db)
+        if state == "-" or _stamped(db) == state:
+            return  # no file, or nothing to check: the command reads the tables only
+        result: list[CheckResult] = []
+        thread = threading.Thread(target=lambda: result.append(check(db)), name="health-check", daemon=True)
+        with _ahead_lock:
+            if db in _ahead:
+                return
+            _ahead[db] = (state, thread, result)
+        thread.start()
+    except (OSError, RuntimeError):
+        return  # a resolve or thread start that fails: the command checks for itself
+
+
+def _checked_ahead(db: Path, state: str) -> CheckResult | None:
+    """The result of a check started ahead from exactly ``state`` (waiting for it to end), or
+    None when there is none."""
+    try:
+        key = db.resolve()
+    except OSError:
+        return None
+    with _ahead_lock:
+        started = _ahead.pop(key, None)
+    if started is None:
+        return None
+    ahead_state, thread, result = started
+    thread.join()
+    if ahead_state != state or not result:
+        return None
+    return result[0]
+
+
 def check_unless_unchanged(db: Path) -> CheckResult:
     """:func:`check`, with the quick check skipped when the main file has not changed since the
     last one passed (a stamp beside it holds the file's state then; see :func:`_file_state` for
     why the WAL may have grown). Read-only commands run this on every start: the quick check of a
-    large workspace costs most of a second. The required tables are read every time."""
+    large workspace costs most of a second (started ahead by :func:`check_ahead` when the command
+    line names the workspace). The required tables are read every time."""
     before = _file_state(db)
     if _stamped(db) == before:
         return _check_tables(db)
-    result = check(db)
+    result = _checked_ahead(db, before)
+    if result is None:
+        result = check(db)
     if result.ok and _file_state(db) == before:  # nothing wrote during the check
         _write_stamp(db, before)
     return result

@@ -326,3 +326,61 @@ def test_damage_written_while_open_is_not_vouched_for_by_later_checkpoints(ws: P
         workspace.close()
     result = health.check_unless_unchanged(db)
     assert not result.ok, "the garbage was vouched for"
+
+
+def test_a_check_started_ahead_is_the_one_the_command_uses(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The entry point starts the quick check while the CLI imports; the command then takes its
+    result instead of checking a second time, and writes the stamp itself."""
+    db = ws / "workspace.db"
+    calls = _counting_checks(monkeypatch)
+    health.check_ahead(db)
+    assert health.check_unless_unchanged(db).ok
+    assert calls == [db.resolve()]  # once, on the thread started ahead
+    assert health._stamped(db) == health._file_state(db)
+    health.check_ahead(db)  # the stamp vouches now: nothing is started
+    assert health.check_unless_unchanged(db).ok
+    assert calls == [db.resolve()]
+
+
+def test_a_check_started_ahead_never_vouches_for_a_file_changed_since(ws: Path) -> None:
+    """The attack on the early check: it passes, then garbage is written before the command reads.
+    The command must check the changed file itself and refuse it."""
+    db = ws / "workspace.db"
+    health.check_ahead(db)
+    _state, thread, result = health._ahead[db.resolve()]
+    thread.join()
+    assert result[0].ok
+    _garbage_in_the_middle(db)
+    checked = health.check_unless_unchanged(db)
+    assert not checked.ok
+    assert health._stamped(db) is None
+
+
+def test_the_entry_point_finds_the_workspace_it_would_check() -> None:
+    from control_center.entry import workspace_named
+
+    assert workspace_named(["space", "show", "--workspace", "/w", "alpha"]) == Path("/w")
+    assert workspace_named(["surface", "--workspace=/w", "--space", "a"]) == Path("/w")
+    assert workspace_named(["gui", "--workspace", "/w"]) is None  # the window opens it itself
+    assert workspace_named(["init", "--workspace", "/w", "--repo", "/r"]) is None
+    assert workspace_named(["space", "list"]) is None
+    assert workspace_named([]) is None
+    assert workspace_named(["space", "list", "--workspace"]) is None
+
+
+@pytest.mark.parametrize("module", [False, True], ids=["control-center", "python -m"])
+def test_a_command_after_a_foreign_change_checks_once_and_stamps(ws: Path, module: bool) -> None:
+    """Through the real entry points: the check started ahead is the command's check (the stamp
+    is written, the answer is the same), and damage is still refused in one line."""
+    db = ws / "workspace.db"
+    assert not db.with_name("workspace.db" + health.CHECKED_SUFFIX).exists()
+    first = run_process("space", "list", "--workspace", ws, "--json", cwd=ws, module=module)
+    assert first.code == 0, first.err
+    assert "alpha" in first.out
+    assert health._stamped(db) == health._file_state(db)
+    again = run_process("space", "list", "--workspace", ws, "--json", cwd=ws, module=module)
+    assert again.out == first.out
+    _garbage_in_the_middle(db)
+    Result.assert_clean_error(
+        run_process("space", "list", "--workspace", ws, "--json", cwd=ws, module=module), str(db), "damaged"
+    )

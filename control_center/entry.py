@@ -1,0 +1,45 @@
+"""The ``control-center`` command's entry point: before the CLI and what it needs are imported
+(most of a short command's time), the workspace the command line names has its health check
+started on a second thread, so a command after a change to the database pays the longer of the
+two rather than their sum (see :func:`control_center.store.health.check_ahead`)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+#: Commands that never check the workspace's health on their way (the window opens it itself,
+#: behind its start-up shell; ``init`` creates it).
+_NO_CHECK_AHEAD = frozenset({"gui", "demo", "init"})
+
+
+def workspace_named(argv: Sequence[str]) -> Path | None:
+    """The ``--workspace DIR`` (or ``--workspace=DIR``) of a command line whose command checks
+    the workspace, else None. Read before argparse, so it only looks: argparse still parses."""
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command is None or command in _NO_CHECK_AHEAD:
+        return None
+    for i, arg in enumerate(argv):
+        if arg == "--workspace" and i + 1 < len(argv):
+            return Path(argv[i + 1])
+        if arg.startswith("--workspace="):
+            return Path(arg.split("=", 1)[1])
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    folder = workspace_named(args)
+    if folder is not None:
+        from control_center.store import health
+        from control_center.store.version import DB_FILENAME
+
+        health.check_ahead(folder.expanduser() / DB_FILENAME)
+    from control_center.cli import main as cli_main
+
+    return cli_main(argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
