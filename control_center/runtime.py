@@ -159,6 +159,12 @@ class WorkspaceRuntime:
         self._pipeline_tasks: dict[str, asyncio.Task[Any]] = {}
         self._pipeline_space: dict[str, str | None] = {}
         self._closed = False
+        #: The Inbox's reads (pages, counts, one approval): one kept thread, called directly. A
+        #: read through the loop (``_call``) hops GUI -> loop -> pool -> loop -> GUI; here it is
+        #: GUI -> reader -> GUI, and reads are answered in the order asked (a page before the
+        #: counts asked after it). Made on the first read.
+        self._inbox_reader: concurrent.futures.ThreadPoolExecutor | None = None
+        self._inbox_reader_lock = threading.Lock()
         #: Team mode (a PostgreSQL workspace): other operators' changes arrive live, and this
         #: app says what it shows (presence).
         self.team = ws.store.dialect.name == "postgresql"
@@ -226,6 +232,32 @@ class WorkspaceRuntime:
                 raise
 
         return self._submit(run())
+
+    def _inbox_read(self, fn: Callable[[], Any]) -> concurrent.futures.Future[Any]:
+        """``fn()`` on the Inbox's reader thread. A future not started yet can be cancelled (a
+        newer filter made it useless); a failure is also told to the listeners, as ``_call``
+        does."""
+        with self._inbox_reader_lock:
+            if self._closed:
+                future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+                future.cancel()
+                return future
+            if self._inbox_reader is None:
+                self._inbox_reader = concurrent.futures.ThreadPoolExecutor(
+                    max_workers=1, thread_name_prefix="inbox-read"
+                )
+            future = self._inbox_reader.submit(fn)
+
+        def failed(f: concurrent.futures.Future[Any]) -> None:
+            if f.cancelled() or f.exception() is None or self._closed:
+                return
+            try:  # told from the loop's thread, as a failed ``_call`` is
+                self._loop.call_soon_threadsafe(self._notify, "error", str(f.exception()))
+            except RuntimeError:  # the loop is already closed: nobody to tell
+                pass
+
+        future.add_done_callback(failed)
+        return future
 
     def _notify(self, name: str, *args: Any) -> None:
         for listener in list(self.listeners):
@@ -340,27 +372,16 @@ class WorkspaceRuntime:
     def load_approval_page(
         self, query: ApprovalQuery, before: tuple[str, str] | None, limit: int
     ) -> concurrent.futures.Future[list[Approval]]:
-        return self._call(lambda: self.ws.store.approval_page(query, before=before, limit=limit))
+        return self._inbox_read(lambda: self.ws.store.approval_page(query, before=before, limit=limit))
 
     def load_approval_counts(self, query: ApprovalQuery) -> concurrent.futures.Future[ApprovalCounts]:
-        return self._call(lambda: self.ws.store.approval_counts(query))
-
-    def load_approval_window(
-        self, query: ApprovalQuery, limit: int
-    ) -> concurrent.futures.Future[tuple[ApprovalCounts, list[Approval]]]:
-        """The counts, then the first page (in that order: the count never runs ahead)."""
-
-        def read() -> tuple[ApprovalCounts, list[Approval]]:
-            counts = self.ws.store.approval_counts(query)
-            return counts, self.ws.store.approval_page(query, limit=limit)
-
-        return self._call(read)
+        return self._inbox_read(lambda: self.ws.store.approval_counts(query))
 
     def load_approval_space_ids(self) -> concurrent.futures.Future[list[str]]:
-        return self._call(self.ws.store.approval_space_ids)
+        return self._inbox_read(self.ws.store.approval_space_ids)
 
     def load_approval(self, approval_id: str) -> concurrent.futures.Future[Approval | None]:
-        return self._call(lambda: self.ws.store.approval(approval_id))
+        return self._inbox_read(lambda: self.ws.store.approval(approval_id))
 
     def load_approval_baseline(self) -> concurrent.futures.Future[tuple[str, list[Approval]]]:
         """Where a live Inbox starts: the newest change's time (later changes are read from it)
@@ -895,9 +916,13 @@ class WorkspaceRuntime:
 
     def shutdown(self, timeout: float = 10.0) -> None:
         """Stop running turns cleanly (they become ``interrupted``, resumable), then the loop."""
-        if self._closed:
-            return
-        self._closed = True
+        with self._inbox_reader_lock:
+            if self._closed:
+                return
+            self._closed = True
+            reader, self._inbox_reader = self._inbox_reader, None
+        if reader is not None:  # reads not started are dropped; the one running ends first
+            reader.shutdown(wait=True, cancel_futures=True)
 
         async def stop() -> None:
             tasks = [t for t in (*self._turn_tasks.values(), *self._pipeline_tasks.values()) if not t.done()]

@@ -70,7 +70,7 @@ from control_center.core.approvals import (
 from control_center.core.records import Presence
 from control_center.ui import theme
 from control_center.ui.inbox_kinds import ANSWER, GRANT, REJECT, InboxKind, inbox_kind
-from control_center.ui.inbox_source import InboxSource, MemoryInboxSource
+from control_center.ui.inbox_source import FIRST_PAGE_MIN, InboxSource, MemoryInboxSource
 from control_center.ui.widgets import ElidedLabel, EmptyState
 
 NOTHING_WAITS = "Nothing waits for you.\nApprovals the agents ask for appear here."
@@ -87,6 +87,15 @@ _Index = QModelIndex | QPersistentModelIndex
 KIND_LABELS: dict[ApprovalKind, str] = {k: inbox_kind(k).label for k in ApprovalKind}
 COLUMNS = ("Kind", "Space", "Summary", "Status", "Created", "Decided")
 COL_KIND, COL_SPACE, COL_SUMMARY, COL_STATUS, COL_CREATED, COL_DECIDED = range(len(COLUMNS))
+
+# The roles the model answers, as ints (``data`` is asked for each role of each cell painted).
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)
+_DECORATION = int(Qt.ItemDataRole.DecorationRole.value)
+_TOOLTIP = int(Qt.ItemDataRole.ToolTipRole.value)
+_FONT = int(Qt.ItemDataRole.FontRole.value)
+_FOREGROUND = int(Qt.ItemDataRole.ForegroundRole.value)
+_APPROVAL = int(ApprovalRole)
+_ANSWERED = frozenset({_DISPLAY, _DECORATION, _TOOLTIP, _FONT, _FOREGROUND, _APPROVAL})
 
 
 def compact_time(iso: str | None) -> str:
@@ -191,6 +200,12 @@ class InboxModel(QAbstractTableModel):
         self._fetching = False
         self._started = False
         self._inflight = 0
+        #: Rows the first page of a query reads (the view sets about two screenfuls): the
+        #: fewer, the sooner a filter's rows are shown; scrolling reads the rest a page at a time.
+        self.first_page_rows = FIRST_PAGE_MIN
+        #: The reads of the current query still under way (a newer query cancels those not
+        #: started yet, so a click through several filters waits for the last one only).
+        self._reads: list[tuple[Future[Any], bool]] = []
         #: Changes applied while a page was being read: replayed on it (it may predate them).
         self._changes: dict[str, Approval] = {}
         self._counts_asked = 0
@@ -200,6 +215,8 @@ class InboxModel(QAbstractTableModel):
         self._matching = 0
         #: Team mode: approval id -> the other operators looking at it now.
         self._viewers: dict[str, list[str]] = {}
+        self._kind_icons: dict[ApprovalKind, QIcon] = {}
+        self._bold: QFont | None = None
         self._landed.connect(self._deliver)
         if autoload:
             self.reload()
@@ -230,6 +247,7 @@ class InboxModel(QAbstractTableModel):
         generation = self._generation
         self._inflight += 1
         future = self._source.page(self._query, approval_key(self._items[-1]), self._source.page_size)
+        self._reads = [(f, p) for f, p in self._reads if not f.done()] + [(future, True)]
         self.when_done(future, lambda rows: self._on_older_page(generation, rows), self._page_failed)
 
     def headerData(
@@ -239,31 +257,43 @@ class InboxModel(QAbstractTableModel):
             return COLUMNS[section] if 0 <= section < len(COLUMNS) else None
         return None
 
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._items):
+    def data(self, index: _Index, role: int = _DISPLAY) -> Any:
+        # Asked ~7 times per cell painted (a filter's landing paints every visible cell): roles
+        # compared as ints, the roles nobody answers turned away first, icons and fonts reused.
+        if role not in _ANSWERED:
             return None
-        a = self._items[index.row()]
+        row = index.row()  # -1 for an invalid index
+        if not 0 <= row < len(self._items):
+            return None
+        a = self._items[row]
         col = index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
+        if role == _DISPLAY:
             return self._display(a, col)
-        if role == ApprovalRole:
+        if role == _APPROVAL:
             return a
-        if role == Qt.ItemDataRole.ForegroundRole and col == COL_STATUS:
-            return theme.colors().status(a.status.value)
-        if role == Qt.ItemDataRole.DecorationRole and col == COL_KIND:
-            return theme.icon(inbox_kind(a.kind).icon)
-        if role == Qt.ItemDataRole.DecorationRole and col == COL_SUMMARY and a.id in self._viewers:
-            return viewing_marker()
-        if role == Qt.ItemDataRole.ToolTipRole:
+        if role == _FOREGROUND:
+            return theme.colors().status(a.status.value) if col == COL_STATUS else None
+        if role == _DECORATION:
+            if col == COL_KIND:
+                icon = self._kind_icons.get(a.kind)
+                if icon is None:
+                    icon = self._kind_icons[a.kind] = theme.icon(inbox_kind(a.kind).icon)
+                return icon
+            if col == COL_SUMMARY and a.id in self._viewers:
+                return viewing_marker()
+            return None
+        if role == _TOOLTIP:
             if col == COL_SUMMARY:
                 viewers = self._viewers.get(a.id)
                 return f"{a.summary}\nLooking at it now: {', '.join(viewers)}" if viewers else a.summary
             if col in (COL_CREATED, COL_DECIDED):
                 return a.created_at if col == COL_CREATED else audit_line(a)
-        if role == Qt.ItemDataRole.FontRole and a.status is ApprovalStatus.PENDING and col == COL_SUMMARY:
-            font = QFont()
-            font.setBold(True)
-            return font
+            return None
+        if role == _FONT and col == COL_SUMMARY and a.status is ApprovalStatus.PENDING:
+            if self._bold is None:
+                self._bold = QFont()
+                self._bold.setBold(True)
+            return self._bold
         return None
 
     def _display(self, a: Approval, col: int) -> str:
@@ -317,9 +347,12 @@ class InboxModel(QAbstractTableModel):
         self.reload()
 
     def reload(self) -> None:
-        """Read the current query's first page (and counts) again; the rows shown stay until it
-        is in, so a filter change never flashes an empty list."""
+        """Read the current query's first page, then its counts; the rows shown stay until the
+        page is in (so a filter change never flashes an empty list), and are replaced as soon
+        as it is, the counts following a moment later. An item counted as waiting is in the
+        page or arrives after it as a live change (which reads the counts again)."""
         self._started = True
+        self._cancel_reads()
         self._generation += 1
         generation = self._generation
         self._replacing = True
@@ -327,10 +360,21 @@ class InboxModel(QAbstractTableModel):
         self._inflight += 1
         self._counts_asked += 1
         ticket = self._counts_asked
-        future = self._source.first_page(self._query, self._source.page_size)
-        self.when_done(
-            future, lambda answer: self._on_first_page(generation, ticket, *answer), self._page_failed
-        )
+        size = self._source.page_size
+        limit = None if size is None else min(size, max(1, self.first_page_rows))
+        page = self._source.page(self._query, None, limit)
+        counts = self._source.counts(self._query)
+        self._reads = [(page, True), (counts, False)]
+        self.when_done(page, lambda rows: self._on_first_page(generation, limit, rows), self._page_failed)
+        self.when_done(counts, lambda answer: self._on_counts(ticket, answer))
+
+    def _cancel_reads(self) -> None:
+        """Drop the reads of the query being replaced that have not started (their answers
+        would be ignored anyway: a stale page never replaces a newer one's rows)."""
+        for future, is_page in self._reads:
+            if future.cancel() and is_page:
+                self._inflight = max(0, self._inflight - 1)
+        self._reads = []
 
     def refresh_counts(self) -> None:
         """Read the counts again, once this turn of the event loop is done: the read then never
@@ -351,20 +395,17 @@ class InboxModel(QAbstractTableModel):
         self._replacing = self._fetching = False
         self.load_failed.emit(message)
 
-    def _on_first_page(
-        self, generation: int, ticket: int, counts: ApprovalCounts, rows: list[Approval]
-    ) -> None:
+    def _on_first_page(self, generation: int, limit: int | None, rows: list[Approval]) -> None:
         self._inflight = max(0, self._inflight - 1)
         if generation != self._generation:
             return
         self.beginResetModel()
         self._items = list(rows)
         self._reindex(0)
-        self._more = self._full(rows)
+        self._more = limit is not None and len(rows) >= limit
         self._replacing = False
         self.endResetModel()
         self._replay()
-        self._on_counts(ticket, counts)
         self.window_replaced.emit()
         self.page_landed.emit()
 
@@ -380,13 +421,10 @@ class InboxModel(QAbstractTableModel):
             self._items.extend(fresh)
             self._reindex(start)
             self.endInsertRows()
-        self._more = self._full(rows)
+        size = self._source.page_size
+        self._more = size is not None and len(rows) >= size
         self._replay()
         self.page_landed.emit()
-
-    def _full(self, rows: list[Approval]) -> bool:
-        size = self._source.page_size
-        return size is not None and len(rows) >= size
 
     def _replay(self) -> None:
         for a in list(self._changes.values()):
@@ -625,6 +663,10 @@ class InboxView(QWidget):
         )
         #: The selection before the rows were replaced (kept when it is still shown).
         self._kept: str | None = None
+        #: The item the detail pane shows, with its space's name (None: nothing selected).
+        self._shown: tuple[Approval, str] | None = None
+        #: The audit line's style sheet as last set (setting one re-polishes the label).
+        self._audit_style = ""
         #: An item to select once it is read: (approval id, then, pages left, its query is set).
         self._reveal: tuple[str, Callable[[], None] | None, int, bool] | None = None
         self.proxy = InboxFilterProxy(self)
@@ -862,6 +904,10 @@ class InboxView(QWidget):
         super().resizeEvent(event)
         self._fit_buttons()
         self._fit_summary()
+        # A query's first page: about two screenfuls of rows (the whole Inbox's height bounds
+        # the table's); the view reads more as it scrolls, or at once if they do not fill it.
+        rows = self.height() // max(1, self.table.verticalHeader().defaultSectionSize())
+        self.model.first_page_rows = max(FIRST_PAGE_MIN, 2 * rows)
 
     def _fit_summary(self) -> None:
         """The summary column takes the room left by the others, but never less than a readable
@@ -1217,6 +1263,13 @@ class InboxView(QWidget):
             self._show(a)
 
     def _show(self, a: Approval | None) -> None:
+        shown = (a, self.model.space_name(a.space_id)) if a is not None else None
+        if shown is not None and shown == self._shown:
+            # The same item, unchanged (a filter that still shows the selection, a live change
+            # to another item): its detail is already there; rebuilding it would lay out and
+            # paint the whole pane again in the same turn as the new rows.
+            return
+        self._shown = shown
         fresh = a is None or a.id != getattr(self, "_shown_id", None)
         if fresh:
             self._disarm()
@@ -1317,11 +1370,22 @@ class InboxView(QWidget):
     def _apply_audit_style(self, a: Approval | None) -> None:
         c = theme.colors(self.palette())
         color: QColor = c.status(a.status.value) if a is not None else c.muted
-        self.audit_label.setStyleSheet(f"color: {color.name()}; font-style: italic;")
-        self.meta_label.setStyleSheet(f"color: {c.muted.name()};")
-        self.prompt_label.setStyleSheet(f"color: {c.waiting.name()}; font-weight: 600;")
+        styles = (
+            f"color: {color.name()}; font-style: italic;",
+            f"color: {c.muted.name()};",
+            f"color: {c.waiting.name()}; font-weight: 600;",
+            f"color: {c.accent.name()}; font-weight: 600;",
+        )
+        key = "|".join(styles)
+        if key == self._audit_style:  # unchanged: a style sheet set again re-polishes its label
+            return
+        self._audit_style = key
+        audit, meta, prompt, accent = styles
+        self.audit_label.setStyleSheet(audit)
+        self.meta_label.setStyleSheet(meta)
+        self.prompt_label.setStyleSheet(prompt)
         for label in (self.viewers_label, self.presence_label):
-            label.setStyleSheet(f"color: {c.accent.name()}; font-weight: 600;")
+            label.setStyleSheet(accent)
 
     def _update_count(self, *_: object) -> None:
         model = self.model

@@ -250,6 +250,75 @@ def test_changing_a_filter_keeps_the_selection_when_it_stays_visible(qtbot) -> N
     assert view.selected_approval().id == "a2"
 
 
+def test_a_filter_that_keeps_the_selection_leaves_its_detail_as_it_is(view: InboxView) -> None:
+    """The detail of an item still selected, unchanged, is not built again when a filter's rows
+    land (it laid out and painted the whole pane in the same turn as the new rows)."""
+    assert view.select_approval("A3")
+    rebuilt: list[str] = []
+    for name, widget in (("body", view.body_view), ("diff", view.diff_view), ("raw", view.args_view)):
+        widget.textChanged.connect(lambda name=name: rebuilt.append(name))
+    styled: list[str] = []
+    original = view.audit_label.setStyleSheet
+    view.audit_label.setStyleSheet = lambda sheet: (styled.append(sheet), original(sheet))  # type: ignore[method-assign]
+    view.set_status_filter("all")
+    view.set_kind_filter(ApprovalKind.PLAN)
+    assert view.selected_approval().id == "A3"
+    assert rebuilt == []
+    assert styled == []
+    # The same item decided (a live change): its detail follows.
+    view.apply_changes([replace(make(3, ApprovalKind.PLAN), status=ApprovalStatus.GRANTED, decided_by="cli")])
+    assert view.selected_approval().status is ApprovalStatus.GRANTED
+    assert "body" in rebuilt
+    assert view.audit_label.text().startswith("granted by cli")
+    assert len(styled) == 1
+    # Another item selected: its detail is built.
+    rebuilt.clear()
+    view.set_kind_filter(None)
+    assert view.select_approval("A1")
+    assert "body" in rebuilt
+    assert view.summary_label.text() == "summary 1"
+
+
+def test_each_cell_answers_its_roles(view: InboxView) -> None:
+    """What the table paints, role by role (the model answers the roles it has as ints, the
+    others with nothing)."""
+    from control_center.ui import theme
+    from control_center.ui.inbox import COL_CREATED, COL_KIND, COL_SPACE, COL_STATUS, COL_SUMMARY
+
+    model = view.model
+    view.set_status_filter("all")
+    rows = {model.approval(r).id: r for r in range(model.rowCount())}
+    pending, granted = rows["A3"], rows["A5"]
+
+    def cell(row: int, col: int, role: Qt.ItemDataRole) -> object:
+        return model.index(row, col).data(role)
+
+    assert cell(pending, COL_KIND, Qt.ItemDataRole.DisplayRole) == "Plan"
+    assert cell(pending, COL_SPACE, Qt.ItemDataRole.DisplayRole) == "alpha"
+    assert cell(pending, COL_SUMMARY, Qt.ItemDataRole.DisplayRole) == "summary 3"
+    assert cell(granted, COL_STATUS, Qt.ItemDataRole.DisplayRole) == "granted"
+    assert cell(pending, COL_KIND, Qt.ItemDataRole.DecorationRole).cacheKey() == (
+        cell(rows["A6"], COL_KIND, Qt.ItemDataRole.DecorationRole).cacheKey()  # one icon per kind
+    )
+    assert not cell(pending, COL_KIND, Qt.ItemDataRole.DecorationRole).isNull()
+    assert cell(pending, COL_SPACE, Qt.ItemDataRole.DecorationRole) is None
+    assert cell(pending, COL_SUMMARY, Qt.ItemDataRole.FontRole).bold()
+    assert cell(granted, COL_SUMMARY, Qt.ItemDataRole.FontRole) is None
+    assert cell(pending, COL_STATUS, Qt.ItemDataRole.FontRole) is None
+    assert cell(granted, COL_STATUS, Qt.ItemDataRole.ForegroundRole) == theme.colors().status("granted")
+    assert cell(granted, COL_SUMMARY, Qt.ItemDataRole.ForegroundRole) is None
+    assert cell(pending, COL_CREATED, Qt.ItemDataRole.ToolTipRole) == "2026-11-03T10:03:00"
+    assert cell(pending, COL_SUMMARY, Qt.ItemDataRole.ToolTipRole) == "summary 3"
+    for role in (
+        Qt.ItemDataRole.TextAlignmentRole,
+        Qt.ItemDataRole.BackgroundRole,
+        Qt.ItemDataRole.CheckStateRole,
+    ):
+        assert cell(pending, COL_SUMMARY, role) is None
+    assert cell(pending, COL_SUMMARY, ApprovalRole).id == "A3"
+    assert model.data(model.index(-1, 0), Qt.ItemDataRole.DisplayRole) is None
+
+
 def _item(i: int, kind: ApprovalKind, payload: dict, summary: str = "s") -> Approval:
     return Approval(
         id=f"K{i}",

@@ -221,7 +221,7 @@ class _Never:
     def _never(self, *_args: Any) -> Future[Any]:
         return Future()
 
-    page = counts = first_page = approval = _never
+    page = counts = approval = _never
 
     def space_ids(self) -> Future[Any]:
         return Future()
@@ -241,7 +241,7 @@ def test_the_inbox_says_it_is_reading_until_the_first_page_is_in(qtbot: Any) -> 
 
 def test_a_failed_read_is_reported_in_one_line(qtbot: Any) -> None:
     class Failing(_Never):
-        def first_page(self, *_args: Any) -> Future[Any]:
+        def page(self, *_args: Any) -> Future[Any]:
             future: Future[Any] = Future()
             future.set_exception(OSError("disk I/O error"))
             return future
@@ -251,3 +251,197 @@ def test_a_failed_read_is_reported_in_one_line(qtbot: Any) -> None:
     with qtbot.waitSignal(view.load_failed) as failed:
         view.start()
     assert failed.args == ["disk I/O error"]
+
+
+class _Manual:
+    """A source whose reads the test answers, in any order (a slow disk, a busy machine)."""
+
+    page_size = PAGE
+
+    def __init__(self, approvals: list[Approval]) -> None:
+        self.approvals = approvals
+        self.pages: list[tuple[ApprovalQuery, Future[Any]]] = []
+        self.counts_asked: list[tuple[ApprovalQuery, Future[Any]]] = []
+
+    def page(self, query: ApprovalQuery, before: Any, limit: int | None) -> Future[Any]:
+        future: Future[Any] = Future()
+        self.pages.append((query, future))
+        return future
+
+    def counts(self, query: ApprovalQuery) -> Future[Any]:
+        future: Future[Any] = Future()
+        self.counts_asked.append((query, future))
+        return future
+
+    def rows(self, query: ApprovalQuery) -> list[Approval]:
+        return [a for a in self.approvals if query.matches(a)][:PAGE]
+
+    def space_ids(self) -> Future[Any]:
+        return Future()
+
+    def approval(self, _approval_id: str) -> Future[Any]:
+        return Future()
+
+    def remember(self, approvals: list[Approval]) -> None:
+        pass
+
+
+def _history(n: int = 120) -> list[Approval]:
+    return [
+        Approval(
+            id=f"a{i:04d}",
+            kind=KINDS[i % 3],
+            status=ApprovalStatus.PENDING if i % 4 == 0 else ApprovalStatus.GRANTED,
+            space_id="s0",
+            turn_id=None,
+            summary=f"row {i}",
+            payload={},
+            created_at=f"2026-11-01T10:{i // 60:02d}:{i % 60:02d}.000Z",
+        )
+        for i in reversed(range(n))
+    ]
+
+
+def test_a_stale_read_never_replaces_the_rows_of_a_newer_filter(qtbot: Any) -> None:
+    from control_center.core.approvals import ApprovalCounts
+
+    source = _Manual(_history())
+    view = InboxView(source=source)
+    qtbot.addWidget(view)
+    (first, page0), (_q, counts0) = source.pages[0], source.counts_asked[0]
+    page0.set_result(source.rows(first))
+    counts0.set_result(ApprovalCounts(30, 30))
+    assert not view.model.loading()
+    # Three filters clicked in a row: the two in between are cancelled before they start, and
+    # one already started (a running read cannot be cancelled) answers after the newest one.
+    view.set_kind_filter(ApprovalKind.PLAN)
+    (plans, plans_page), (_q, plans_counts) = source.pages[1], source.counts_asked[1]
+    assert plans_page.set_running_or_notify_cancel()  # the reader took it
+    view.set_kind_filter(ApprovalKind.QUESTION)
+    _q, questions_page = source.pages[2]
+    view.set_kind_filter(ApprovalKind.TOOL_CALL)
+    (tools, tools_page), (_q, tools_counts) = source.pages[3], source.counts_asked[3]
+    assert questions_page.cancelled()
+    assert source.counts_asked[2][1].cancelled()
+    assert plans_counts.cancelled()
+    assert not plans_page.cancelled()
+    assert view.model.loading()
+    tools_page.set_result(source.rows(tools))
+    tools_counts.set_result(ApprovalCounts(40, 30))
+    assert not view.model.loading()
+    shown = _ids(view)
+    assert shown == [a.id for a in source.rows(tools)]
+    # The plans' page lands late: ignored, the rows and the counts stay the newest filter's.
+    plans_page.set_result(source.rows(plans))
+    qtbot.wait(20)
+    assert _ids(view) == shown
+    assert all(a.kind is ApprovalKind.TOOL_CALL for a in view.model.approvals())
+    assert view.model.matching_count() == 40
+    assert view.count_label.text() == "40 shown · 30 pending"
+    assert not view.model.loading()
+
+
+def test_a_filters_rows_are_shown_before_its_counts_are_read(qtbot: Any) -> None:
+    from control_center.core.approvals import ApprovalCounts
+
+    source = _Manual(_history())
+    view = InboxView(source=source)
+    qtbot.addWidget(view)
+    source.pages[0][1].set_result(source.rows(source.pages[0][0]))
+    source.counts_asked[0][1].set_result(ApprovalCounts(30, 30))
+    view.set_status_filter("all")
+    query, page = source.pages[1]
+    assert query == ApprovalQuery(status="all")
+    # The page is asked before the counts (a reader answering in order shows rows first).
+    assert source.counts_asked[1][0] == query
+    page.set_result(source.rows(query))
+    assert not view.model.loading()
+    assert _ids(view) == [a.id for a in source.rows(query)]
+    assert view.selected_approval() is not None
+    source.counts_asked[1][1].set_result(ApprovalCounts(120, 30))
+    assert view.count_label.text() == "120 shown · 30 pending"
+
+
+def test_a_querys_first_page_is_about_two_screenfuls(qtbot: Any, runtime: WorkspaceRuntime) -> None:
+    from control_center.ui.inbox_source import FIRST_PAGE_MIN, PAGE_SIZE
+
+    view = InboxView(source=RuntimeInboxSource(runtime))
+    qtbot.addWidget(view)
+    view.resize(1400, 900)
+    view.show()
+    qtbot.waitUntil(lambda: not view.model.loading(), timeout=10_000)
+    fits = view.table.viewport().height() // view.table.rowHeight(0)
+    assert FIRST_PAGE_MIN <= view.model.first_page_rows < PAGE_SIZE
+    assert view.model.first_page_rows >= 2 * fits
+    view.set_status_filter("all")
+    qtbot.waitUntil(lambda: view.model.query().status == "all" and not view.model.loading(), timeout=10_000)
+    held = _ids(view)
+    assert view.model.first_page_rows <= len(held) < PAGE_SIZE  # the view asked for no more yet
+    view.table.scrollToBottom()
+    qtbot.waitUntil(lambda: view.model.rowCount() > len(held), timeout=10_000)
+    assert _ids(view) == _expected(runtime, ApprovalQuery())[: view.model.rowCount()]
+
+
+def test_the_inbox_reads_on_one_kept_thread_in_the_order_asked(runtime: WorkspaceRuntime) -> None:
+    threads: list[str] = []
+    store = runtime.ws.store
+    original = store.approval_page
+
+    def page(*args: Any, **kwargs: Any) -> Any:
+        threads.append(threading.current_thread().name)
+        return original(*args, **kwargs)
+
+    store.approval_page = page  # type: ignore[method-assign]
+    query = ApprovalQuery(status="all")
+    futures = [runtime.load_approval_page(query, None, 10) for _ in range(5)]
+    counts = runtime.load_approval_counts(query)
+    assert [a.id for a in futures[-1].result(10)] == _expected(runtime, query)[:10]
+    assert counts.result(10).matching == N
+    assert len(set(threads)) == 1
+    assert threads[0].startswith("inbox-read")
+    assert threads[0] != runtime._thread.name
+
+
+def test_a_failed_inbox_read_is_told_to_the_listeners(runtime: WorkspaceRuntime) -> None:
+    errors: list[str] = []
+    told = threading.Event()
+
+    class Listener:
+        def error(self, message: str) -> None:
+            errors.append(message)
+            told.set()
+
+    runtime.add_listener(Listener())  # type: ignore[arg-type]
+
+    def broken(*_args: Any, **_kwargs: Any) -> Any:
+        raise OSError("disk I/O error")
+
+    runtime.ws.store.approval_counts = broken  # type: ignore[method-assign]
+    future = runtime.load_approval_counts(ApprovalQuery())
+    with pytest.raises(OSError, match="disk I/O error"):
+        future.result(10)
+    assert told.wait(10)
+    assert errors == ["disk I/O error"]
+
+
+def test_reads_not_started_are_dropped_when_the_runtime_stops(tmp_path: Path) -> None:
+    ws = Workspace.init(tmp_path / "ws", make_repo(tmp_path / "repo"))
+    rt = WorkspaceRuntime(ws)
+    gate = threading.Event()
+    started = threading.Event()
+
+    def slow(*_args: Any, **_kwargs: Any) -> list[str]:
+        started.set()
+        gate.wait(10)
+        return ["s0"]
+
+    ws.store.approval_space_ids = slow  # type: ignore[method-assign]
+    running = rt.load_approval_space_ids()
+    assert started.wait(10)
+    queued = rt.load_approval_counts(ApprovalQuery())
+    threading.Timer(0.05, gate.set).start()
+    rt.shutdown()
+    assert running.result(0) == ["s0"]  # the read under way ended first
+    assert queued.cancelled()
+    assert rt.load_approval_counts(ApprovalQuery()).cancelled()  # nothing starts after
+    ws.close()
