@@ -392,35 +392,11 @@ def high_contrast_style(palette: QPalette) -> str:
     return f"{fields} {{ border: 1px solid {fg}; }} {focused} {{ border: 2px solid {focus}; }}"
 
 
-class HighContrastFrames(QProxyStyle):
-    """The application's style, unchanged, except that under a high-contrast palette spin boxes,
-    combo boxes and push buttons get a frame in the text colour (2 px on the default button; the
-    highlight colour, 2 px, with the focus). Fusion outlines them a shade darker than the window
-    — nothing on black — and a style sheet cannot help: one on a spin box drops its arrows."""
-
-    _COMPLEX = (QStyle.ComplexControl.CC_SpinBox, QStyle.ComplexControl.CC_ComboBox)
-
-    def drawComplexControl(
-        self,
-        control: QStyle.ComplexControl,
-        option: QStyleOption,
-        painter: QPainter,
-        widget: QWidget | None = None,
-    ) -> None:
-        super().drawComplexControl(control, option, painter, widget)
-        if control in self._COMPLEX and getattr(option, "frame", True):
-            _frame_in_text_colour(option, painter)
-
-    def drawPrimitive(
-        self,
-        element: QStyle.PrimitiveElement,
-        option: QStyleOption,
-        painter: QPainter,
-        widget: QWidget | None = None,
-    ) -> None:
-        super().drawPrimitive(element, option, painter, widget)
-        if element == QStyle.PrimitiveElement.PE_PanelButtonCommand:
-            _frame_in_text_colour(option, painter)
+class ThemedStyle(QProxyStyle):
+    """The application's style, unchanged, except for the arrows Qt's file dialog takes from it
+    (drawn in the palette's text on dark and high-contrast palettes). It overrides nothing that
+    paints: every paint asks the style many times, and each override is a call into Python
+    (painting a table through a drawing override took about twice as long)."""
 
     def standardIcon(
         self,
@@ -447,6 +423,38 @@ class HighContrastFrames(QProxyStyle):
                     palette.color(groups.Disabled, role).rgba(),
                 )
         return super().standardIcon(standard_icon, option, widget)
+
+
+class HighContrastFrames(ThemedStyle):
+    """The application's style, unchanged, except that under a high-contrast palette spin boxes,
+    combo boxes and push buttons get a frame in the text colour (2 px on the default button; the
+    highlight colour, 2 px, with the focus). Fusion outlines them a shade darker than the window
+    — nothing on black — and a style sheet cannot help: one on a spin box drops its arrows.
+    Installed only while the palette is high contrast (:func:`install_style`)."""
+
+    _COMPLEX = (QStyle.ComplexControl.CC_SpinBox, QStyle.ComplexControl.CC_ComboBox)
+
+    def drawComplexControl(
+        self,
+        control: QStyle.ComplexControl,
+        option: QStyleOption,
+        painter: QPainter,
+        widget: QWidget | None = None,
+    ) -> None:
+        super().drawComplexControl(control, option, painter, widget)
+        if control in self._COMPLEX and getattr(option, "frame", True):
+            _frame_in_text_colour(option, painter)
+
+    def drawPrimitive(
+        self,
+        element: QStyle.PrimitiveElement,
+        option: QStyleOption,
+        painter: QPainter,
+        widget: QWidget | None = None,
+    ) -> None:
+        super().drawPrimitive(element, option, painter, widget)
+        if element == QStyle.PrimitiveElement.PE_PanelButtonCommand:
+            _frame_in_text_colour(option, painter)
 
 
 _ARROWS = {
@@ -513,16 +521,23 @@ def _frame_in_text_colour(option: QStyleOption, painter: QPainter) -> None:
 
 
 _styles: list[QProxyStyle] = []
+#: The key of the platform's own style (``fusion``, ``windows``...), read before ours wraps it.
+_platform_style: dict[str, str] = {}
 
 
-def install_high_contrast_frames(app: QApplication) -> None:
-    """Put :class:`HighContrastFrames` over the application's style (once; it draws nothing of its
-    own unless the palette is high contrast). A fresh instance of the same style is wrapped, so
-    the one the application owns and deletes is never shared."""
-    if isinstance(app.style(), HighContrastFrames):
+def install_style(app: QApplication, high_contrast: bool) -> None:
+    """Put :class:`HighContrastFrames` (a high-contrast palette) or :class:`ThemedStyle` (any
+    other) over the application's own style, replacing the other one. A fresh instance of the
+    platform's style is wrapped each time, so the one the application owns and deletes is never
+    shared. (Under a style sheet ``app.style()`` is Qt's style-sheet style, so what is installed
+    is remembered here rather than asked.)"""
+    wanted = HighContrastFrames if high_contrast else ThemedStyle
+    if _styles and type(_styles[-1]) is wanted:
         return
+    if "base" not in _platform_style:
+        _platform_style["base"] = app.style().name() or "fusion"
     palette = app.palette()
-    style = HighContrastFrames(app.style().name())
+    style = wanted(_platform_style["base"])
     _styles.append(style)  # the application does not keep the Python wrapper alive
     app.setStyle(style)
     if app.palette() != palette:  # setting a style may reset the palette to the style's own
@@ -575,17 +590,17 @@ def apply_appearance(app: QApplication, choice: str = "system") -> None:
     """Apply the operator's appearance now; with "system", also whenever the system's colour
     scheme or contrast preference changes (high contrast when it asks for it)."""
     _chosen["appearance"] = choice if choice in APPEARANCE_LABELS else "system"
-    install_high_contrast_frames(app)
 
     def apply(*_: object) -> None:
+        choice = _chosen["appearance"]
+        high = choice.startswith("high-contrast") or (choice == "system" and system_wants_high_contrast())
+        install_style(app, high)
         palette = _palette_for(_chosen["appearance"])
         if palette is None:  # nothing to follow: the style's own palette, once ours is dropped
             palette = app.style().standardPalette() if _chosen.get("set") else app.palette()
         if palette != app.palette():
             app.setPalette(palette)
             _chosen["set"] = "yes"
-        choice = _chosen["appearance"]
-        high = choice.startswith("high-contrast") or (choice == "system" and system_wants_high_contrast())
         sheet = high_contrast_style(palette) if high else ""
         if app.styleSheet() != sheet:  # setting it re-polishes every widget
             app.setStyleSheet(sheet)
