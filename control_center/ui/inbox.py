@@ -665,6 +665,8 @@ class InboxView(QWidget):
         self._kept: str | None = None
         #: The item the detail pane shows, with its space's name (None: nothing selected).
         self._shown: tuple[Approval, str] | None = None
+        #: The item whose JSON the raw view holds (it is written when shown).
+        self._raw_of: Approval | None = None
         #: The audit line's style sheet as last set (setting one re-polishes the label).
         self._audit_style = ""
         #: An item to select once it is read: (approval id, then, pages left, its query is set).
@@ -779,7 +781,7 @@ class InboxView(QWidget):
         self.args_view.setTabChangesFocus(True)
         self.args_view.setFont(theme.monospace_font())
         self.args_view.hide()
-        self.raw_button.toggled.connect(self.args_view.setVisible)
+        self.raw_button.toggled.connect(self._show_raw)
         self.diff_label = QLabel("Diff preview", self.detail)
         self.diff_view = _DiffView(self.detail)
         self.diff_view.setObjectName("inboxDiff")
@@ -1257,6 +1259,14 @@ class InboxView(QWidget):
     def _show_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
         self._show(current.data(ApprovalRole) if current.isValid() else None)
 
+    def _show_raw(self, shown: bool) -> None:
+        """The selected item's stored data as JSON, behind the Raw JSON toggle."""
+        a = self._shown[0] if self._shown is not None else None
+        if shown and a is not None and self._raw_of is not a:
+            self._raw_of = a
+            self.args_view.setPlainText(json.dumps(a.payload, indent=2, ensure_ascii=False, default=str))
+        self.args_view.setVisible(shown and a is not None)
+
     def _on_source_changed(self, top: QModelIndex, bottom: QModelIndex, _roles: Any = None) -> None:
         a = self.selected_approval()
         if a is not None:
@@ -1287,6 +1297,7 @@ class InboxView(QWidget):
             self.audit_label.clear()
             self.args_view.clear()
             self.args_view.hide()
+            self._raw_of = None
             self.body_view.clear()
             self.diff_label.hide()
             self.diff_view.hide()
@@ -1304,8 +1315,8 @@ class InboxView(QWidget):
         self.meta_label.setText(" · ".join(meta))
         detail = declared.render(a)
         self.body_view.setHtml(detail.html)
-        self.args_view.setPlainText(json.dumps(a.payload, indent=2, ensure_ascii=False, default=str))
-        self.args_view.setVisible(self.raw_button.isChecked())
+        self._raw_of = None  # the raw JSON is written when it is shown (most items never are)
+        self._show_raw(self.raw_button.isChecked())
         has_diff = bool(detail.diff)
         self.diff_label.setVisible(has_diff)
         self.diff_view.setVisible(has_diff)

@@ -207,6 +207,24 @@ def test_detail_pane_reads_like_prose_with_json_behind_the_raw_toggle(view: Inbo
     assert "summary 1" in view.summary_label.text()
 
 
+def test_the_raw_json_is_written_when_shown_and_follows_the_selection(view: InboxView) -> None:
+    assert view.select_approval("A1")
+    assert view.args_view.toPlainText() == ""  # hidden: nothing made for it
+    view.raw_button.click()
+    assert '"command": "ls"' in view.args_view.toPlainText()
+    view.apply_changes([replace(make(2, ApprovalKind.PLAN_EXIT, space="s2"), payload={"summary": "go"})])
+    assert view.select_approval("A2")
+    assert '"summary": "go"' in view.args_view.toPlainText()
+    assert not view.args_view.isHidden()
+    view.raw_button.click()
+    assert view.args_view.isHidden()
+    view.set_kind_filter(ApprovalKind.ORCHESTRATION)
+    view.set_status_filter("decided")  # nothing matches: nothing selected, nothing raw to show
+    assert view.selected_approval() is None
+    view.raw_button.click()
+    assert view.args_view.isHidden()
+
+
 def test_pending_count_and_upsert_refreshes_detail(view: InboxView, qtbot) -> None:
     assert view.pending_count() == 4
     view.select_approval("A1")
