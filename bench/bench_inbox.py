@@ -153,9 +153,24 @@ filters = [
     lambda: inbox.set_kind_filter(None),
     lambda: inbox.set_status_filter("pending"),
 ] * int(os.environ.get("BENCH_FILTER_ROUNDS", "1"))
-gui, shown, forced = [], [], []
+# Where a filter's time goes: the rows' landing on the GUI thread (the delivery that ends the
+# read) is timed from inside, so "read" = change -> landing starts, "landing" = its GUI work,
+# "paint" = the rest until shown.
+landing = []
+model_type = type(inbox.model)
+deliver = getattr(model_type, "_deliver", None)
+if deliver is not None:
+    def timed_deliver(self, *a, **kw):
+        was = self.loading()
+        t = time.perf_counter()
+        deliver(self, *a, **kw)
+        if was and not self.loading():
+            landing.append((t, time.perf_counter()))
+    model_type._deliver = timed_deliver
+gui, shown, forced, phases = [], [], [], []
 for change in filters:
     settle(50)
+    landing.clear()
     t = time.perf_counter()
     change()
     gui.append(time.perf_counter() - t)
@@ -165,12 +180,19 @@ for change in filters:
     # paint it has pending, posted by the reset, is done here if it has not run yet).
     app.processEvents()
     shown.append(time.perf_counter() - t)
+    if landing:
+        start, end = landing[-1]
+        phases.append((start - t, end - start, t + shown[-1] - end))
     # As measured before: one more paint of the table, forced, after that.
     inbox.table.viewport().repaint()
     forced.append(time.perf_counter() - t)
 out["filter_gui_ms"] = statistics.median(gui) * 1000; out["filter_gui_max_ms"] = max(gui) * 1000
 out["filter_shown_each"] = [round(x * 1000) for x in shown]
 out["filter_shown_ms"] = statistics.median(shown) * 1000; out["filter_shown_max_ms"] = max(shown) * 1000
+out["filter_phases_ms"] = [
+    [round(statistics.median(p[i] for p in phases) * 1000, 1), round(max(p[i] for p in phases) * 1000, 1)]
+    for i in range(3)
+] if phases else []
 out["filter_forced_ms"] = statistics.median(forced) * 1000
 out["filter_forced_max_ms"] = max(forced) * 1000
 out["rss_end_mb"] = rss_mb()
@@ -352,6 +374,13 @@ def main() -> None:
     ]
     each = f"baseline {old['filter_shown_each']} this {new['filter_shown_each']}"
     print(f"filters, until rows shown (ms): {each}")
+    for name, side in (("baseline", old), ("this", new)):
+        if side.get("filter_phases_ms"):
+            (r, rm), (g, gm), (p, pm) = side["filter_phases_ms"]
+            print(
+                f"  {name}: change -> rows landing on the GUI thread {r} (max {rm}) ms, the landing's GUI "
+                f"work {g} (max {gm}) ms, then until painted {p} (max {pm}) ms (medians)"
+            )
     print(f"{'':46} {'baseline':>10} {'this':>10} {'this/base':>10} {'this/target':>12}")
     for label, key, target in rows:
         ratio = new[key] / old[key] if old[key] else float("inf")

@@ -228,7 +228,7 @@ def test_ordinary_palettes_paint_without_calling_into_python_for_frames(
     theme.apply_appearance(app, "high-contrast")
     button.grab()
     assert calls  # the frames are drawn under high contrast
-    image, edge = _frame_pixels(button)
+    _, edge = _frame_pixels(button)
     assert app.palette().color(Role.Text) in edge
     theme.apply_appearance(app, choice)
     calls.clear()
