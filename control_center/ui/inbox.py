@@ -211,6 +211,10 @@ class InboxModel(QAbstractTableModel):
         self._counts_asked = 0
         self._counts_applied = 0
         self._counts_due = False
+        #: The first page being read asks for its query's counts once its rows are painted.
+        self._counts_later = False
+        self._counts_armed = False
+        self._counts_inflight = 0
         self._pending = 0
         self._matching = 0
         #: Team mode: approval id -> the other operators looking at it now.
@@ -347,10 +351,12 @@ class InboxModel(QAbstractTableModel):
         self.reload()
 
     def reload(self) -> None:
-        """Read the current query's first page, then its counts; the rows shown stay until the
-        page is in (so a filter change never flashes an empty list), and are replaced as soon
-        as it is, the counts following a moment later. An item counted as waiting is in the
-        page or arrives after it as a live change (which reads the counts again)."""
+        """Read the current query's first page; the rows shown stay until it is in (so a filter
+        change never flashes an empty list) and are replaced as soon as it is. Its counts are
+        read after that: at once from a source that answers at once, else once the new rows
+        are painted (the count read then neither delays the rows nor competes with their
+        landing for the interpreter). An item counted as waiting is in the page or arrives
+        after it as a live change (which reads the counts again)."""
         self._started = True
         self._cancel_reads()
         self._generation += 1
@@ -358,22 +364,37 @@ class InboxModel(QAbstractTableModel):
         self._replacing = True
         self._fetching = False
         self._inflight += 1
-        self._counts_asked += 1
-        ticket = self._counts_asked
         size = self._source.page_size
         limit = None if size is None else min(size, max(1, self.first_page_rows))
         page = self._source.page(self._query, None, limit)
-        counts = self._source.counts(self._query)
-        self._reads = [(page, True), (counts, False)]
+        self._reads = [(page, True)]
+        at_once = page.done()
+        self._counts_later = not at_once
         self.when_done(page, lambda rows: self._on_first_page(generation, limit, rows), self._page_failed)
-        self.when_done(counts, lambda answer: self._on_counts(ticket, answer))
+        if at_once:
+            self._read_counts()
+
+    def _counts_after_paint(self, generation: int) -> None:
+        """The counts of the query whose rows just landed, read after the paint those rows
+        posted (a timer runs after the posted events of its turn, the paint among them)."""
+
+        def read() -> None:
+            self._counts_armed = False
+            if generation == self._generation:  # else the newer query reads its own
+                self._read_counts()
+
+        self._counts_armed = True
+        QTimer.singleShot(1, read)
 
     def _cancel_reads(self) -> None:
         """Drop the reads of the query being replaced that have not started (their answers
         would be ignored anyway: a stale page never replaces a newer one's rows)."""
         for future, is_page in self._reads:
-            if future.cancel() and is_page:
-                self._inflight = max(0, self._inflight - 1)
+            if future.cancel():
+                if is_page:
+                    self._inflight = max(0, self._inflight - 1)
+                else:
+                    self._counts_inflight = max(0, self._counts_inflight - 1)
         self._reads = []
 
     def refresh_counts(self) -> None:
@@ -388,11 +409,18 @@ class InboxModel(QAbstractTableModel):
         self._counts_due = False
         self._counts_asked += 1
         ticket = self._counts_asked
-        self.when_done(self._source.counts(self._query), lambda counts: self._on_counts(ticket, counts))
+        counts = self._source.counts(self._query)
+        self._reads = [(f, p) for f, p in self._reads if not f.done()] + [(counts, False)]
+        self._counts_inflight += 1
+        self.when_done(counts, lambda answer: self._on_counts(ticket, answer), self._counts_failed)
+
+    def _counts_failed(self, message: str) -> None:
+        self._counts_inflight = max(0, self._counts_inflight - 1)
+        self.load_failed.emit(message)
 
     def _page_failed(self, message: str) -> None:
         self._inflight = max(0, self._inflight - 1)
-        self._replacing = self._fetching = False
+        self._replacing = self._fetching = self._counts_later = False
         self.load_failed.emit(message)
 
     def _on_first_page(self, generation: int, limit: int | None, rows: list[Approval]) -> None:
@@ -406,6 +434,9 @@ class InboxModel(QAbstractTableModel):
         self._replacing = False
         self.endResetModel()
         self._replay()
+        if self._counts_later:
+            self._counts_later = False
+            self._counts_after_paint(generation)
         self.window_replaced.emit()
         self.page_landed.emit()
 
@@ -433,6 +464,7 @@ class InboxModel(QAbstractTableModel):
             self._changes.clear()
 
     def _on_counts(self, ticket: int, counts: ApprovalCounts) -> None:
+        self._counts_inflight = max(0, self._counts_inflight - 1)
         if ticket < self._counts_applied:
             return
         self._counts_applied = ticket
@@ -540,6 +572,10 @@ class InboxModel(QAbstractTableModel):
     def loading(self) -> bool:
         """No page of the current query is in yet."""
         return not self._started or self._replacing
+
+    def counting(self) -> bool:
+        """The counts of the current query (or of the latest changes) are still to come."""
+        return self._counts_later or self._counts_armed or self._counts_due or self._counts_inflight > 0
 
     def has_more(self) -> bool:
         return self._more

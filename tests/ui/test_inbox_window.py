@@ -162,7 +162,7 @@ def test_a_new_approval_and_a_decision_are_one_row_each(qtbot: Any, runtime: Wor
     model.rowsInserted.connect(lambda _p, first, last: inserted.append((first, last)))
     model.rowsRemoved.connect(lambda _p, first, last: removed.append((first, last)))
     store = runtime.ws.store
-    before = model.pending_count()
+    before = store.approval_counts(ApprovalQuery()).pending  # the model's counts follow its rows
     new = store.create_approval(
         kind=ApprovalKind.TOOL_CALL, space_id="s1", turn_id=None, summary="Run `make`", payload={}
     )
@@ -302,64 +302,108 @@ def _history(n: int = 120) -> list[Approval]:
     ]
 
 
+def _land_first(qtbot: Any, source: _Manual) -> None:
+    from control_center.core.approvals import ApprovalCounts
+
+    query, page = source.pages[0]
+    page.set_result(source.rows(query))
+    qtbot.waitUntil(lambda: len(source.counts_asked) == 1)
+    source.counts_asked[0][1].set_result(ApprovalCounts(30, 30))
+
+
 def test_a_stale_read_never_replaces_the_rows_of_a_newer_filter(qtbot: Any) -> None:
     from control_center.core.approvals import ApprovalCounts
 
     source = _Manual(_history())
     view = InboxView(source=source)
     qtbot.addWidget(view)
-    (first, page0), (_q, counts0) = source.pages[0], source.counts_asked[0]
-    page0.set_result(source.rows(first))
-    counts0.set_result(ApprovalCounts(30, 30))
+    _land_first(qtbot, source)
     assert not view.model.loading()
-    # Three filters clicked in a row: the two in between are cancelled before they start, and
+    # Three filters clicked in a row: the page in between is cancelled before it starts, and
     # one already started (a running read cannot be cancelled) answers after the newest one.
     view.set_kind_filter(ApprovalKind.PLAN)
-    (plans, plans_page), (_q, plans_counts) = source.pages[1], source.counts_asked[1]
+    plans, plans_page = source.pages[1]
     assert plans_page.set_running_or_notify_cancel()  # the reader took it
     view.set_kind_filter(ApprovalKind.QUESTION)
     _q, questions_page = source.pages[2]
     view.set_kind_filter(ApprovalKind.TOOL_CALL)
-    (tools, tools_page), (_q, tools_counts) = source.pages[3], source.counts_asked[3]
+    tools, tools_page = source.pages[3]
     assert questions_page.cancelled()
-    assert source.counts_asked[2][1].cancelled()
-    assert plans_counts.cancelled()
     assert not plans_page.cancelled()
+    assert len(source.counts_asked) == 1  # no count read for a query whose rows never landed
     assert view.model.loading()
     tools_page.set_result(source.rows(tools))
-    tools_counts.set_result(ApprovalCounts(40, 30))
     assert not view.model.loading()
     shown = _ids(view)
     assert shown == [a.id for a in source.rows(tools)]
-    # The plans' page lands late: ignored, the rows and the counts stay the newest filter's.
+    qtbot.waitUntil(lambda: len(source.counts_asked) == 2)
+    counted, tools_counts = source.counts_asked[1]
+    assert counted == tools
+    assert tools_counts.set_running_or_notify_cancel()
+    # The plans' page lands late: ignored, the rows stay the newest filter's.
     plans_page.set_result(source.rows(plans))
     qtbot.wait(20)
     assert _ids(view) == shown
     assert all(a.kind is ApprovalKind.TOOL_CALL for a in view.model.approvals())
-    assert view.model.matching_count() == 40
-    assert view.count_label.text() == "40 shown · 30 pending"
     assert not view.model.loading()
+    # A newer filter's counts land before an older one's: the older ones are ignored.
+    view.set_kind_filter(None)
+    everything, page = source.pages[4]
+    page.set_result(source.rows(everything))
+    qtbot.waitUntil(lambda: len(source.counts_asked) == 3)
+    source.counts_asked[2][1].set_result(ApprovalCounts(120, 30))
+    tools_counts.set_result(ApprovalCounts(40, 30))
+    assert view.model.matching_count() == 120
+    assert view.count_label.text() == "120 shown · 30 pending"
+    assert not view.model.counting()
 
 
-def test_a_filters_rows_are_shown_before_its_counts_are_read(qtbot: Any) -> None:
+def test_a_filters_rows_are_painted_before_its_counts_are_read(qtbot: Any) -> None:
+    from PySide6.QtCore import QEvent, QObject
+
     from control_center.core.approvals import ApprovalCounts
 
     source = _Manual(_history())
     view = InboxView(source=source)
     qtbot.addWidget(view)
-    source.pages[0][1].set_result(source.rows(source.pages[0][0]))
-    source.counts_asked[0][1].set_result(ApprovalCounts(30, 30))
+    view.resize(1000, 650)
+    view.show()
+    _land_first(qtbot, source)
+    events: list[str] = []
+
+    class Painted(QObject):
+        def eventFilter(self, _watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                events.append("paint")
+            return False
+
+    painted = Painted(view)
+    view.table.viewport().installEventFilter(painted)
+    counts = source.counts
+
+    def asked(query: ApprovalQuery) -> Future[Any]:
+        events.append("counts")
+        return counts(query)
+
+    source.counts = asked  # type: ignore[method-assign]
+    qtbot.wait(50)
+    events.clear()
     view.set_status_filter("all")
     query, page = source.pages[1]
     assert query == ApprovalQuery(status="all")
-    # The page is asked before the counts (a reader answering in order shows rows first).
-    assert source.counts_asked[1][0] == query
+    assert len(source.counts_asked) == 1  # not asked before the rows
     page.set_result(source.rows(query))
     assert not view.model.loading()
     assert _ids(view) == [a.id for a in source.rows(query)]
     assert view.selected_approval() is not None
+    assert len(source.counts_asked) == 1  # nor with them
+    assert view.model.counting()
+    qtbot.waitUntil(lambda: len(source.counts_asked) == 2)
+    assert events[:2] == ["paint", "counts"]  # the new rows painted first
+    assert source.counts_asked[1][0] == query
     source.counts_asked[1][1].set_result(ApprovalCounts(120, 30))
     assert view.count_label.text() == "120 shown · 30 pending"
+    assert not view.model.counting()
 
 
 def test_a_querys_first_page_is_about_two_screenfuls(qtbot: Any, runtime: WorkspaceRuntime) -> None:
