@@ -31,6 +31,7 @@ if sys.version_info < (3, 12):
 # BENCH_CODE: measure another checkout's code with this bench (--baseline-rev runs one so)
 sys.path.insert(0, os.environ.get("BENCH_CODE", str(Path(__file__).resolve().parent.parent)))
 
+from _load import Turn, TurnMeter, busy_load, describe, load_line
 from gc_probe import GcProbe
 from PySide6.QtWidgets import QApplication, QGraphicsView
 
@@ -149,10 +150,16 @@ def open_at_scale(app: QApplication, studio_class: type, n: int, policy: bool = 
     ready: list[float] = []
     studio.plan_ready.connect(lambda: ready.append(time.perf_counter()))
     stalls = []
+    # each turn accounted: the GUI thread's own CPU, its wait for a CPU, its time blocked (the
+    # GIL), and the other threads' CPU and wait for a CPU meanwhile (bench/_load.py)
+    meter = TurnMeter()
+    accounted: list[tuple[float, Turn]] = []
     probe = GcProbe().__enter__()
     t0 = time.perf_counter()
+    meter.reset()
     studio.set_plan(graph)
     stalls.append(time.perf_counter() - t0)
+    accounted.append((t0, meter.lap()))
     while not ready:
         # A stall is the time from one turn's start to the next's, less the 1 ms nap: the
         # worker's garbage collections hold the GIL, so they stall the GUI thread wherever it
@@ -161,9 +168,11 @@ def open_at_scale(app: QApplication, studio_class: type, n: int, policy: bool = 
         app.processEvents()
         time.sleep(0.001)  # an idle GUI between events, as a real event loop has
         stalls.append(time.perf_counter() - t - 0.001)
+        accounted.append((t, meter.lap(nap=0.001)))
     t = time.perf_counter()
     studio.view.viewport().repaint()  # the first paint of the whole plan, fitted
     stalls.append(time.perf_counter() - t)
+    accounted.append((t, meter.lap()))
     probe.__exit__()
     opened = ready[0] - t0 + stalls[-1]
     worst = max(stalls)
@@ -177,6 +186,14 @@ def open_at_scale(app: QApplication, studio_class: type, n: int, policy: bool = 
         f"first paint {ms(stalls[-1])}"
     )
     print(f"{label}: while opening, {probe.report()}")
+    for at, turn in sorted(accounted, key=lambda x: x[1].gui.wall, reverse=True)[:3]:
+        print(f"{label}:   worst turn {describe([turn], 1)}; {probe.within(at, at + turn.gui.wall)}")
+    waits = [turn.gil_wait for _, turn in accounted]
+    print(
+        f"{label}: GUI thread blocked (GIL) in all {ms(sum(waits))}, longest {ms(max(waits))}; "
+        f"own CPU in all {ms(sum(turn.gui.cpu for _, turn in accounted))}; "
+        f"waiting for a CPU in all {ms(sum(turn.gui.runqueue for _, turn in accounted))}"
+    )
     t = time.perf_counter()
     studio.select_node(f"n{n // 2}")
     studio.view.viewport().repaint()
@@ -212,7 +229,16 @@ def main() -> None:
         "--baseline-rev",
         help="with --scale: first open the same sizes with this revision's code (a clone, a child process)",
     )
+    parser.add_argument(
+        "--load", type=int, default=0, help="N busy processes at nice 0 for the whole run (bench/_load.py)"
+    )
     args = parser.parse_args()
+    with busy_load(args.load) as pids:
+        print(load_line(args.load, pids), flush=True)
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     if args.scale and args.baseline_rev:
         clone = Path(tempfile.mkdtemp(prefix="bench-plan-")) / "baseline"
         subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)

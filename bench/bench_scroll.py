@@ -38,6 +38,8 @@ HERE = Path(__file__).resolve()
 REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE.parent))
 
+from _load import busy_load, load_line  # noqa: E402
+
 
 def measure(root: Path, pages: int, policy: bool = False) -> dict[str, Any]:
     """In a child process whose working directory is the checkout measured. ``policy``: install
@@ -81,22 +83,35 @@ def measure(root: Path, pages: int, policy: bool = False) -> dict[str, Any]:
         collector.watch(window)
         collector.settle()  # what run_gui's start-up does once the main window is up
     pause(500)
+    from _load import Turn, TurnMeter, describe
+
     gaps: list[float] = []
     # the GUI thread's own CPU between two ticks: a gap of the machine's (other processes ran)
     # shows in ``gaps`` but not here
     own: list[float] = []
     last = [time.perf_counter(), time.thread_time()]
+    # each gap accounted (bench/_load.py): own CPU, waiting for a CPU, blocked (the idle wait
+    # for the next tick, at most ~5 ms, and the GIL), and the other threads meanwhile
+    meter = TurnMeter()
+    accounted: list[tuple[float, Turn]] = []
 
     def tick() -> None:
         now, cpu_now = time.perf_counter(), time.thread_time()
         gaps.append(now - last[0])
         own.append(cpu_now - last[1])
+        accounted.append((last[0], meter.lap()))
         last[0], last[1] = now, cpu_now
 
     timer = QTimer()
     timer.timeout.connect(tick)
     timer.start(5)
-    stalls, own_stalls, cpus, rows = [], [], [], []
+    # the machine's floor: the same timer with nothing else to do, for a second, same load
+    last[0], last[1] = time.perf_counter(), time.thread_time()
+    meter.reset()
+    pause(1000)
+    floor = max(gaps, default=0) * 1000
+    floor_turn = describe([t for _, t in accounted], 1)
+    stalls, own_stalls, cpus, rows, worst = [], [], [], [], []
     from gc_probe import GcProbe
 
     probe = GcProbe().__enter__()
@@ -104,7 +119,9 @@ def measure(root: Path, pages: int, policy: bool = False) -> dict[str, Any]:
         before = model.rowCount()
         gaps.clear()
         own.clear()
+        accounted.clear()
         last[0], last[1] = time.perf_counter(), time.thread_time()
+        meter.reset()
         cpu = time.thread_time()
         view.verticalScrollBar().setValue(0)
         try:
@@ -118,6 +135,18 @@ def measure(root: Path, pages: int, policy: bool = False) -> dict[str, Any]:
         own_stalls.append(max(own, default=0) * 1000)
         cpus.append((time.thread_time() - cpu) * 1000)
         rows.append(model.rowCount())
+        if accounted:
+            at, turn = max(accounted, key=lambda x: x[1].gui.wall)
+            worst.append(
+                {
+                    "wall": turn.gui.wall * 1000,
+                    "text": describe([turn], 1) + "; " + probe.within(at, at + turn.gui.wall),
+                    "own": turn.gui.cpu * 1000,
+                    "scheduler": turn.gui.runqueue * 1000,
+                    "blocked": turn.gui.blocked * 1000,
+                    "others_scheduler": turn.others_runqueue * 1000,
+                }
+            )
     timer.stop()
     probe.__exit__()
     reclaim = None
@@ -135,6 +164,9 @@ def measure(root: Path, pages: int, policy: bool = False) -> dict[str, Any]:
         "rows": rows,
         "gc": probe.report(),
         "reclaim_ms": reclaim,
+        "floor_ms": floor,
+        "floor_turn": floor_turn,
+        "worst": worst,
     }
 
 
@@ -179,6 +211,12 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, help="a checkout to compare with")
     parser.add_argument("--baseline-rev", default="HEAD~1", help="else this revision, cloned")
     parser.add_argument("--rounds", type=int, default=1, help="run every variant this many times")
+    parser.add_argument(
+        "--load",
+        type=int,
+        default=0,
+        help="N busy processes at nice 0 meanwhile (bench/_load.py)",
+    )
     args = parser.parse_args()
     from bench_gui import bulk_messages, make_workspace
 
@@ -197,6 +235,12 @@ def main() -> None:
     made = ws.root
     ws.close()
     print(f"load average before: {os.getloadavg()[0]:.1f}; {args.messages:,} messages; baseline {baseline}")
+    with busy_load(args.load) as pids:
+        print(load_line(args.load, pids), flush=True)
+        report(args, baseline, made)
+
+
+def report(args: argparse.Namespace, baseline: Path, made: Path) -> None:
     # the baseline; this code with Python's own collection; this code with the GUI process's GC
     # policy installed, as run_gui does. Rounds rotate the order (the first child also warms the
     # page cache for the others).
@@ -207,9 +251,17 @@ def main() -> None:
         for name, code, policy in variants[shift:] + variants[:shift]:
             got = run_child(code, made, args.pages, policy)  # the same workspace, read only
             if name not in results:
-                results[name] = {**got, "gc": [got["gc"]], "reclaim_ms": [got["reclaim_ms"]]}
+                results[name] = {
+                    **got,
+                    "gc": [got["gc"]],
+                    "reclaim_ms": [got["reclaim_ms"]],
+                    "floor_ms": [got["floor_ms"]],
+                    "floor_turn": [got["floor_turn"]],
+                }
             else:
-                for key in ("stalls", "own_stalls", "cpus", "rows"):
+                results[name]["floor_ms"].append(got["floor_ms"])
+                results[name]["floor_turn"].append(got["floor_turn"])
+                for key in ("stalls", "own_stalls", "cpus", "rows", "worst"):
                     results[name][key] += got[key]
                 results[name]["gc"].append(got["gc"])
                 results[name]["reclaim_ms"].append(got["reclaim_ms"])
@@ -247,8 +299,24 @@ def main() -> None:
     for name, result in results.items():
         each = ", ".join(f"{x:.0f}" for x in result["stalls"])
         print(f"{name} stalls per page (ms): {each}")
+        floors = ", ".join(f"{x:.1f}" for x in result["floor_ms"])
+        print(f"  {name}: the machine's floor (the same 5 ms timer idle for 1 s, same load): {floors} ms")
+        print(f"    its longest gap: {result['floor_turn'][0]}")
         for line in result["gc"]:
             print(f"  {name} while scrolling, {line}")
+        worst = sorted(result["worst"], key=lambda w: w["wall"], reverse=True)
+        for w in worst[:3]:
+            print(f"  {name} worst page's longest gap: {w['text']}")
+        if worst:
+            # blocked = the idle wait for the tick (<= ~5 ms) + the GIL; convoy = blocked while
+            # another thread of the process waited for a CPU
+            over = [w for w in worst if w["wall"] > 50]
+            print(
+                f"  {name}: pages over 50 ms {len(over)} of {len(worst)}; in them own CPU max "
+                f"{max((w['own'] for w in over), default=0):.1f} ms, scheduler max "
+                f"{max((w['scheduler'] for w in over), default=0):.1f} ms, blocked max "
+                f"{max((w['blocked'] for w in over), default=0):.1f} ms"
+            )
     reclaims = [ms for ms in results["this"]["reclaim_ms"] if ms is not None]
     if reclaims:
         print(

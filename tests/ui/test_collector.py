@@ -214,3 +214,24 @@ def test_uninstalling_restores_pythons_switch_interval() -> None:
     assert sys.getswitchinterval() == collector.SWITCH_INTERVAL_S < before
     collector.uninstall()
     assert sys.getswitchinterval() == before
+
+
+def test_the_reclaim_runs_when_the_application_goes_to_the_background(qtbot: Any) -> None:
+    """Nobody looks at a window in the background: the full pass runs then, at once (not on the
+    timer, which is an hour away here), and not again when the operator switches straight back."""
+    from PySide6.QtGui import QGuiApplication
+
+    policy = GuiCollector(reclaim_every_s=3600, quiet_s=30)  # "right after": within a minute
+    ref = _old_garbage_cycle()
+    policy.settle()
+    app = QGuiApplication.instance()
+    assert isinstance(app, QGuiApplication)
+    app.applicationStateChanged.emit(Qt.ApplicationState.ApplicationActive)
+    assert policy.reclaims == 0
+    assert ref() is not None
+    app.applicationStateChanged.emit(Qt.ApplicationState.ApplicationInactive)
+    assert policy.reclaims == 1
+    assert ref() is None
+    app.applicationStateChanged.emit(Qt.ApplicationState.ApplicationActive)
+    app.applicationStateChanged.emit(Qt.ApplicationState.ApplicationHidden)  # right after: not again
+    assert policy.reclaims == 1
