@@ -160,7 +160,10 @@ def open_at_scale(app: QApplication, studio_class: type, n: int, policy: bool = 
     studio.set_plan(graph)
     stalls.append(time.perf_counter() - t0)
     accounted.append((t0, meter.lap()))
+    laid: list[float] = []  # when the layout reached the GUI thread (drawing starts)
     while not ready:
+        if not laid and getattr(studio, "_layout", None) is not None:
+            laid.append(time.perf_counter())
         # A stall is the time from one turn's start to the next's, less the 1 ms nap: the
         # worker's garbage collections hold the GIL, so they stall the GUI thread wherever it
         # is (in its nap too), not only inside processEvents.
@@ -183,9 +186,13 @@ def open_at_scale(app: QApplication, studio_class: type, n: int, policy: bool = 
         f"longest GUI stall {ms(worst)} (target <= 50 ms; idle loop's longest {ms(max(bare))}): "
         f"set_plan {ms(stalls[0])}, "
         f"event-loop turns {', '.join(ms(x) for x in turns[:3])}... ({len(turns)}), "
-        f"first paint {ms(stalls[-1])}"
+        f"first paint {ms(stalls[-1])}; layout in after {ms((laid or ready)[0] - t0)}"
     )
     print(f"{label}: while opening, {probe.report()}")
+    where = sys.modules.get("control_center.ui.plan_layout_process")
+    if where is not None:  # this code lays large plans out in a child process
+        process = where.LAYOUT_PROCESS
+        print(f"{label}: laid out in the child process {process.in_child}x, here {process.in_process}x")
     for at, turn in sorted(accounted, key=lambda x: x[1].gui.wall, reverse=True)[:3]:
         print(f"{label}:   worst turn {describe([turn], 1)}; {probe.within(at, at + turn.gui.wall)}")
     waits = [turn.gil_wait for _, turn in accounted]
@@ -229,6 +236,7 @@ def main() -> None:
         "--baseline-rev",
         help="with --scale: first open the same sizes with this revision's code (a clone, a child process)",
     )
+    parser.add_argument("--rounds", type=int, default=1, help="with --baseline-rev: alternate N times")
     parser.add_argument(
         "--load", type=int, default=0, help="N busy processes at nice 0 for the whole run (bench/_load.py)"
     )
@@ -243,10 +251,13 @@ def run(args: argparse.Namespace) -> None:
         clone = Path(tempfile.mkdtemp(prefix="bench-plan-")) / "baseline"
         subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
         subprocess.run(["git", "-C", str(clone), "checkout", "-q", args.baseline_rev], check=True)
-        print(f"== baseline {args.baseline_rev} (load {os.getloadavg()[0]:.1f})", flush=True)
-        env = {**os.environ, "BENCH_CODE": str(clone)}
-        subprocess.run([sys.executable, __file__, "--scale", args.scale], env=env, check=True)
-        print(f"== this tree (load {os.getloadavg()[0]:.1f})", flush=True)
+        # each side in a child process of its own, alternated round after round
+        for round_ in range(args.rounds):
+            for name, code in ((f"baseline {args.baseline_rev}", clone), ("this tree", REPO)):
+                print(f"== {name}, round {round_ + 1} (load {os.getloadavg()[0]:.1f})", flush=True)
+                env = {**os.environ, "BENCH_CODE": str(code)}
+                subprocess.run([sys.executable, __file__, "--scale", args.scale], env=env, check=True)
+        return
     app = QApplication.instance() or QApplication([])
     if args.scale:
         studio_class = load_studio(args.studio)

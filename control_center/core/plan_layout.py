@@ -17,13 +17,20 @@ Plan Studio runs it off the GUI thread (bench/bench_plan_studio.py has the figur
 
 from __future__ import annotations
 
+import os
+import pickle
+import struct
+import sys
+from array import array
 from bisect import bisect_right, insort
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from types import MappingProxyType
+from typing import Any, BinaryIO
 
-from control_center.core.plan import PlanGraph
+from control_center.core.plan import PlanGraph, PlanNode
 
 NODE_WIDTH = 200.0
 NODE_HEIGHT = 64.0
@@ -493,3 +500,172 @@ def count_crossings(layout: PlanLayout, graph: PlanGraph) -> int:
         for k in range(len(pts) // 2):
             gaps.setdefault(first + k, []).append((pts[2 * k][1], pts[2 * k + 1][1]))
     return sum(_crossings_between(pairs) for pairs in gaps.values())
+
+
+# -- plain data, for laying a plan out in another process ----------------------------------------
+#
+# The GUI process lays large plans out in a child process (ui/plan_layout_process.py): a worker
+# thread running this module's Python would hold the GIL the GUI thread needs at every call into
+# Qt, and on a loaded machine the OS preempts it while it holds it, so the GUI thread waits for
+# a whole scheduling round. What crosses between the processes is plain data: the plan as keys
+# and dependency keys; the layout as a few flat arrays (a handful of ``bytes`` that unpickle in
+# microseconds, where the layout's own dicts and tuples took 12-45 ms in one call holding the
+# GIL at 3,000-10,000 nodes).
+
+#: (keys, dependencies of each key)
+PlainPlan = tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]
+
+
+@dataclass(frozen=True)
+class PlainLayout:
+    """A :class:`PlanLayout` and the plan's critical path as flat arrays, over node indexes."""
+
+    xy: bytes  # array('d'): x, y of each node
+    node_layer: bytes  # array('l'): each node's layer
+    layer_sizes: bytes  # array('l'): how many nodes each layer has, in order
+    layer_nodes: bytes  # array('l'): the layers' nodes, layer after layer
+    size: tuple[float, float]
+    route_ends: bytes  # array('l'): dependency, dependent of each route, in the layout's order
+    route_sizes: bytes  # array('l'): how many points each route has
+    route_points: bytes  # array('d'): x, y of every point, route after route
+    critical: bytes  # array('l'): the critical path's nodes
+
+
+def plain_plan(graph: PlanGraph) -> PlainPlan:
+    """What the layout needs of ``graph`` (its nodes' keys and dependencies), as plain data."""
+    return tuple(n.key for n in graph.nodes), tuple(n.depends_on for n in graph.nodes)
+
+
+def lay_out_plain(plan: PlainPlan) -> PlainLayout:
+    """:func:`layout_plan` and :func:`critical_path` of a plain plan, as plain data."""
+    keys, deps = plan
+    graph = PlanGraph("", tuple(PlanNode(k, "", "", d) for k, d in zip(keys, deps, strict=True)))
+    layout = layout_plan(graph)
+    index = {k: i for i, k in enumerate(keys)}
+    xy = array("d")
+    for key in keys:
+        xy.extend(layout.positions[key])
+    ends, sizes, points = array("l"), array("l"), array("d")
+    for (dep, key), route in layout.routes.items():
+        ends.append(index[dep])
+        ends.append(index[key])
+        sizes.append(len(route))
+        for point in route:
+            points.extend(point)
+    return PlainLayout(
+        xy=xy.tobytes(),
+        node_layer=array("l", (layout.node_layer[k] for k in keys)).tobytes(),
+        layer_sizes=array("l", (len(layer) for layer in layout.layers)).tobytes(),
+        layer_nodes=array("l", (index[k] for layer in layout.layers for k in layer)).tobytes(),
+        size=layout.size,
+        route_ends=ends.tobytes(),
+        route_sizes=sizes.tobytes(),
+        route_points=points.tobytes(),
+        critical=array("l", (index[k] for k in critical_path(graph))).tobytes(),
+    )
+
+
+def _array(code: str, data: bytes) -> array[Any]:
+    values = array(code)
+    values.frombytes(data)
+    return values
+
+
+def layout_from_plain(keys: Sequence[str], plain: PlainLayout) -> tuple[PlanLayout, tuple[str, ...]]:
+    """The :class:`PlanLayout` and critical path ``plain`` stands for, ``keys`` being the plan's."""
+    xy = _array("d", plain.xy).tolist()
+    positions = dict(zip(keys, zip(xy[0::2], xy[1::2], strict=True), strict=True))
+    layer_nodes = _array("l", plain.layer_nodes).tolist()
+    layers: list[tuple[str, ...]] = []
+    at = 0
+    for size in _array("l", plain.layer_sizes).tolist():
+        layers.append(tuple(keys[i] for i in layer_nodes[at : at + size]))
+        at += size
+    ends = _array("l", plain.route_ends).tolist()
+    coordinates = _array("d", plain.route_points).tolist()
+    points = zip(coordinates[0::2], coordinates[1::2], strict=True)
+    sizes = _array("l", plain.route_sizes).tolist()
+    routes = {
+        (keys[dep], keys[key]): tuple(islice(points, size))
+        for dep, key, size in zip(ends[0::2], ends[1::2], sizes, strict=True)
+    }
+    layout = PlanLayout(
+        positions=MappingProxyType(positions),
+        layers=tuple(layers),
+        size=plain.size,
+        node_layer=MappingProxyType(dict(zip(keys, _array("l", plain.node_layer).tolist(), strict=True))),
+        routes=MappingProxyType(routes),
+    )
+    return layout, tuple(keys[i] for i in _array("l", plain.critical).tolist())
+
+
+_FRAME = struct.Struct("<Q")
+
+
+def write_frame(stream: BinaryIO, value: object) -> None:
+    """One pickled value, length first."""
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_FRAME.pack(len(data)))
+    stream.write(data)
+    stream.flush()
+
+
+def read_frame(stream: BinaryIO) -> object:
+    """The value :func:`write_frame` wrote; ``EOFError`` when the stream ends."""
+    head = stream.read(_FRAME.size)
+    if len(head) < _FRAME.size:
+        raise EOFError
+    size = _FRAME.unpack(head)[0]
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError
+    return pickle.loads(data)  # our own child process, over its own pipes
+
+
+@dataclass(frozen=True)
+class Spooled:
+    """A value passed in a file beside the pipe, which then carries only this: a pipe holds 64 KB,
+    so a 1-5 MB layout through it took 20-80 round trips, each waiting for the other process to
+    be scheduled (seconds on a loaded machine); the file is read in one go."""
+
+    path: str
+
+
+def spool(value: object, path: str) -> Spooled:
+    with open(path, "wb") as f:
+        pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+    return Spooled(path)
+
+
+def unspool(value: object) -> object:
+    """``value``, or what the file a :class:`Spooled` names holds."""
+    if not isinstance(value, Spooled):
+        return value
+    with open(value.path, "rb") as f:
+        return pickle.loads(f.read())  # written by our own child process or by us
+
+
+def serve(
+    requests: BinaryIO | None = None, answers: BinaryIO | None = None, *, spool_dir: str | None = None
+) -> None:
+    """The layout process's loop: a :data:`PlainPlan` in, a :class:`PlainLayout` (or the error's
+    message as a ``str``) out, until its input ends (the GUI process closed it or went away).
+    Without streams it serves its standard input and output, as the child process it runs in.
+    With ``spool_dir`` layouts go out through a file there (:class:`Spooled`)."""
+    if requests is None or answers is None:
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a terminal is for the GUI process
+        requests, answers = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        try:
+            request = read_frame(requests)
+        except EOFError:
+            return
+        try:
+            answer: object = lay_out_plain(unspool(request))  # type: ignore[arg-type]
+            if spool_dir is not None:
+                answer = spool(answer, os.path.join(spool_dir, "layout"))
+        except Exception as exc:  # a bad plan: said to the GUI process, which keeps this process
+            answer = f"{type(exc).__name__}: {exc}"
+        write_frame(answers, answer)

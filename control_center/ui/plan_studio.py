@@ -72,6 +72,7 @@ from control_center.core.profiles import profile_for
 from control_center.ui import collector
 from control_center.ui import theme as ui_theme
 from control_center.ui.budget_view import BudgetBar
+from control_center.ui.plan_layout_process import LAYOUT_PROCESS
 from control_center.ui.widgets import add_command, add_spacer, overflow_toolbar
 
 #: Plans up to this many nodes are laid out at once (tens of milliseconds); larger ones off the
@@ -84,8 +85,9 @@ _SLICE_SECONDS = 0.012
 #: While a large plan is drawn, the GC policy (ui/collector.py) sets aside what was drawn after
 #: about this many items.
 _SETTLE_EVERY = 2000
-# One worker for every studio: layouts are pure Python (the GIL lets one run at a time anyway),
-# and a newer plan supersedes an older one by its generation number.
+# One worker for every studio: it has the layout process lay the plan out (ui/plan_layout_process.py)
+# and makes the edge paths and overview from it; a newer plan supersedes an older one by its
+# generation number.
 _LAYOUT_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plan-layout")
 
 
@@ -106,12 +108,17 @@ class _Laid:
     overview: _Overview
 
 
-def _lay_out(graph: PlanGraph) -> _Laid:
-    layout = layout_plan(graph)
+def _lay_out(graph: PlanGraph, *, in_child: bool = False) -> _Laid:
+    """``in_child``: the layout itself in the layout process (ui/plan_layout_process.py), for the
+    layout worker thread; else here (a small plan, on the GUI thread)."""
+    if in_child:
+        layout, critical = LAYOUT_PROCESS.lay_out(graph)
+    else:
+        layout, critical = layout_plan(graph), critical_path(graph)
     edges, gaps = _bundle_pieces(layout)
     paths = {gap: PlanEdgeBundle.trace(pieces) for gap, pieces in gaps.items()}
     overview = _draw_overview(layout, paths)
-    return _Laid(layout, critical_path(graph), PlanAdjacency(graph), edges, gaps, paths, overview)
+    return _Laid(layout, critical, PlanAdjacency(graph), edges, gaps, paths, overview)
 
 
 @dataclass(frozen=True)
@@ -1285,7 +1292,7 @@ class PlanStudioView(QWidget):
         self._layout = None
         self._sync_buttons()
         generation = self._generation
-        future = _LAYOUT_POOL.submit(_lay_out, graph)
+        future = _LAYOUT_POOL.submit(_lay_out, graph, in_child=True)
         future.add_done_callback(lambda f: self._deliver_layout(generation, f))
 
     def is_laying_out(self) -> bool:

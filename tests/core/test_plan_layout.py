@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import gc
+import io
+import pickle
 import random
 from collections.abc import Callable
 from itertools import pairwise
 from typing import Any
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -15,13 +18,23 @@ from control_center.core.plan import PlanGraph, PlanNode
 from control_center.core.plan_layout import (
     NODE_HEIGHT,
     NODE_WIDTH,
+    PlainLayout,
     PlanAdjacency,
+    Spooled,
     count_crossings,
     critical_path,
     diff_plans,
     downstream,
+    lay_out_plain,
+    layout_from_plain,
     layout_plan,
+    plain_plan,
+    read_frame,
+    serve,
+    spool,
+    unspool,
     upstream,
+    write_frame,
 )
 
 
@@ -262,3 +275,66 @@ def test_laying_out_keeps_no_container_per_vertex_long_enough_to_grow_old() -> N
     # fewer than one per two nodes (a container per vertex made ~52,000)
     assert _most_promoted(lambda: layout_plan(g)) < 1500
     assert _most_promoted(lambda: (PlanAdjacency(g), critical_path(g))) < 1500
+
+
+# -- plain data: the layout computed in another process ------------------------------------------
+
+
+def _same_layout(a: Any, b: Any) -> None:
+    """Equal in every field and in every mapping's order (edges are indexed by routes' order)."""
+    assert list(a.positions.items()) == list(b.positions.items())
+    assert a.layers == b.layers
+    assert a.size == b.size
+    assert list(a.node_layer.items()) == list(b.node_layer.items())
+    assert list(a.routes.items()) == list(b.routes.items())
+    assert a.node_size == b.node_size
+
+
+@settings(max_examples=40, deadline=None)
+@given(small_dags())
+@example(_TRUNK_CASE)
+def test_a_layout_through_plain_data_is_the_same_layout(g: PlanGraph) -> None:
+    plan = plain_plan(g)
+    answer = pickle.loads(pickle.dumps(lay_out_plain(plan)))  # as it crosses between processes
+    layout, critical = layout_from_plain(plan[0], answer)
+    _same_layout(layout, layout_plan(g))
+    assert critical == critical_path(g)
+
+
+def test_large_layouts_through_plain_data_are_the_same_layouts() -> None:
+    for g in (random_dag(1500, 4500, 3), DIAMOND_CHAIN, graph()):
+        plan = plain_plan(g)
+        layout, critical = layout_from_plain(plan[0], lay_out_plain(plan))
+        _same_layout(layout, layout_plan(g))
+        assert critical == critical_path(g)
+
+
+def test_the_layout_loop_answers_plans_then_errors_then_ends_with_its_input() -> None:
+    requests, answers = io.BytesIO(), io.BytesIO()
+    write_frame(requests, plain_plan(DIAMOND_CHAIN))
+    write_frame(requests, (("a", "b"), (("b",), ("a",))))  # a cycle
+    requests.seek(0)
+    serve(requests, answers)  # returns when the input ends
+    answers.seek(0)
+    first = read_frame(answers)
+    assert isinstance(first, PlainLayout)
+    _same_layout(layout_from_plain(plain_plan(DIAMOND_CHAIN)[0], first)[0], layout_plan(DIAMOND_CHAIN))
+    assert read_frame(answers) == "ValueError: plan graph has a cycle"
+    with pytest.raises(EOFError):
+        read_frame(answers)
+
+
+def test_a_layout_passes_beside_the_pipe_in_a_file(tmp_path: Any) -> None:
+    """The pipe carries a few bytes, the file the layout: one read however large the plan."""
+    g = random_dag(600, 1800, 5)
+    requests, answers = io.BytesIO(), io.BytesIO()
+    write_frame(requests, spool(plain_plan(g), str(tmp_path / "plan")))
+    requests.seek(0)
+    serve(requests, answers, spool_dir=str(tmp_path))
+    assert len(answers.getvalue()) < 200
+    answers.seek(0)
+    frame = read_frame(answers)
+    assert isinstance(frame, Spooled)
+    answer = unspool(frame)
+    assert isinstance(answer, PlainLayout)
+    _same_layout(layout_from_plain(plain_plan(g)[0], answer)[0], layout_plan(g))
