@@ -24,7 +24,7 @@ import sys
 from array import array
 from bisect import bisect_right, insort
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from types import MappingProxyType
@@ -538,9 +538,18 @@ def plain_plan(graph: PlanGraph) -> PlainPlan:
 
 def lay_out_plain(plan: PlainPlan) -> PlainLayout:
     """:func:`layout_plan` and :func:`critical_path` of a plain plan, as plain data."""
+    graph = graph_of(plan)
+    return encode_layout(layout_plan(graph), plan[0], critical_path(graph))
+
+
+def graph_of(plan: PlainPlan) -> PlanGraph:
+    """The plan a :data:`PlainPlan` stands for (as much of it as a layout needs)."""
     keys, deps = plan
-    graph = PlanGraph("", tuple(PlanNode(k, "", "", d) for k, d in zip(keys, deps, strict=True)))
-    layout = layout_plan(graph)
+    return PlanGraph("", tuple(PlanNode(k, "", "", d) for k, d in zip(keys, deps, strict=True)))
+
+
+def encode_layout(layout: PlanLayout, keys: Sequence[str], critical: Sequence[str]) -> PlainLayout:
+    """``layout`` and ``critical`` (of the plan whose nodes are ``keys``) as plain data."""
     index = {k: i for i, k in enumerate(keys)}
     xy = array("d")
     for key in keys:
@@ -561,7 +570,7 @@ def lay_out_plain(plan: PlainPlan) -> PlainLayout:
         route_ends=ends.tobytes(),
         route_sizes=sizes.tobytes(),
         route_points=points.tobytes(),
-        critical=array("l", (index[k] for k in critical_path(graph))).tobytes(),
+        critical=array("l", (index[k] for k in critical)).tobytes(),
     )
 
 
@@ -646,12 +655,17 @@ def unspool(value: object) -> object:
 
 
 def serve(
-    requests: BinaryIO | None = None, answers: BinaryIO | None = None, *, spool_dir: str | None = None
+    requests: BinaryIO | None = None,
+    answers: BinaryIO | None = None,
+    *,
+    spool_dir: str | None = None,
+    work: Callable[[PlainPlan], object] = lay_out_plain,
 ) -> None:
-    """The layout process's loop: a :data:`PlainPlan` in, a :class:`PlainLayout` (or the error's
-    message as a ``str``) out, until its input ends (the GUI process closed it or went away).
-    Without streams it serves its standard input and output, as the child process it runs in.
-    With ``spool_dir`` layouts go out through a file there (:class:`Spooled`)."""
+    """The layout process's loop: a :data:`PlainPlan` in, what ``work`` makes of it (by default a
+    :class:`PlainLayout`) or the error's message as a ``str`` out, until its input ends (the GUI
+    process closed it or went away). Without streams it serves its standard input and output, as
+    the child process it runs in. With ``spool_dir`` answers go out through a file there
+    (:class:`Spooled`)."""
     if requests is None or answers is None:
         import signal
 
@@ -663,7 +677,7 @@ def serve(
         except EOFError:
             return
         try:
-            answer: object = lay_out_plain(unspool(request))  # type: ignore[arg-type]
+            answer: object = work(unspool(request))  # type: ignore[arg-type]
             if spool_dir is not None:
                 answer = spool(answer, os.path.join(spool_dir, "layout"))
         except Exception as exc:  # a bad plan: said to the GUI process, which keeps this process

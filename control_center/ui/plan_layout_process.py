@@ -8,10 +8,13 @@ waited for a CPU, load 3 on 2 cores; bench/bench_plan_studio.py --load). A child
 on its own GIL.
 
 One child per GUI process, started by the first large plan on the layout worker thread (never
-the GUI thread, which never waits for it either: the worker does). Plain data crosses
-(core/plan_layout.py's ``PlainPlan`` and ``PlainLayout``). If the child cannot start, dies or
-answers wrongly, the layout is computed in this process as before: the same layout, only the
-GIL is shared again. It ends when this process closes its input (at exit) or dies.
+the GUI thread, which never waits for it either: the worker does). Plain data crosses: the plan's
+keys and dependencies in; the layout and critical path as flat arrays (core/plan_layout.py's
+``PlainPlan`` and ``PlainLayout``), and what the studio draws of them, made there too (the edge
+paths and the minimap's overview, ui/plan_paths.py) as bytes, out. If the child cannot start,
+dies or answers wrongly, all of it is made in this process as before: the same layout and
+drawing, only the GIL is shared again. It ends when this process closes its input (at exit) or
+dies.
 """
 
 from __future__ import annotations
@@ -25,14 +28,21 @@ import subprocess
 import sys
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
+from PySide6.QtGui import QPainterPath
+
 import control_center
+from control_center.core import plan_layout
 from control_center.core.plan import PlanGraph
 from control_center.core.plan_layout import (
     PlainLayout,
+    PlainPlan,
     PlanLayout,
     critical_path,
+    encode_layout,
+    graph_of,
     layout_from_plain,
     layout_plan,
     plain_plan,
@@ -40,6 +50,17 @@ from control_center.core.plan_layout import (
     spool,
     unspool,
     write_frame,
+)
+from control_center.ui.plan_paths import (
+    Overview,
+    PlainOverview,
+    draw_overview,
+    gap_pieces,
+    overview_from_bytes,
+    overview_to_bytes,
+    paths_from_bytes,
+    paths_to_bytes,
+    traced,
 )
 
 #: the package's parent directory: the child imports this very code, whatever is installed
@@ -55,9 +76,46 @@ def child_command(spool_dir: str) -> list[str] | None:
     # -I: no user site or environment variables, only the standard library and this package
     code = (
         f"import sys; sys.path.insert(0, {_ROOT!r}); "
-        f"from control_center.core import plan_layout; plan_layout.serve(spool_dir={spool_dir!r})"
+        f"from control_center.ui import plan_layout_process as p; p.serve_child({spool_dir!r})"
     )
     return [sys.executable, "-I", "-c", code]
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A plan's layout and critical path, and, when the child made them, its edge paths per gap
+    and its overview (else ``None``: the caller makes them from the layout)."""
+
+    layout: PlanLayout
+    critical: tuple[str, ...]
+    paths: dict[int, tuple[QPainterPath, QPainterPath]] | None = None
+    overview: Overview | None = None
+
+
+@dataclass(frozen=True)
+class PlainDrawn:
+    """What the child answers: the layout as flat arrays, the paths and overview as bytes."""
+
+    layout: PlainLayout
+    paths: dict[int, tuple[bytes, bytes]]
+    overview: PlainOverview
+
+
+def lay_out_and_draw(plan: PlainPlan) -> PlainDrawn:
+    """In the child: the layout of a plain plan, and what the studio draws of it, as plain data."""
+    graph = graph_of(plan)
+    layout = layout_plan(graph)
+    paths = {gap: traced(pieces) for gap, pieces in gap_pieces(layout).items()}
+    return PlainDrawn(
+        encode_layout(layout, plan[0], critical_path(graph)),
+        paths_to_bytes(paths),
+        overview_to_bytes(draw_overview(layout, paths)),
+    )
+
+
+def serve_child(spool_dir: str) -> None:
+    """The child process's main: lays plans out and draws them until its input ends."""
+    plan_layout.serve(spool_dir=spool_dir, work=lay_out_and_draw)
 
 
 class LayoutProcess:
@@ -72,8 +130,9 @@ class LayoutProcess:
         self.in_child = 0  # plans laid out by the child (tests, benchmarks)
         self.in_process = 0  # plans laid out in this process
 
-    def lay_out(self, graph: PlanGraph) -> tuple[PlanLayout, tuple[str, ...]]:
-        """``graph``'s layout and critical path. Blocks: call it on a worker thread."""
+    def lay_out(self, graph: PlanGraph) -> Drawn:
+        """``graph``'s layout and critical path, and its edge paths and overview when the child
+        made them. Blocks: call it on a worker thread."""
         with self._lock:
             child = self._started()
             if child is not None and child.stdin is not None and child.stdout is not None:
@@ -86,14 +145,17 @@ class LayoutProcess:
                     self._failures += 1
                     self._failed = self._failures >= 2
                     answer = None
-                if isinstance(answer, PlainLayout):
+                if isinstance(answer, PlainDrawn):
                     self._failures = 0
                     self.in_child += 1
-                    return layout_from_plain(plan[0], answer)
+                    layout, critical = layout_from_plain(plan[0], answer.layout)
+                    return Drawn(
+                        layout, critical, paths_from_bytes(answer.paths), overview_from_bytes(answer.overview)
+                    )
                 # the child could not lay this plan out (it says why) or went away: do it here,
                 # where the same error, if any, reaches the studio as before
             self.in_process += 1
-            return layout_plan(graph), critical_path(graph)
+            return Drawn(layout_plan(graph), critical_path(graph))
 
     def _started(self) -> subprocess.Popen[bytes] | None:
         if self._child is not None and self._child.poll() is None:

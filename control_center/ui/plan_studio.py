@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QRectF, QSize, QSizeF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QRectF, QSizeF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -72,7 +72,11 @@ from control_center.core.profiles import profile_for
 from control_center.ui import collector
 from control_center.ui import theme as ui_theme
 from control_center.ui.budget_view import BudgetBar
-from control_center.ui.plan_layout_process import LAYOUT_PROCESS
+from control_center.ui.plan_layout_process import LAYOUT_PROCESS, Drawn
+from control_center.ui.plan_paths import Overview as _Overview
+from control_center.ui.plan_paths import Piece as _Piece
+from control_center.ui.plan_paths import cut as _cut
+from control_center.ui.plan_paths import draw_overview, gap_pieces, traced
 from control_center.ui.widgets import add_command, add_spacer, overflow_toolbar
 
 #: Plans up to this many nodes are laid out at once (tens of milliseconds); larger ones off the
@@ -109,60 +113,17 @@ class _Laid:
 
 
 def _lay_out(graph: PlanGraph, *, in_child: bool = False) -> _Laid:
-    """``in_child``: the layout itself in the layout process (ui/plan_layout_process.py), for the
-    layout worker thread; else here (a small plan, on the GUI thread)."""
-    if in_child:
-        layout, critical = LAYOUT_PROCESS.lay_out(graph)
-    else:
-        layout, critical = layout_plan(graph), critical_path(graph)
-    edges, gaps = _bundle_pieces(layout)
-    paths = {gap: PlanEdgeBundle.trace(pieces) for gap, pieces in gaps.items()}
-    overview = _draw_overview(layout, paths)
-    return _Laid(layout, critical, PlanAdjacency(graph), edges, gaps, paths, overview)
-
-
-@dataclass(frozen=True)
-class _Overview:
-    """The whole plan drawn small for the minimap, as two masks (opaque where nodes, where edges
-    are) tinted with the theme's colours when painted: drawn once per plan by the layout worker
-    (QImage painting is thread-safe), so a minimap frame is two image blits, not every item."""
-
-    rect: QRectF  # the scene rectangle the masks cover
-    nodes: QImage
-    edges: QImage
-
-
-#: The overview's largest size in pixels (the minimap is at most 180x120 logical pixels; twice
-#: that keeps it sharp on a high-density screen).
-_OVERVIEW_PIXELS = (360, 240)
-
-
-def _draw_overview(layout: PlanLayout, paths: Mapping[int, tuple[QPainterPath, QPainterPath]]) -> _Overview:
-    width, height = max(1.0, layout.size[0]), max(1.0, layout.size[1])
-    scale = min(_OVERVIEW_PIXELS[0] / width, _OVERVIEW_PIXELS[1] / height)
-    size = QSize(max(1, math.ceil(width * scale)), max(1, math.ceil(height * scale)))
-    ink = QColor(0, 0, 0)
-    edges = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
-    edges.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(edges)
-    painter.scale(scale, scale)
-    pen = QPen(ink, 1.0)
-    pen.setCosmetic(True)
-    painter.setPen(pen)
-    for path, _arrows in paths.values():
-        painter.drawPath(path)
-    painter.end()
-    nodes = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
-    nodes.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(nodes)
-    w, h = layout.node_size
-    # at least one pixel each, so even a 10,000-node plan shows every node
-    w, h = max(w, 1 / scale), max(h, 1 / scale)
-    painter.scale(scale, scale)
-    for x, y in layout.positions.values():
-        painter.fillRect(QRectF(x, y, w, h), ink)
-    painter.end()
-    return _Overview(QRectF(0, 0, width, height), nodes, edges)
+    """``in_child``: laid out and drawn in the layout process (ui/plan_layout_process.py), for
+    the layout worker thread; else here (a small plan, on the GUI thread)."""
+    drawn = LAYOUT_PROCESS.lay_out(graph) if in_child else Drawn(layout_plan(graph), critical_path(graph))
+    layout = drawn.layout
+    gaps = gap_pieces(layout)
+    paths = drawn.paths
+    if paths is None:
+        paths = {gap: PlanEdgeBundle.trace(pieces) for gap, pieces in gaps.items()}
+    overview = drawn.overview or draw_overview(layout, paths)
+    edges = _EdgeTable(layout.routes)
+    return _Laid(layout, drawn.critical, PlanAdjacency(graph), edges, gaps, paths, overview)
 
 
 def _tinted(mask: QImage, color: QColor) -> QImage:
@@ -504,30 +465,6 @@ class PlanEdge:
         return bool(self._table.emphasized[self._index])
 
 
-# One gap crossing of an edge: the edge's index in its table, where its straight run through the
-# previous layer starts (None for the first piece), the S-curve's ends, and whether the arrow head
-# sits at ``end``. Points are the layout's own (x, y) tuples: making a QPointF per route point
-# cost more than the layout.
-_Point = tuple[float, float]
-_Piece = tuple[int, _Point | None, _Point, _Point, bool]
-
-
-def _trace(path: QPainterPath, arrows: QPainterPath, piece: _Piece) -> None:
-    _edge, run_from, (ax, ay), (bx, by), last = piece
-    if run_from is not None:
-        path.moveTo(run_from[0], run_from[1])
-        path.lineTo(ax, ay)
-    else:
-        path.moveTo(ax, ay)
-    mid = (ax + bx) / 2
-    path.cubicTo(mid, ay, mid, by, bx, by)
-    if last:  # the arrow head, a closed triangle
-        arrows.moveTo(bx, by)
-        arrows.lineTo(bx - 9, by - 5)
-        arrows.lineTo(bx - 9, by + 5)
-        arrows.closeSubpath()
-
-
 class PlanEdgeBundle(QGraphicsRectItem):
     """Every edge piece crossing one gap between layers, drawn as one path.
 
@@ -570,13 +507,7 @@ class PlanEdgeBundle(QGraphicsRectItem):
 
     @staticmethod
     def _paths(pieces: list[_Piece]) -> tuple[QPainterPath, QPainterPath]:
-        path, arrows = QPainterPath(), QPainterPath()
-        # arrow heads of edges meeting at one node overlap: the default odd-even rule would punch
-        # holes where they do
-        arrows.setFillRule(Qt.FillRule.WindingFill)
-        for piece in pieces:
-            _trace(path, arrows, piece)
-        return path, arrows
+        return traced(pieces)
 
     def edges(self) -> list[PlanEdge]:
         return [PlanEdge(self._table, piece[0]) for piece in self._pieces]
@@ -731,25 +662,6 @@ def _thick(painter: QPainter, path: QPainterPath, arrows: QPainterPath, color: Q
                 painter.drawPath(path)
                 painter.translate(-dx, -dy)
     painter.fillPath(arrows, color)
-
-
-def _cut(index: int, points: tuple[_Point, ...]) -> Iterator[_Piece]:
-    """An edge's route as its gap crossings, first gap first."""
-    # pairs (points[2k], points[2k+1]) cross one gap each; before each but the first, a straight
-    # run through the crossed layer from points[2k-1]
-    count = len(points) // 2
-    for k in range(count):
-        yield (index, points[2 * k - 1] if k else None, points[2 * k], points[2 * k + 1], k == count - 1)
-
-
-def _bundle_pieces(layout: PlanLayout) -> tuple[_EdgeTable, dict[int, list[_Piece]]]:
-    """Cut every routed edge into its gap crossings, grouped by gap (gap g lies right of layer g)."""
-    table = _EdgeTable(layout.routes)
-    gaps: dict[int, list[_Piece]] = {}
-    for index, ((dep, _key), points) in enumerate(layout.routes.items()):
-        for gap, piece in enumerate(_cut(index, points), start=layout.node_layer[dep]):
-            gaps.setdefault(gap, []).append(piece)
-    return table, gaps
 
 
 class PlanMinimap(QGraphicsView):

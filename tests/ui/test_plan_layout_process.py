@@ -12,12 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 
 from control_center.core import plan_layout
 from control_center.core.plan import PlanGraph, PlanNode
 from control_center.core.plan_layout import layout_plan
 from control_center.ui import plan_layout_process, plan_studio
 from control_center.ui.plan_layout_process import LayoutProcess
+from control_center.ui.plan_paths import draw_overview, gap_pieces, traced
 from control_center.ui.plan_studio import PlanStudioView
 
 
@@ -96,6 +98,26 @@ def test_a_large_plan_is_laid_out_in_the_child_process_not_in_the_gui_process(
     assert studio2.node_items()
     assert process.in_child == 2
     assert len(started_on) == 1
+
+
+def test_the_child_draws_the_same_edge_paths_and_overview(qtbot: Any, process: LayoutProcess) -> None:
+    graph = _large_plan()
+    drawn = process.lay_out(graph)
+    assert process.in_child == 1
+    layout = layout_plan(graph)
+    expected = {gap: traced(pieces) for gap, pieces in gap_pieces(layout).items()}
+    assert drawn.paths is not None
+    assert drawn.overview is not None
+    assert drawn.paths.keys() == expected.keys()
+    for gap, (path, arrows) in expected.items():
+        got_path, got_arrows = drawn.paths[gap]
+        assert got_path == path
+        assert got_arrows == arrows
+        assert got_arrows.fillRule() == Qt.FillRule.WindingFill  # overlapping heads stay filled
+    overview = draw_overview(layout, expected)
+    assert drawn.overview.rect == overview.rect
+    assert drawn.overview.nodes == overview.nodes
+    assert drawn.overview.edges == overview.edges
 
 
 def test_the_gui_thread_does_not_wait_for_the_child(

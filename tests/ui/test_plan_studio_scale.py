@@ -14,7 +14,8 @@ from PySide6.QtCore import QPoint, QRectF, Qt
 from PySide6.QtGui import QColor
 
 from control_center.core.plan import PlanGraph, PlanNode
-from control_center.ui import plan_studio
+from control_center.ui import plan_layout_process, plan_paths, plan_studio
+from control_center.ui.plan_layout_process import LayoutProcess
 from control_center.ui.plan_studio import STATUS_COLORS, PlanEdgeBundle, PlanNodeItem, PlanStudioView
 
 
@@ -49,22 +50,40 @@ def big(qtbot: Any) -> PlanStudioView:
     return studio
 
 
-def test_edge_paths_are_traced_off_the_gui_thread(qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("child", [True, False], ids=["layout process", "no layout process"])
+def test_edge_paths_are_traced_off_the_gui_thread(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch, child: bool
+) -> None:
+    """In the layout process (ui/plan_layout_process.py), or on the layout worker when it cannot
+    start: never on the GUI thread."""
     threads: list[str] = []
-    trace = plan_studio._trace
+    trace = plan_paths.trace_piece
 
     def recording(*args: Any) -> None:
         threads.append(threading.current_thread().name)
         trace(*args)
 
-    monkeypatch.setattr(plan_studio, "_trace", recording)
+    monkeypatch.setattr(plan_paths, "trace_piece", recording)
+    process = LayoutProcess()
+    monkeypatch.setattr(plan_studio, "LAYOUT_PROCESS", process)
+    if not child:
+        monkeypatch.setattr(plan_layout_process, "child_command", lambda spool_dir: None)
     studio = PlanStudioView()
     qtbot.addWidget(studio)
-    with qtbot.waitSignal(studio.plan_ready, timeout=60_000):
-        studio.set_plan(_wide_plan(plan_studio.SYNC_LAYOUT_NODES * 2))
-    assert threads
-    assert threading.main_thread().name not in threads
+    try:
+        with qtbot.waitSignal(studio.plan_ready, timeout=60_000):
+            studio.set_plan(_wide_plan(plan_studio.SYNC_LAYOUT_NODES * 2))
+    finally:
+        process.close()
+    if child:
+        assert process.in_child == 1
+        assert threads == []  # not in this process at all
+    else:
+        assert process.in_process == 1
+        assert threads
+        assert threading.main_thread().name not in threads
     assert studio.edge_bundles()  # and they are drawn
+    assert all(not bundle._all.isEmpty() for bundle in studio.edge_bundles())
 
 
 def test_the_minimap_paints_an_overview_not_the_plan_items(big: PlanStudioView) -> None:
