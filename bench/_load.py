@@ -152,8 +152,10 @@ class ThreadClock:
 
 
 class OtherThreads:
-    """The accounting of every thread of this process but ``gui_tid`` (workers, Qt's helpers),
-    summed: ``lap()`` says how long they ran and how long they waited for a CPU since the last."""
+    """The accounting of every thread of this process but ``gui_tid``, summed apart for the
+    threads running Python (they may hold the GIL) and the others (Qt's helpers: they never do,
+    but the GUI thread may wait for them, e.g. an image converted in parallel segments):
+    ``lap()`` says how long each kind ran and waited for a CPU since the last reading."""
 
     def __init__(self, gui_tid: int | None = None) -> None:
         self.gui_tid = gui_tid if gui_tid is not None else threading.get_native_id()
@@ -169,16 +171,18 @@ class OtherThreads:
     def reset(self) -> None:
         self._last = self._read()
 
-    def lap(self) -> tuple[float, float]:
-        """(seconds on a CPU, seconds runnable without one), summed over the other threads."""
+    def lap(self) -> tuple[float, float, float, float]:
+        """(CPU, wait for a CPU) of the Python threads, then of the others, in seconds."""
         now = self._read()
         last, self._last = self._last, now
-        run = wait = 0
+        python = {t.native_id for t in threading.enumerate()}
+        sums = [0, 0, 0, 0]
         for tid, (r, w) in now.items():
             r0, w0 = last.get(tid, (0, 0))
-            run += r - r0
-            wait += w - w0
-        return run / 1e9, wait / 1e9
+            k = 0 if tid in python else 2
+            sums[k] += r - r0
+            sums[k + 1] += w - w0
+        return sums[0] / 1e9, sums[1] / 1e9, sums[2] / 1e9, sums[3] / 1e9
 
 
 @dataclass(frozen=True)
@@ -186,13 +190,16 @@ class Turn:
     """One event-loop turn (or gap between two timer ticks) of the GUI thread, accounted."""
 
     gui: Spent
-    others_cpu: float
+    others_cpu: float  # the other Python threads (they may hold the GIL)
     others_runqueue: float
     nap: float = 0.0  # of ``gui.blocked``, slept on purpose (a bench's idle nap)
+    native_cpu: float = 0.0  # threads that never run Python (Qt's helpers)
+    native_runqueue: float = 0.0
 
     @property
     def gil_wait(self) -> float:
-        """The GUI thread blocked beyond its own nap: in this process, waiting for the GIL."""
+        """The GUI thread blocked beyond its own nap: waiting for the GIL, or for a Qt helper
+        thread (the other threads' figures tell which could have held it up)."""
         return max(0.0, self.gui.blocked - self.nap)
 
 
@@ -209,8 +216,8 @@ class TurnMeter:
 
     def lap(self, nap: float = 0.0) -> Turn:
         gui = self.gui.lap()
-        cpu, runqueue = self.others.lap()
-        return Turn(gui, cpu, runqueue, nap)
+        cpu, runqueue, native_cpu, native_runqueue = self.others.lap()
+        return Turn(gui, cpu, runqueue, nap, native_cpu, native_runqueue)
 
 
 def describe(turns: list[Turn], worst: int = 3) -> str:
@@ -223,6 +230,7 @@ def describe(turns: list[Turn], worst: int = 3) -> str:
             f" + scheduler {t.gui.runqueue * 1000:.1f}"
             f" + GIL/blocked {t.gil_wait * 1000:.1f}"
             + (f" (+ nap {t.nap * 1000:.1f})" if t.nap else "")
-            + f" [others: CPU {t.others_cpu * 1000:.1f}, scheduler {t.others_runqueue * 1000:.1f}]"
+            + f" [Python threads: CPU {t.others_cpu * 1000:.1f}, scheduler {t.others_runqueue * 1000:.1f};"
+            f" Qt's: CPU {t.native_cpu * 1000:.1f}, scheduler {t.native_runqueue * 1000:.1f}]"
         )
     return "; ".join(parts)
