@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,21 +131,15 @@ class LayoutProcess:
         self.in_child = 0  # plans laid out by the child (tests, benchmarks)
         self.in_process = 0  # plans laid out in this process
 
-    def lay_out(self, graph: PlanGraph) -> Drawn:
+    def lay_out(self, graph: PlanGraph, meanwhile: Callable[[], object] | None = None) -> Drawn:
         """``graph``'s layout and critical path, and its edge paths and overview when the child
-        made them. Blocks: call it on a worker thread."""
+        made them. Blocks: call it on a worker thread. ``meanwhile`` runs while the child works
+        (not at all when there is no child)."""
         with self._lock:
             child = self._started()
             if child is not None and child.stdin is not None and child.stdout is not None:
                 plan = plain_plan(graph)
-                try:
-                    write_frame(child.stdin, spool(plan, os.path.join(self._spool_dir, "plan")))
-                    answer = unspool(read_frame(child.stdout))
-                except (OSError, EOFError, ValueError, pickle.UnpicklingError):  # it died or was killed
-                    self._stop()
-                    self._failures += 1
-                    self._failed = self._failures >= 2
-                    answer = None
+                answer = self._ask(child, plan, meanwhile)
                 if isinstance(answer, PlainDrawn):
                     self._failures = 0
                     self.in_child += 1
@@ -156,6 +151,31 @@ class LayoutProcess:
                 # where the same error, if any, reaches the studio as before
             self.in_process += 1
             return Drawn(layout_plan(graph), critical_path(graph))
+
+    def _ask(
+        self, child: subprocess.Popen[bytes], plan: PlainPlan, meanwhile: Callable[[], object] | None
+    ) -> object:
+        """The child's answer to ``plan`` (``None`` if it went away); ``meanwhile`` runs while it
+        works, and what it raises is raised once the answer is read (the pipes stay in step)."""
+        assert child.stdin is not None
+        assert child.stdout is not None
+        failed: BaseException | None = None
+        answer: object = None
+        try:
+            write_frame(child.stdin, spool(plan, os.path.join(self._spool_dir, "plan")))
+            try:
+                if meanwhile is not None:
+                    meanwhile()
+            except Exception as exc:
+                failed = exc
+            answer = unspool(read_frame(child.stdout))
+        except (OSError, EOFError, ValueError, pickle.UnpicklingError):  # it died or was killed
+            self._stop()
+            self._failures += 1
+            self._failed = self._failures >= 2
+        if failed is not None:
+            raise failed
+        return answer
 
     def _started(self) -> subprocess.Popen[bytes] | None:
         if self._child is not None and self._child.poll() is None:

@@ -115,7 +115,17 @@ class _Laid:
 def _lay_out(graph: PlanGraph, *, in_child: bool = False) -> _Laid:
     """``in_child``: laid out and drawn in the layout process (ui/plan_layout_process.py), for
     the layout worker thread; else here (a small plan, on the GUI thread)."""
-    drawn = LAYOUT_PROCESS.lay_out(graph) if in_child else Drawn(layout_plan(graph), critical_path(graph))
+    adjacency: list[PlanAdjacency] = []
+
+    def index() -> None:
+        adjacency.append(PlanAdjacency(graph))
+
+    if in_child:  # the plan indexed here while the child lays it out
+        drawn = LAYOUT_PROCESS.lay_out(graph, meanwhile=index)
+    else:
+        drawn = Drawn(layout_plan(graph), critical_path(graph))
+    if not adjacency:
+        index()
     layout = drawn.layout
     gaps = gap_pieces(layout)
     paths = drawn.paths
@@ -123,7 +133,7 @@ def _lay_out(graph: PlanGraph, *, in_child: bool = False) -> _Laid:
         paths = {gap: PlanEdgeBundle.trace(pieces) for gap, pieces in gaps.items()}
     overview = drawn.overview or draw_overview(layout, paths)
     edges = _EdgeTable(layout.routes)
-    return _Laid(layout, drawn.critical, PlanAdjacency(graph), edges, gaps, paths, overview)
+    return _Laid(layout, drawn.critical, adjacency[0], edges, gaps, paths, overview)
 
 
 def _tinted(mask: QImage, color: QColor) -> QImage:
