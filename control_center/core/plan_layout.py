@@ -24,9 +24,8 @@ import sys
 from array import array
 from bisect import bisect_right, insort
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import islice
 from types import MappingProxyType
 from typing import Any, BinaryIO
 
@@ -574,6 +573,42 @@ def encode_layout(layout: PlanLayout, keys: Sequence[str], critical: Sequence[st
     )
 
 
+class FlatRoutes(Mapping[Edge, tuple[Point, ...]]):
+    """A layout's routes kept as one flat array of coordinates, a route's tuple of points made
+    when it is asked for: a layout handed over from another process would otherwise be rebuilt
+    as a tuple per route and per point here (~300,000 at 10,000 nodes), most never looked at."""
+
+    __slots__ = ("_coordinates", "_ends", "_index", "_starts")
+
+    def __init__(self, ends: tuple[Edge, ...], sizes: Sequence[int], coordinates: array[Any]) -> None:
+        self._ends = ends
+        self._index = {pair: i for i, pair in enumerate(ends)}
+        starts = array("l", [0])
+        at = 0
+        for size in sizes:
+            at += size
+            starts.append(at)
+        self._starts = starts  # route i's points are starts[i] to starts[i + 1]
+        self._coordinates = coordinates
+
+    def route(self, i: int) -> tuple[Point, ...]:
+        """The ``i``-th route, in the layout's order."""
+        c = self._coordinates[2 * self._starts[i] : 2 * self._starts[i + 1]].tolist()
+        return tuple(zip(c[0::2], c[1::2], strict=True))
+
+    def __getitem__(self, ends: Edge) -> tuple[Point, ...]:
+        return self.route(self._index[ends])
+
+    def __iter__(self) -> Iterator[Edge]:
+        return iter(self._ends)
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def __contains__(self, ends: object) -> bool:
+        return ends in self._index
+
+
 def _array(code: str, data: bytes) -> array[Any]:
     values = array(code)
     values.frombytes(data)
@@ -591,19 +626,17 @@ def layout_from_plain(keys: Sequence[str], plain: PlainLayout) -> tuple[PlanLayo
         layers.append(tuple(keys[i] for i in layer_nodes[at : at + size]))
         at += size
     ends = _array("l", plain.route_ends).tolist()
-    coordinates = _array("d", plain.route_points).tolist()
-    points = zip(coordinates[0::2], coordinates[1::2], strict=True)
-    sizes = _array("l", plain.route_sizes).tolist()
-    routes = {
-        (keys[dep], keys[key]): tuple(islice(points, size))
-        for dep, key, size in zip(ends[0::2], ends[1::2], sizes, strict=True)
-    }
+    routes = FlatRoutes(
+        tuple(zip([keys[i] for i in ends[0::2]], [keys[i] for i in ends[1::2]], strict=True)),
+        _array("l", plain.route_sizes).tolist(),
+        _array("d", plain.route_points),
+    )
     layout = PlanLayout(
         positions=MappingProxyType(positions),
         layers=tuple(layers),
         size=plain.size,
         node_layer=MappingProxyType(dict(zip(keys, _array("l", plain.node_layer).tolist(), strict=True))),
-        routes=MappingProxyType(routes),
+        routes=routes,
     )
     return layout, tuple(keys[i] for i in _array("l", plain.critical).tolist())
 

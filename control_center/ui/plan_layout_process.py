@@ -38,6 +38,7 @@ import control_center
 from control_center.core import plan_layout
 from control_center.core.plan import PlanGraph
 from control_center.core.plan_layout import (
+    FlatRoutes,
     PlainLayout,
     PlainPlan,
     PlanLayout,
@@ -53,9 +54,11 @@ from control_center.core.plan_layout import (
     write_frame,
 )
 from control_center.ui.plan_paths import (
+    LazyPieces,
     Overview,
     PlainOverview,
     draw_overview,
+    gap_members,
     gap_pieces,
     overview_from_bytes,
     overview_to_bytes,
@@ -91,6 +94,8 @@ class Drawn:
     critical: tuple[str, ...]
     paths: dict[int, tuple[QPainterPath, QPainterPath]] | None = None
     overview: Overview | None = None
+    #: the pieces per gap, made when first looked at (``None``: the caller cuts them)
+    gaps: dict[int, LazyPieces] | None = None
 
 
 @dataclass(frozen=True)
@@ -100,17 +105,20 @@ class PlainDrawn:
     layout: PlainLayout
     paths: dict[int, tuple[bytes, bytes]]
     overview: PlainOverview
+    gaps: dict[int, bytes]  # which pieces each gap holds (plan_paths.gap_members)
 
 
 def lay_out_and_draw(plan: PlainPlan) -> PlainDrawn:
     """In the child: the layout of a plain plan, and what the studio draws of it, as plain data."""
     graph = graph_of(plan)
     layout = layout_plan(graph)
-    paths = {gap: traced(pieces) for gap, pieces in gap_pieces(layout).items()}
+    gaps = gap_pieces(layout)
+    paths = {gap: traced(pieces) for gap, pieces in gaps.items()}
     return PlainDrawn(
         encode_layout(layout, plan[0], critical_path(graph)),
         paths_to_bytes(paths),
         overview_to_bytes(draw_overview(layout, paths)),
+        gap_members(gaps, layout),
     )
 
 
@@ -144,8 +152,14 @@ class LayoutProcess:
                     self._failures = 0
                     self.in_child += 1
                     layout, critical = layout_from_plain(plan[0], answer.layout)
+                    routes = layout.routes
+                    assert isinstance(routes, FlatRoutes)
                     return Drawn(
-                        layout, critical, paths_from_bytes(answer.paths), overview_from_bytes(answer.overview)
+                        layout,
+                        critical,
+                        paths_from_bytes(answer.paths),
+                        overview_from_bytes(answer.overview),
+                        {gap: LazyPieces(members, routes) for gap, members in answer.gaps.items()},
                     )
                 # the child could not lay this plan out (it says why) or went away: do it here,
                 # where the same error, if any, reaches the studio as before

@@ -7,13 +7,15 @@ as bytes (:func:`paths_to_bytes`, :func:`overview_to_bytes`)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 from PySide6.QtCore import QByteArray, QDataStream, QIODevice, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QPainterPath, QPen
 
-from control_center.core.plan_layout import PlanLayout
+from control_center.core.plan_layout import FlatRoutes, PlanLayout
 
 # One gap crossing of an edge: the edge's index in its table, where its straight run through the
 # previous layer starts (None for the first piece), the S-curve's ends, and whether the arrow head
@@ -39,7 +41,7 @@ def trace_piece(path: QPainterPath, arrows: QPainterPath, piece: Piece) -> None:
         arrows.closeSubpath()
 
 
-def traced(pieces: list[Piece]) -> tuple[QPainterPath, QPainterPath]:
+def traced(pieces: Iterable[Piece]) -> tuple[QPainterPath, QPainterPath]:
     """The pieces as one path and their arrow heads as another."""
     path, arrows = QPainterPath(), QPainterPath()
     # arrow heads of edges meeting at one node overlap: the default odd-even rule would punch
@@ -57,6 +59,65 @@ def cut(index: int, points: tuple[Point, ...]) -> Iterator[Piece]:
     count = len(points) // 2
     for k in range(count):
         yield (index, points[2 * k - 1] if k else None, points[2 * k], points[2 * k + 1], k == count - 1)
+
+
+def gap_members(gaps: Mapping[int, list[Piece]], layout: PlanLayout) -> dict[int, bytes]:
+    """Which piece of which edge each gap holds, in order, as flat pairs (edge index, piece
+    number): what :class:`LazyPieces` needs to make a gap's pieces again from the routes."""
+    first_gap = [layout.node_layer[dep] for dep, _key in layout.routes]
+    return {
+        gap: array("l", [n for piece in pieces for n in (piece[0], gap - first_gap[piece[0]])]).tobytes()
+        for gap, pieces in gaps.items()
+    }
+
+
+class LazyPieces(Sequence[Piece]):
+    """One gap's pieces, made from the layout's routes the first time they are looked at (a large
+    plan's bundles need them only to highlight): the layout process hands over which pieces a gap
+    holds (:func:`gap_members`), not ~120,000 tuples at 10,000 nodes."""
+
+    __slots__ = ("_members", "_pieces", "_routes")
+
+    def __init__(self, members: bytes, routes: FlatRoutes) -> None:
+        self._members = members
+        self._routes = routes
+        self._pieces: list[Piece] | None = None
+
+    def _made(self) -> list[Piece]:
+        if self._pieces is None:
+            flat = array("l")
+            flat.frombytes(self._members)
+            pieces: list[Piece] = []
+            for index, k in zip(flat[0::2], flat[1::2], strict=True):
+                points = self._routes.route(index)
+                count = len(points) // 2
+                pieces.append(
+                    (
+                        index,
+                        points[2 * k - 1] if k else None,
+                        points[2 * k],
+                        points[2 * k + 1],
+                        k == count - 1,
+                    )
+                )
+            self._pieces = pieces
+        return self._pieces
+
+    def __len__(self) -> int:
+        return len(self._members) // (2 * _LONG) if self._pieces is None else len(self._pieces)
+
+    @overload
+    def __getitem__(self, i: int) -> Piece: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Piece]: ...
+    def __getitem__(self, i: int | slice) -> Piece | list[Piece]:
+        return self._made()[i]
+
+    def __iter__(self) -> Iterator[Piece]:
+        return iter(self._made())
+
+
+_LONG = array("l").itemsize
 
 
 def gap_pieces(layout: PlanLayout) -> dict[int, list[Piece]]:

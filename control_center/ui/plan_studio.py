@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -105,7 +105,7 @@ class _Laid:
     #: The plan's edges (ends and highlight state by index) and their gap pieces: plain values,
     #: so the worker may build them.
     edges: _EdgeTable
-    gaps: dict[int, list[_Piece]]
+    gaps: Mapping[int, Sequence[_Piece]]
     #: each gap's traced paths (edges, arrow heads): QPainterPath is a plain value, so the worker
     #: traces them and the GUI thread only wraps them in items
     paths: dict[int, tuple[QPainterPath, QPainterPath]]
@@ -127,7 +127,7 @@ def _lay_out(graph: PlanGraph, *, in_child: bool = False) -> _Laid:
     if not adjacency:
         index()
     layout = drawn.layout
-    gaps = gap_pieces(layout)
+    gaps: Mapping[int, Sequence[_Piece]] = drawn.gaps if drawn.gaps is not None else gap_pieces(layout)
     paths = drawn.paths
     if paths is None:
         paths = {gap: PlanEdgeBundle.trace(pieces) for gap, pieces in gaps.items()}
@@ -487,7 +487,7 @@ class PlanEdgeBundle(QGraphicsRectItem):
     def __init__(
         self,
         gap: int,
-        pieces: list[_Piece],
+        pieces: Sequence[_Piece],
         table: _EdgeTable,
         paths: tuple[QPainterPath, QPainterPath] | None = None,
     ) -> None:
@@ -511,12 +511,12 @@ class PlanEdgeBundle(QGraphicsRectItem):
         self.setZValue(0)
 
     @staticmethod
-    def trace(pieces: list[_Piece]) -> tuple[QPainterPath, QPainterPath]:
+    def trace(pieces: Sequence[_Piece]) -> tuple[QPainterPath, QPainterPath]:
         """The pieces as one path and their arrow heads as another (any thread)."""
         return PlanEdgeBundle._paths(pieces)
 
     @staticmethod
-    def _paths(pieces: list[_Piece]) -> tuple[QPainterPath, QPainterPath]:
+    def _paths(pieces: Sequence[_Piece]) -> tuple[QPainterPath, QPainterPath]:
         return traced(pieces)
 
     def edges(self) -> list[PlanEdge]:

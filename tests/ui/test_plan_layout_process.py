@@ -114,6 +114,13 @@ def test_the_child_draws_the_same_edge_paths_and_overview(qtbot: Any, process: L
         assert got_path == path
         assert got_arrows == arrows
         assert got_arrows.fillRule() == Qt.FillRule.WindingFill  # overlapping heads stay filled
+    # the pieces per gap, made from the routes when first looked at
+    eager = gap_pieces(layout)
+    assert drawn.gaps is not None
+    assert drawn.gaps.keys() == eager.keys()
+    assert {gap: len(pieces) for gap, pieces in drawn.gaps.items()} == {g: len(p) for g, p in eager.items()}
+    assert {gap: list(pieces) for gap, pieces in drawn.gaps.items()} == eager
+    assert list(drawn.layout.routes.items()) == list(layout.routes.items())
     overview = draw_overview(layout, expected)
     assert drawn.overview.rect == overview.rect
     assert drawn.overview.nodes == overview.nodes
