@@ -79,6 +79,8 @@ LOADING = "Reading the Inbox…"
 REVEAL_PAGES = 50
 
 ApprovalRole = Qt.ItemDataRole.UserRole + 1
+#: The detail pane before anything (not even "nothing selected") was shown in it.
+_NOT_YET = object()
 SpaceNameLookup = Callable[[str | None], str]
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -215,6 +217,8 @@ class InboxModel(QAbstractTableModel):
         self._counts_later = False
         self._counts_armed = False
         self._counts_inflight = 0
+        #: The last first page came from a source that answers later (a paint is pending).
+        self._landed_late = False
         self._pending = 0
         self._matching = 0
         #: Team mode: approval id -> the other operators looking at it now.
@@ -434,6 +438,7 @@ class InboxModel(QAbstractTableModel):
         self._replacing = False
         self.endResetModel()
         self._replay()
+        self._landed_late = self._counts_later
         if self._counts_later:
             self._counts_later = False
             self._counts_after_paint(generation)
@@ -573,6 +578,11 @@ class InboxModel(QAbstractTableModel):
         """No page of the current query is in yet."""
         return not self._started or self._replacing
 
+    def landed_late(self) -> bool:
+        """The rows of the current query came from a source answering later than it was asked
+        (the database): they landed on their own turn of the event loop, a paint of them due."""
+        return self._landed_late
+
     def counting(self) -> bool:
         """The counts of the current query (or of the latest changes) are still to come."""
         return self._counts_later or self._counts_armed or self._counts_due or self._counts_inflight > 0
@@ -700,7 +710,11 @@ class InboxView(QWidget):
         #: The selection before the rows were replaced (kept when it is still shown).
         self._kept: str | None = None
         #: The item the detail pane shows, with its space's name (None: nothing selected).
-        self._shown: tuple[Approval, str] | None = None
+        self._shown: tuple[Approval, str] | object | None = _NOT_YET
+        #: A filter's rows are landing: the detail of the row selected waits for their paint.
+        self._detail_later = False
+        #: The selected row's detail is to be built (after the rows' paint).
+        self._detail_due = False
         #: The item whose JSON the raw view holds (it is written when shown).
         self._raw_of: Approval | None = None
         #: The audit line's style sheet as last set (setting one re-polishes the label).
@@ -1027,7 +1041,14 @@ class InboxView(QWidget):
 
     def _on_window_replaced(self) -> None:
         kept, self._kept = self._kept, None
-        self._reselect(kept)
+        # Rows read from the database are painted before the detail of the row selected among
+        # them is built: the detail (its HTML, diff, layout) follows on a timer, which runs
+        # after the paint the rows posted. Anything that acts on the detail builds it first.
+        self._detail_later = self.model.landed_late() and self.isVisible()
+        try:
+            self._reselect(kept)
+        finally:
+            self._detail_later = False
         self._update_count()
 
     def _selected_id(self) -> str | None:
@@ -1155,6 +1176,7 @@ class InboxView(QWidget):
 
     def reject_selected(self) -> None:
         """A reject asks for its reason inline first; the second reject goes through."""
+        self._show_due_detail()
         a = self.selected_approval()
         if a is None or a.status is not ApprovalStatus.PENDING or REJECT not in inbox_kind(a.kind).actions:
             return
@@ -1171,6 +1193,7 @@ class InboxView(QWidget):
         self._decide("reject")
 
     def answer_selected(self) -> None:
+        self._show_due_detail()
         a = self.selected_approval()
         text = self.reason_edit.text().strip()
         if a is None or a.status is not ApprovalStatus.PENDING or ANSWER not in inbox_kind(a.kind).actions:
@@ -1184,6 +1207,7 @@ class InboxView(QWidget):
         self.answer_requested.emit(a.id, text)
 
     def _decide(self, decision: str) -> None:
+        self._show_due_detail()
         a = self.selected_approval()
         if a is None or a.status is not ApprovalStatus.PENDING:
             return
@@ -1197,6 +1221,7 @@ class InboxView(QWidget):
 
     def grant_options(self) -> dict[str, float | int]:
         """The numbers a grant of the shown item is made with (keywords of the decision)."""
+        self._show_due_detail()
         if self.grant_fields.isHidden():
             return {}
         return {
@@ -1293,11 +1318,23 @@ class InboxView(QWidget):
 
     # -- detail pane
     def _show_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if self._detail_later and current.isValid():
+            if not self._detail_due:
+                self._detail_due = True
+                QTimer.singleShot(1, self._show_due_detail)
+            return
+        self._detail_due = False
         self._show(current.data(ApprovalRole) if current.isValid() else None)
+
+    def _show_due_detail(self) -> None:
+        """The selected item's detail, if its building was put after the rows' paint."""
+        if self._detail_due:
+            self._detail_due = False
+            self._show(self.selected_approval())
 
     def _show_raw(self, shown: bool) -> None:
         """The selected item's stored data as JSON, behind the Raw JSON toggle."""
-        a = self._shown[0] if self._shown is not None else None
+        a = self._shown[0] if isinstance(self._shown, tuple) else None
         if shown and a is not None and self._raw_of is not a:
             self._raw_of = a
             self.args_view.setPlainText(json.dumps(a.payload, indent=2, ensure_ascii=False, default=str))
@@ -1310,7 +1347,7 @@ class InboxView(QWidget):
 
     def _show(self, a: Approval | None) -> None:
         shown = (a, self.model.space_name(a.space_id)) if a is not None else None
-        if shown is not None and shown == self._shown:
+        if shown == self._shown:
             # The same item, unchanged (a filter that still shows the selection, a live change
             # to another item): its detail is already there; rebuilding it would lay out and
             # paint the whole pane again in the same turn as the new rows.

@@ -489,3 +489,65 @@ def test_reads_not_started_are_dropped_when_the_runtime_stops(tmp_path: Path) ->
     assert queued.cancelled()
     assert rt.load_approval_counts(ApprovalQuery()).cancelled()  # nothing starts after
     ws.close()
+
+
+def test_a_filters_rows_are_painted_before_the_detail_of_the_row_selected(qtbot: Any) -> None:
+    from PySide6.QtCore import QEvent, QObject
+
+    source = _Manual(_history())
+    view = InboxView(source=source)
+    qtbot.addWidget(view)
+    view.resize(1000, 650)
+    view.show()
+    _land_first(qtbot, source)
+    qtbot.waitUntil(lambda: view.title_label.text().startswith("Question"))  # the newest item
+    events: list[str] = []
+
+    class Painted(QObject):
+        def eventFilter(self, _watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                events.append("rows painted")
+            return False
+
+    painted = Painted(view)
+    view.table.viewport().installEventFilter(painted)
+    view.body_view.textChanged.connect(lambda: events.append("detail built"))
+    qtbot.wait(50)
+    events.clear()
+    view.set_kind_filter(ApprovalKind.PLAN)
+    query, page = source.pages[1]
+    page.set_result(source.rows(query))
+    first = view.selected_approval()
+    assert first is not None
+    assert first.kind is ApprovalKind.PLAN
+    assert events == []  # the detail waits for the rows' paint
+    qtbot.waitUntil(lambda: "detail built" in events)
+    assert events.index("rows painted") < events.index("detail built")
+    assert view.title_label.text().startswith("Plan")
+    assert view.summary_label.text() == first.summary
+
+
+def test_acting_on_an_item_before_its_detail_is_built_builds_it_first(qtbot: Any) -> None:
+    source = _Manual(_history())
+    view = InboxView(source=source)
+    qtbot.addWidget(view)
+    view.resize(1000, 650)
+    view.show()
+    _land_first(qtbot, source)
+    view.set_kind_filter(ApprovalKind.PLAN)
+    query, page = source.pages[1]
+    page.set_result(source.rows(query))
+    qtbot.waitUntil(lambda: view.title_label.text().startswith("Plan"))
+    view.set_kind_filter(ApprovalKind.QUESTION)
+    query, page = source.pages[2]
+    page.set_result(source.rows(query))
+    question = view.selected_approval()
+    assert question is not None
+    assert question.kind is ApprovalKind.QUESTION
+    assert not view.title_label.text().startswith("Question")  # not built yet
+    answers: list[tuple[str, str]] = []
+    view.answer_requested.connect(lambda approval_id, text: answers.append((approval_id, text)))
+    view.reason_edit.setText("the first one")
+    view.answer_selected()  # e.g. its chord, pressed at once
+    assert answers == [(question.id, "the first one")]
+    assert view.title_label.text().startswith("Question")
