@@ -11,8 +11,9 @@ history (tool calls with diffs and commands, plans, questions; 2 % pending):
   runtime's notification, the live refresh off the GUI thread, the Inbox's update on it)
   (target ≤ 5 ms);
 - filters (kind, status, space): GUI time of the change, and the time until its rows are shown
-  (target ≤ 50 ms): the rows are in and the paint their landing posted is done; also, as
-  measured before, with one more forced repaint of the table after that.
+  (target ≤ 50 ms): until the table's first paint after the rows landed has ended; until what
+  the landing posted is done too (processEvents: the paint, and whatever else is due by then);
+  and, as measured before, with one more forced repaint of the table after that.
 
 The baseline is another checkout (``--baseline DIR``, default: a clone of ``--baseline-rev`` of
 this repository made in a temporary folder), run by the same interpreter from its own folder.
@@ -167,15 +168,34 @@ if deliver is not None:
         if was and not self.loading():
             landing.append((t, time.perf_counter()))
     model_type._deliver = timed_deliver
-gui, shown, forced, phases, gui_cpu = [], [], [], [], []
+
+# The table's first paint after the rows landed: a zero timer posted from inside that paint runs
+# once it is done.
+from PySide6.QtCore import QEvent, QObject
+rows_painted = []
+class RowsPainted(QObject):
+    def eventFilter(self, watched, event):
+        if event.type() == QEvent.Type.Paint and landing and not rows_painted:
+            QTimer.singleShot(0, lambda: rows_painted or rows_painted.append(time.perf_counter()))
+        return False
+rows_filter = RowsPainted()
+inbox.table.viewport().installEventFilter(rows_filter)
+gui, shown, forced, phases, gui_cpu, painted = [], [], [], [], [], []
 for change in filters:
     settle(50)
     landing.clear()
+    rows_painted.clear()
     t, cpu = time.perf_counter(), time.thread_time()
     change()
     gui.append(time.perf_counter() - t)
     if windowed:
         pump_until(lambda: not inbox.model.loading())
+    if landing:
+        try:
+            pump_until(lambda: rows_painted, timeout=5)
+            painted.append(rows_painted[0] - t)
+        except TimeoutError:  # never painted (not on screen): nothing to time
+            pass
     # Shown: the rows are in and the event loop has painted what their landing changed (the
     # paint it has pending, posted by the reset, is done here if it has not run yet).
     app.processEvents()
@@ -188,6 +208,9 @@ for change in filters:
     inbox.table.viewport().repaint()
     forced.append(time.perf_counter() - t)
 out["filter_gui_ms"] = statistics.median(gui) * 1000; out["filter_gui_max_ms"] = max(gui) * 1000
+out["filter_painted_each"] = [round(x * 1000) for x in painted]
+out["filter_painted_ms"] = statistics.median(painted) * 1000 if painted else 0
+out["filter_painted_max_ms"] = max(painted) * 1000 if painted else 0
 out["filter_shown_each"] = [round(x * 1000) for x in shown]
 out["filter_shown_ms"] = statistics.median(shown) * 1000; out["filter_shown_max_ms"] = max(shown) * 1000
 out["filter_phases_ms"] = [
@@ -370,15 +393,19 @@ def main() -> None:
         ("longest stall per decision, median (ms)", "decide_stall_ms", None),
         ("filter: GUI time, median (ms)", "filter_gui_ms", 50),
         ("filter: GUI time, max (ms)", "filter_gui_max_ms", 50),
-        ("filter: until rows shown, median (ms)", "filter_shown_ms", 50),
-        ("filter: until rows shown, max (ms)", "filter_shown_max_ms", 50),
+        ("filter: until its rows are painted, median (ms)", "filter_painted_ms", 50),
+        ("filter: until its rows are painted, max (ms)", "filter_painted_max_ms", 50),
+        ("filter: until all it posted is done, median (ms)", "filter_shown_ms", 50),
+        ("filter: until all it posted is done, max (ms)", "filter_shown_max_ms", 50),
         ("filter: GUI CPU until shown, median (ms)", "filter_cpu_ms", 50),
         ("filter: GUI CPU until shown, max (ms)", "filter_cpu_max_ms", 50),
         ("filter: + a forced table repaint, median (ms)", "filter_forced_ms", 50),
         ("filter: + a forced table repaint, max (ms)", "filter_forced_max_ms", 50),
     ]
+    each = f"baseline {old['filter_painted_each']} this {new['filter_painted_each']}"
+    print(f"filters that read rows, until the rows are painted (ms): {each}")
     each = f"baseline {old['filter_shown_each']} this {new['filter_shown_each']}"
-    print(f"filters, until rows shown (ms): {each}")
+    print(f"every filter, until all it posted is done (ms): {each}")
     for name, side in (("baseline", old), ("this", new)):
         if side.get("filter_phases_ms"):
             (r, rm), (g, gm), (p, pm) = side["filter_phases_ms"]
