@@ -945,6 +945,8 @@ class InboxView(QWidget):
             self.status_combo,
         ):
             widget.installEventFilter(self)
+        self._table_viewport = self.table.viewport()
+        self._table_viewport.installEventFilter(self)
         self.empty_state = EmptyState(self.table, NOTHING_WAITS, "inboxEmptyState")
         self._apply_audit_style(None)
         self._show(None)
@@ -1268,6 +1270,11 @@ class InboxView(QWidget):
         self._fit_buttons()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._table_viewport and event.type() == QEvent.Type.Resize:
+            # The table's own width decides (the splitter sizes it after this view's resize,
+            # and only once shown): the summary takes the room the other columns leave.
+            self._fit_summary()
+            return False
         if (
             event.type() == QEvent.Type.KeyPress
             and isinstance(event, QKeyEvent)

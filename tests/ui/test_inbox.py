@@ -337,6 +337,25 @@ def test_each_cell_answers_its_roles(view: InboxView) -> None:
     assert model.data(model.index(-1, 0), Qt.ItemDataRole.DisplayRole) is None
 
 
+def test_the_summary_takes_the_room_the_other_columns_leave(qtbot) -> None:
+    from control_center.ui.inbox import COL_SUMMARY, COLUMNS
+
+    view = InboxView(space_name)
+    qtbot.addWidget(view)
+    view.set_approvals(sample())
+    view.resize(1400, 900)  # sized before it is shown, as a window is
+    view.show()
+    qtbot.waitExposed(view)
+    hh = view.table.horizontalHeader()
+
+    def others() -> int:
+        return sum(hh.sectionSize(c) for c in range(len(COLUMNS)) if c != COL_SUMMARY)
+
+    assert hh.sectionSize(COL_SUMMARY) + others() == view.table.viewport().width()
+    view.splitter.setSizes([1200, 200])  # the operator widens the table
+    assert hh.sectionSize(COL_SUMMARY) + others() == view.table.viewport().width()
+
+
 def _item(i: int, kind: ApprovalKind, payload: dict, summary: str = "s") -> Approval:
     return Approval(
         id=f"K{i}",
