@@ -156,7 +156,7 @@ filters = [
 ] * int(os.environ.get("BENCH_FILTER_ROUNDS", "1"))
 # Where a filter's time goes: the rows' landing on the GUI thread (the delivery that ends the
 # read) is timed from inside, so "read" = change -> landing starts, "landing" = its GUI work,
-# "paint" = the rest until shown.
+# "paint" = the rest until the rows are painted.
 landing = []
 model_type = type(inbox.model)
 deliver = getattr(model_type, "_deliver", None)
@@ -201,9 +201,9 @@ for change in filters:
     app.processEvents()
     shown.append(time.perf_counter() - t)
     gui_cpu.append(time.thread_time() - cpu)  # the GUI thread's own CPU (with its 1 ms checks)
-    if landing:
+    if landing and len(painted) > len(phases):
         start, end = landing[-1]
-        phases.append((start - t, end - start, t + shown[-1] - end))
+        phases.append((start - t, end - start, t + painted[-1] - end))
     # As measured before: one more paint of the table, forced, after that.
     inbox.table.viewport().repaint()
     forced.append(time.perf_counter() - t)
@@ -213,6 +213,7 @@ out["filter_painted_ms"] = statistics.median(painted) * 1000 if painted else 0
 out["filter_painted_max_ms"] = max(painted) * 1000 if painted else 0
 out["filter_shown_each"] = [round(x * 1000) for x in shown]
 out["filter_shown_ms"] = statistics.median(shown) * 1000; out["filter_shown_max_ms"] = max(shown) * 1000
+out["filter_phases_each"] = [[round(x * 1000, 1) for x in p] for p in phases]
 out["filter_phases_ms"] = [
     [round(statistics.median(p[i] for p in phases) * 1000, 1), round(max(p[i] for p in phases) * 1000, 1)]
     for i in range(3)
@@ -408,6 +409,7 @@ def main() -> None:
     print(f"every filter, until all it posted is done (ms): {each}")
     for name, side in (("baseline", old), ("this", new)):
         if side.get("filter_phases_ms"):
+            print(f"  {name}, each (read, landing, paint): {side['filter_phases_each']}")
             (r, rm), (g, gm), (p, pm) = side["filter_phases_ms"]
             print(
                 f"  {name}: change -> rows landing on the GUI thread {r} (max {rm}) ms, the landing's GUI "
