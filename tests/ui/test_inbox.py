@@ -300,6 +300,8 @@ def test_a_filter_that_keeps_the_selection_leaves_its_detail_as_it_is(view: Inbo
 def test_each_cell_answers_its_roles(view: InboxView) -> None:
     """What the table paints, role by role (the model answers the roles it has as ints, the
     others with nothing)."""
+    from PySide6.QtGui import QGuiApplication
+
     from control_center.ui import theme
     from control_center.ui.inbox import COL_CREATED, COL_KIND, COL_SPACE, COL_STATUS, COL_SUMMARY
 
@@ -324,6 +326,15 @@ def test_each_cell_answers_its_roles(view: InboxView) -> None:
     assert cell(granted, COL_SUMMARY, Qt.ItemDataRole.FontRole) is None
     assert cell(pending, COL_STATUS, Qt.ItemDataRole.FontRole) is None
     assert cell(granted, COL_STATUS, Qt.ItemDataRole.ForegroundRole) == theme.colors().status("granted")
+    light = QGuiApplication.palette()
+    try:  # the colour follows the palette
+        other = theme.light_palette() if theme.is_dark(light) else theme.dark_palette()
+        QGuiApplication.setPalette(other)
+        assert cell(granted, COL_STATUS, Qt.ItemDataRole.ForegroundRole) == theme.colors().status("granted")
+        assert theme.colors().status("granted") != theme.colors(light).status("granted")
+    finally:
+        QGuiApplication.setPalette(light)
+    assert cell(granted, COL_STATUS, Qt.ItemDataRole.ForegroundRole) == theme.colors(light).status("granted")
     assert cell(granted, COL_SUMMARY, Qt.ItemDataRole.ForegroundRole) is None
     assert cell(pending, COL_CREATED, Qt.ItemDataRole.ToolTipRole) == "2026-11-03T10:03:00"
     assert cell(pending, COL_SUMMARY, Qt.ItemDataRole.ToolTipRole) == "summary 3"
