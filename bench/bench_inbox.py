@@ -36,6 +36,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from _load import busy_load, load_line  # noqa: E402
 
 CHILD = r"""
 import json, os, statistics, sys, time
@@ -347,7 +350,7 @@ def main() -> None:
         "--filter-rounds", type=int, default=1, help="go through the 7 filter changes N times"
     )
     parser.add_argument(
-        "--load", type=int, default=0, help="N busy processes (nice 0) running while both sides are measured"
+        "--load", type=int, default=0, help="N busy processes at nice 0 while both sides run (bench/_load.py)"
     )
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-inbox-"))
@@ -362,18 +365,12 @@ def main() -> None:
     rounds = {"BENCH_FILTER_ROUNDS": str(args.filter_rounds)}
     pairs = (("baseline", baseline), ("this", REPO))
     sides = [(name, code, make_workspace(code, tmp / name, n)) for name, code in pairs]
-    # A modest synthetic load: busy processes at the default priority, always stopped at the end.
-    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.load)]
-    try:
+    # A modest synthetic load (bench/_load.py): busy processes at nice 0, always stopped.
+    with busy_load(args.load) as pids:
+        print(load_line(args.load, pids), flush=True)
         for name, code, ws in sides:
             policy = {"BENCH_POLICY": "1"} if args.policy and name == "this" else {}
             results[name] = run_child(code, ws, n, {**rounds, **policy})
-    finally:
-        for process in busy:
-            process.kill()
-            process.wait()
-    if busy:
-        print(f"with {len(busy)} busy processes running throughout (stopped)")
     print(f"this: {'with' if args.policy else 'without'} the GUI process's GC/GIL policy")
     old, new = results["baseline"], results["this"]
     print(f"load average after: {os.getloadavg()[0]:.1f}")
