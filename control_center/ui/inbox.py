@@ -71,6 +71,7 @@ from control_center.core.records import Presence
 from control_center.ui import theme
 from control_center.ui.inbox_kinds import ANSWER, GRANT, REJECT, InboxKind, inbox_kind
 from control_center.ui.inbox_source import FIRST_PAGE_MIN, InboxSource, MemoryInboxSource
+from control_center.ui.operations import post_to_gui
 from control_center.ui.widgets import ElidedLabel, EmptyState
 
 NOTHING_WAITS = "Nothing waits for you.\nApprovals the agents ask for appear here."
@@ -178,7 +179,6 @@ class InboxModel(QAbstractTableModel):
     page_landed = Signal()
     #: A read failed (one line).
     load_failed = Signal(str)
-    _landed = Signal(object, object)  # callback, value: queued onto the GUI thread
 
     def __init__(
         self,
@@ -227,7 +227,6 @@ class InboxModel(QAbstractTableModel):
         self._palette_key = 0
         self._status_colors: dict[ApprovalStatus, QColor] = {}
         self._bold: QFont | None = None
-        self._landed.connect(self._deliver)
         if autoload:
             self.reload()
 
@@ -347,18 +346,14 @@ class InboxModel(QAbstractTableModel):
             if f.cancelled():
                 return
             exc = f.exception()
-            try:
-                if exc is not None:
-                    self._landed.emit(failed or self.load_failed.emit, str(exc) or type(exc).__name__)
-                else:
-                    self._landed.emit(callback, f.result())
-            except RuntimeError:  # the model is gone (its window closed): nothing to show
-                pass
+            # Through the process-long relay: the model may be destroyed meanwhile (its window
+            # closed), and then nothing is shown.
+            if exc is not None:
+                post_to_gui(self, failed or self.load_failed.emit, str(exc) or type(exc).__name__)
+            else:
+                post_to_gui(self, callback, f.result())
 
         future.add_done_callback(done)
-
-    def _deliver(self, callback: Callable[[Any], None], value: Any) -> None:
-        callback(value)
 
     def source(self) -> InboxSource:
         return self._source

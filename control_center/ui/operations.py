@@ -9,24 +9,49 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+import shiboken6
+from PySide6.QtCore import QCoreApplication, QObject, Signal
 
 Failure = Callable[[str], None]
 
 
-class Operations(QObject):
-    _succeeded = Signal(object, object)  # callback, result
-    _failed = Signal(object, str)  # callback, message
+class _GuiRelay(QObject):
+    """The one object worker threads emit on: it lives as long as the process, so an emit never
+    touches a widget or model that the GUI thread may be destroying at that moment (emitting on
+    such an object from another thread is a use after free: a crash, not an exception)."""
 
+    posted = Signal(object, object, object)  # owner, callback, value
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.posted.connect(self._call)
+
+    def _call(self, owner: QObject, callback: Callable[[Any], None], value: Any) -> None:
+        # On the GUI thread, where owners are destroyed: the check and the call cannot race it.
+        if shiboken6.isValid(owner):
+            callback(value)
+
+
+_relay: _GuiRelay | None = None
+
+
+def post_to_gui(owner: QObject, callback: Callable[[Any], None], value: Any) -> None:
+    """From any thread: ``callback(value)`` on the GUI thread, unless ``owner`` (the widget or
+    model the callback belongs to) has been destroyed by then."""
+    global _relay
+    if _relay is None:
+        relay = _GuiRelay()
+        app = QCoreApplication.instance()
+        if app is not None and relay.thread() is not app.thread():
+            relay.moveToThread(app.thread())  # first used from a worker: live on the GUI thread
+        _relay = relay
+    _relay.posted.emit(owner, callback, value)
+
+
+class Operations(QObject):
     def __init__(self, report_failure: Failure, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._report_failure = report_failure
-        # Bound methods: PySide queues these onto the GUI thread when emitted from the worker.
-        self._succeeded.connect(self._call)
-        self._failed.connect(self._call)
-
-    def _call(self, callback: Callable[[Any], None], value: Any) -> None:
-        callback(value)
 
     def run(
         self,
@@ -45,9 +70,9 @@ class Operations(QObject):
             exc = f.exception()
             if exc is not None:
                 message = str(exc) or type(exc).__name__
-                self._failed.emit(on_failure, f"{what} failed: {message}" if what else message)
+                post_to_gui(self, on_failure, f"{what} failed: {message}" if what else message)
             elif success is not None:
-                self._succeeded.emit(success, f.result())
+                post_to_gui(self, success, f.result())
 
         future.add_done_callback(done)
 

@@ -72,6 +72,7 @@ from control_center.core.profiles import profile_for
 from control_center.ui import collector
 from control_center.ui import theme as ui_theme
 from control_center.ui.budget_view import BudgetBar
+from control_center.ui.operations import post_to_gui
 from control_center.ui.plan_layout_process import LAYOUT_PROCESS, Drawn
 from control_center.ui.plan_paths import Overview as _Overview
 from control_center.ui.plan_paths import Piece as _Piece
@@ -1227,10 +1228,8 @@ class PlanStudioView(QWidget):
             result = future.result()  # type: ignore[attr-defined]
         except Exception as exc:  # a layout bug must not leave the studio waiting forever
             result = exc
-        try:
-            self._delivery.finished.emit(generation, result)
-        except RuntimeError:  # the studio was destroyed meanwhile
-            pass
+        # Through the process-long relay: the studio may be destroyed meanwhile.
+        post_to_gui(self._delivery, lambda value: self._delivery.finished.emit(generation, value), result)
 
     def _on_layout_finished(self, generation: int, result: object) -> None:
         if generation != self._generation:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import threading
 from concurrent.futures import Future
 
+import shiboken6
+
 from control_center.ui.operations import Operations
 
 
@@ -44,3 +46,51 @@ def test_success_and_failure_arrive_on_the_gui_thread(qtbot) -> None:
     ops.run(cancelled, lambda _v: got.append((0, False)))
     cancelled.cancel()
     assert reported == ["the decision failed: approval a1 was already granted by operator"]
+
+
+def test_results_for_an_owner_destroyed_meanwhile_are_dropped_without_touching_it(qtbot, caplog) -> None:
+    """Windows close while reads are in flight. A worker must never emit on the object being
+    destroyed (from another thread that is a use after free: the suite once crashed in such an
+    emit); its results go through one process-long relay and are dropped on the GUI thread."""
+    got: list[int] = []
+    for _round in range(100):
+        ops = Operations(lambda _m: got.append(-1))
+        futures: list[Future[int]] = [Future() for _ in range(20)]
+        for f in futures:
+            ops.run(f, got.append)
+        go = threading.Event()
+
+        def work(futures: list[Future[int]] = futures, go: threading.Event = go) -> None:
+            go.wait()
+            for f in futures:
+                f.set_result(1)
+
+        worker = threading.Thread(target=work)
+        worker.start()
+        go.set()
+        shiboken6.delete(ops)  # on the GUI thread, while the worker resolves
+        worker.join()
+    qtbot.wait(50)
+    assert got == []
+    # No callback raised on the worker (emitting on a deleted object raises, when it does not crash).
+    assert not [r for r in caplog.records if r.name == "concurrent.futures"]
+    # The relay still delivers for an owner that lives.
+    alive = Operations(lambda _m: None)
+    f: Future[int] = Future()
+    alive.run(f, got.append)
+    _resolve_later(f, value=5)
+    qtbot.waitUntil(lambda: got == [5], timeout=5000)
+
+
+def test_an_inbox_read_for_a_destroyed_model_is_dropped(qtbot, caplog) -> None:
+    from control_center.ui.inbox import InboxModel
+
+    got: list[object] = []
+    model = InboxModel()
+    f: Future[int] = Future()
+    model.when_done(f, got.append)
+    shiboken6.delete(model)
+    f.set_result(1)  # the worker's side, after the model is gone
+    qtbot.wait(50)
+    assert got == []
+    assert not [r for r in caplog.records if r.name == "concurrent.futures"]
