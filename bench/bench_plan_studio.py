@@ -33,6 +33,7 @@ sys.path.insert(0, os.environ.get("BENCH_CODE", str(Path(__file__).resolve().par
 
 from _load import Turn, TurnMeter, busy_load, describe, load_line
 from gc_probe import GcProbe
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QGraphicsView
 
 from control_center.core.plan import PlanGraph, PlanNode
@@ -226,6 +227,137 @@ def open_at_scale(app: QApplication, studio_class: type, n: int, policy: bool = 
         collector.uninstall()
 
 
+class _BusyList:
+    """The rest of a busy window while a plan opens: a list of 60 rows whose delegate is Python
+    (as the conversation's is), repainted every 16 ms; each frame is timed. A frame calls into
+    Python once per row, and each of those calls needs the GIL."""
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import QStringListModel, QTimer
+        from PySide6.QtWidgets import QListView, QStyledItemDelegate
+
+        class Delegate(QStyledItemDelegate):
+            def paint(self, painter, option, index) -> None:  # type: ignore[no-untyped-def]
+                painter.drawText(option.rect, 0, index.data())
+
+            def sizeHint(self, option, index):  # type: ignore[no-untyped-def]
+                return QSize(300, 14)
+
+        from PySide6.QtCore import QSize
+
+        self.view = QListView()
+        self.model = QStringListModel([f"row {i}: something the operator reads" for i in range(60)])
+        self.view.setModel(self.model)
+        self.delegate = Delegate(self.view)
+        self.view.setItemDelegate(self.delegate)
+        self.view.resize(400, 900)
+        self.view.show()
+        self.frames: list[float] = []
+        self.timer = QTimer()
+        self.timer.timeout.connect(self._frame)
+
+    def _frame(self) -> None:
+        t = time.perf_counter()
+        self.view.viewport().repaint()
+        self.frames.append(time.perf_counter() - t)
+
+    def start(self) -> None:
+        self.frames.clear()
+        self.timer.start(16)
+
+    def stop(self) -> None:
+        self.timer.stop()
+        self.view.close()
+
+
+def open_in_event_loop(
+    app: QApplication, studio_class: type, n: int, shown_with_plan: bool = False, busy: bool = False
+) -> None:
+    """Open an ``n``-node plan the way the app runs: the GUI thread in Qt's own event loop (not a
+    Python loop calling ``processEvents``), the GC policy installed, a 5 ms timer whose gaps are
+    the GUI's stalls, each accounted (the GUI thread's own CPU, its wait for a CPU, its time
+    blocked (idle waits for the next tick included), and the other threads meanwhile). The
+    studio is idle first (the machine's floor is the same timer's longest gap over that idle
+    second); ``shown_with_plan``: the studio appears together with the plan (opening a plan from
+    its card), so its first paint runs while the plan is laid out, else it is shown before.
+    ``busy``: a list with a Python delegate repaints every 16 ms meanwhile (:class:`_BusyList`)."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    from control_center.ui import collector
+
+    collector.install().settle()
+    studio = studio_class()
+    studio.resize(1400, 900)
+    if not shown_with_plan:
+        studio.show()
+    meter = TurnMeter()
+    gaps: list[tuple[float, Turn]] = []
+    last = [time.perf_counter()]
+
+    def tick() -> None:
+        now = time.perf_counter()
+        gaps.append((last[0], meter.lap()))
+        last[0] = now
+
+    def run_until(done: QEventLoop | None, seconds: float) -> None:
+        loop = done or QEventLoop()
+        QTimer.singleShot(int(seconds * 1000), loop.quit)
+        loop.exec()
+
+    timer = QTimer()
+    timer.setTimerType(Qt.TimerType.PreciseTimer)
+    timer.timeout.connect(tick)
+    timer.start(5)
+    run_until(None, 0.3)  # shown, painted, idle
+    gaps.clear()
+    last[0] = time.perf_counter()
+    meter.reset()
+    run_until(None, 1.0)
+    floor = max(t.gui.wall for _, t in gaps)
+    ready = QEventLoop()
+    studio.plan_ready.connect(ready.quit)
+    graph = random_plan(n, 3 * n)
+    probe = GcProbe().__enter__()
+    gaps.clear()
+    last[0] = time.perf_counter()
+    meter.reset()
+    t0 = time.perf_counter()
+    busy_list = _BusyList() if busy else None
+    if busy_list is not None:
+        busy_list.start()
+    if shown_with_plan:
+        studio.show()
+    studio.set_plan(graph)
+    run_until(ready, 120.0)
+    opened = time.perf_counter() - t0
+    if busy_list is not None:
+        busy_list.stop()
+    run_until(None, 0.1)  # what the plan's arrival posted (its first paint, the settle)
+    timer.stop()
+    probe.__exit__()
+    at, worst = max(gaps, key=lambda x: x[1].gui.wall)
+    blocked = sum(t.gil_wait for _, t in gaps)
+    over = sum(1 for _, t in gaps if t.gui.wall > 0.050)
+    label = f"{n:>6} nodes, event loop, {'shown with the plan' if shown_with_plan else 'shown before'}"
+    if busy_list is not None:
+        frames = sorted(busy_list.frames)
+        label += ", busy list"
+        print(
+            f"{label}: the busy list's frames while opening: {len(frames)}, median "
+            f"{ms(statistics.median(frames))}, max {ms(frames[-1])}"
+        )
+    print(
+        f"{label}: open {ms(opened)}; longest 5 ms-timer gap {ms(worst.gui.wall)} "
+        f"(target <= 50 ms; idle floor {ms(floor)}); gaps over 50 ms: {over} of {len(gaps)}; "
+        f"GUI thread blocked in all {ms(blocked)}"
+    )
+    passes = probe.within(at, at + worst.gui.wall)[:200]
+    print(f"{label}:   worst gap {describe([worst], 1)}; {passes}")
+    studio.deleteLater()
+    app.processEvents()
+    collector.uninstall()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--studio", help="time this plan_studio.py instead of the tree's (before/after)")
@@ -235,6 +367,11 @@ def main() -> None:
     parser.add_argument(
         "--baseline-rev",
         help="with --scale: first open the same sizes with this revision's code (a clone, a child process)",
+    )
+    parser.add_argument(
+        "--event-loop",
+        action="store_true",
+        help="with --scale: open in Qt's event loop, stalls as a 5 ms timer's gaps (as the app runs)",
     )
     parser.add_argument("--rounds", type=int, default=1, help="with --baseline-rev: alternate N times")
     parser.add_argument(
@@ -256,7 +393,8 @@ def run(args: argparse.Namespace) -> None:
             for name, code in ((f"baseline {args.baseline_rev}", clone), ("this tree", REPO)):
                 print(f"== {name}, round {round_ + 1} (load {os.getloadavg()[0]:.1f})", flush=True)
                 env = {**os.environ, "BENCH_CODE": str(code)}
-                subprocess.run([sys.executable, __file__, "--scale", args.scale], env=env, check=True)
+                child = [sys.executable, __file__, "--scale", args.scale]
+                subprocess.run(child + (["--event-loop"] if args.event_loop else []), env=env, check=True)
         return
     app = QApplication.instance() or QApplication([])
     if args.scale:
@@ -274,6 +412,11 @@ def run(args: argparse.Namespace) -> None:
         warm.deleteLater()
         app.processEvents()
         for n in (int(x) for x in args.scale.split(",")):
+            if args.event_loop:
+                open_in_event_loop(app, studio_class, n)
+                open_in_event_loop(app, studio_class, n, shown_with_plan=True)
+                open_in_event_loop(app, studio_class, n, busy=True)
+                continue
             open_at_scale(app, studio_class, n)
             # the GC policy, where the code measured has one
             if args.studio is None and importlib.util.find_spec("control_center.ui.collector"):
