@@ -693,12 +693,13 @@ def serve(
     *,
     spool_dir: str | None = None,
     work: Callable[[PlainPlan], object] = lay_out_plain,
+    after: Callable[[], object] | None = None,
 ) -> None:
     """The layout process's loop: a :data:`PlainPlan` in, what ``work`` makes of it (by default a
     :class:`PlainLayout`) or the error's message as a ``str`` out, until its input ends (the GUI
     process closed it or went away). Without streams it serves its standard input and output, as
     the child process it runs in. With ``spool_dir`` answers go out through a file there
-    (:class:`Spooled`)."""
+    (:class:`Spooled`). ``after`` runs once each answer is out (nobody waits for it then)."""
     if requests is None or answers is None:
         import signal
 
@@ -716,3 +717,6 @@ def serve(
         except Exception as exc:  # a bad plan: said to the GUI process, which keeps this process
             answer = f"{type(exc).__name__}: {exc}"
         write_frame(answers, answer)
+        del answer
+        if after is not None:
+            after()

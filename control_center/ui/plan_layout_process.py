@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import gc
 import os
 import pickle
 import shutil
@@ -123,8 +124,22 @@ def lay_out_and_draw(plan: PlainPlan) -> PlainDrawn:
 
 
 def serve_child(spool_dir: str) -> None:
-    """The child process's main: lays plans out and draws them until its input ends."""
-    plan_layout.serve(spool_dir=spool_dir, work=lay_out_and_draw)
+    """The child process's main: lays plans out and draws them until its input ends.
+
+    Its garbage collection waits while a plan is laid out (the layout's objects arriving set off
+    passes over everything the child imported, ~20 % of a 3,000-node layout's time) and runs
+    after each answer, while nobody waits; what the imports made is set aside for good."""
+    gc.collect()
+    gc.freeze()
+
+    def answered(plan: PlainPlan) -> PlainDrawn:
+        gc.disable()
+        try:
+            return lay_out_and_draw(plan)
+        finally:
+            gc.enable()
+
+    plan_layout.serve(spool_dir=spool_dir, work=answered, after=gc.collect)
 
 
 class LayoutProcess:

@@ -314,7 +314,10 @@ def test_the_layout_loop_answers_plans_then_errors_then_ends_with_its_input() ->
     write_frame(requests, plain_plan(DIAMOND_CHAIN))
     write_frame(requests, (("a", "b"), (("b",), ("a",))))  # a cycle
     requests.seek(0)
-    serve(requests, answers)  # returns when the input ends
+    answered: list[int] = []
+    serve(requests, answers, after=lambda: answered.append(len(answers.getvalue())))  # until input ends
+    assert len(answered) == 2  # once per answer, after it is written
+    assert answered[0] > 0
     answers.seek(0)
     first = read_frame(answers)
     assert isinstance(first, PlainLayout)
