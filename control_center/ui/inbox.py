@@ -396,7 +396,7 @@ class InboxModel(QAbstractTableModel):
                 self._read_counts()
 
         self._counts_armed = True
-        QTimer.singleShot(1, read)
+        QTimer.singleShot(1, self, read)  # not after the model is gone
 
     def _cancel_reads(self) -> None:
         """Drop the reads of the query being replaced that have not started (their answers
