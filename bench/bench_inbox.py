@@ -162,15 +162,15 @@ filters = [
 # "paint" = the rest until the rows are painted.
 landing = []
 model_type = type(inbox.model)
-deliver = getattr(model_type, "_deliver", None)
-if deliver is not None:
-    def timed_deliver(self, *a, **kw):
+first_page = getattr(model_type, "_on_first_page", None)
+if first_page is not None:
+    def timed_first_page(self, *a, **kw):
         was = self.loading()
         t = time.perf_counter()
-        deliver(self, *a, **kw)
+        first_page(self, *a, **kw)
         if was and not self.loading():
             landing.append((t, time.perf_counter()))
-    model_type._deliver = timed_deliver
+    model_type._on_first_page = timed_first_page
 
 # The table's first paint after the rows landed: a zero timer posted from inside that paint runs
 # once it is done.
