@@ -1319,7 +1319,9 @@ class InboxView(QWidget):
         text = event.text()
         if text and text.isprintable() and not mods & ~shift:
             # Typing meant as text is text: it lands in the reason/answer field, never decides
-            # (a space included: on a focused Grant button it would otherwise click it).
+            # (a space included: on a focused Grant button it would otherwise click it). A due
+            # detail is built first: the field is part of it, and no keystroke may be lost.
+            self._show_due_detail()
             if self.reason_edit.isVisible() and self.reason_edit.isEnabled():
                 self.reason_edit.setFocus()
                 self.reason_edit.insert(text)

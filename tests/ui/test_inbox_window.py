@@ -551,3 +551,38 @@ def test_acting_on_an_item_before_its_detail_is_built_builds_it_first(qtbot: Any
     view.answer_selected()  # e.g. its chord, pressed at once
     assert answers == [(question.id, "the first one")]
     assert view.title_label.text().startswith("Question")
+
+
+def test_text_typed_before_the_detail_is_built_lands_in_the_reason(qtbot: Any) -> None:
+    """Keys typed into the rows the moment a filter's rows land, while the detail (and with it the
+    reason field) is still the previous one's, hidden: they are the new item's reason, none lost."""
+    from PySide6.QtTest import QTest
+
+    question = Approval(
+        id="q1",
+        kind=ApprovalKind.QUESTION,
+        status=ApprovalStatus.PENDING,
+        space_id="s0",
+        turn_id=None,
+        summary="which one?",
+        payload={},
+        created_at="2026-11-01T10:00:00.000Z",
+    )
+    source = _Manual([question])
+    view = InboxView(source=source)
+    qtbot.addWidget(view)
+    view.resize(1000, 650)
+    view.show()
+    _land_first(qtbot, source)
+    view.set_kind_filter(ApprovalKind.PLAN)  # nothing pending: nothing selected, no reason field
+    query, page = source.pages[1]
+    page.set_result(source.rows(query))
+    qtbot.waitUntil(lambda: not view.reason_edit.isVisible())
+    view.set_kind_filter(ApprovalKind.QUESTION)
+    query, page = source.pages[2]
+    page.set_result(source.rows(query))
+    assert view.selected_approval() == question
+    view.table.setFocus()
+    QTest.keyClicks(view.table, "the first one")
+    qtbot.wait(100)  # the detail's own turn, had it still been due
+    assert view.reason_edit.text() == "the first one"
