@@ -1,14 +1,18 @@
 """One way back to the GUI thread: the runtime's listener callbacks (worker thread) become Qt
-signals of a QObject that lives on the GUI thread. Receivers connect bound methods, so Qt queues
-each emission onto the GUI thread."""
+signals of a QObject that lives on the GUI thread. The worker never emits on that object itself
+(the window owning it may be destroyed at that moment): each callback goes through the
+process-long relay (ui.operations.post_to_gui), which emits on the GUI thread while it lives."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
 from control_center.core.events import TurnEnded, TurnEvent
 from control_center.core.records import Presence
 from control_center.core.space_state import SpaceState
+from control_center.ui.operations import post_to_gui
 
 
 class RuntimeBridge(QObject):
@@ -31,32 +35,36 @@ class _ListenerAdapter:
     def __init__(self, bridge: RuntimeBridge) -> None:
         self.bridge = bridge
 
+    def _emit(self, signal: str, *args: Any) -> None:
+        bridge = self.bridge
+        post_to_gui(bridge, lambda values: getattr(bridge, signal).emit(*values), args)
+
     def turn_event(self, space_id: str | None, event: TurnEvent) -> None:
-        self.bridge.turn_event_received.emit(space_id, event)
+        self._emit("turn_event_received", space_id, event)
 
     def turn_finished(self, space_id: str | None, ended: TurnEnded) -> None:
-        self.bridge.turn_finished.emit(space_id, ended)
+        self._emit("turn_finished", space_id, ended)
 
     def approvals_changed(self) -> None:
-        self.bridge.approvals_changed.emit()
+        self._emit("approvals_changed")
 
     def spaces_changed(self) -> None:
-        self.bridge.spaces_changed.emit()
+        self._emit("spaces_changed")
 
     def pipeline_changed(self, pipeline_id: str, space_id: str | None) -> None:
-        self.bridge.pipeline_changed.emit(pipeline_id, space_id)
+        self._emit("pipeline_changed", pipeline_id, space_id)
 
     def space_states_changed(self, states: dict[str, SpaceState]) -> None:
-        self.bridge.space_states_changed.emit(states)
+        self._emit("space_states_changed", states)
 
     def error(self, message: str) -> None:
-        self.bridge.error_reported.emit(message)
+        self._emit("error_reported", message)
 
     def conversation_changed(self, space_id: str) -> None:
-        self.bridge.conversation_changed.emit(space_id)
+        self._emit("conversation_changed", space_id)
 
     def presence_changed(self, others: list[Presence]) -> None:
-        self.bridge.presence_changed.emit(others)
+        self._emit("presence_changed", others)
 
 
 def listener_for(bridge: RuntimeBridge) -> _ListenerAdapter:

@@ -16,6 +16,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QMainWindow, QVBoxLayout, QWidget
 
 from control_center.ui import theme
+from control_center.ui.operations import post_to_gui
 
 #: If the window system never asks for a paint (a minimised start), the work starts anyway.
 START_ANYWAY_MS = 250
@@ -87,10 +88,8 @@ class StartupShell(QMainWindow):
                 outcome: tuple[str, Any] = ("ok", work())
             except Exception as exc:  # reported by the caller, as one sentence
                 outcome = ("error", exc)
-            try:
-                self.prepared.emit(outcome)
-            except RuntimeError:  # the shell was closed meanwhile
-                pass
+            # Through the process-long relay: the shell may be closed and destroyed meanwhile.
+            post_to_gui(self, self.prepared.emit, outcome)
 
         threading.Thread(target=run, name="control-center-start", daemon=True).start()
 

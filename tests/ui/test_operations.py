@@ -94,3 +94,35 @@ def test_an_inbox_read_for_a_destroyed_model_is_dropped(qtbot, caplog) -> None:
     qtbot.wait(50)
     assert got == []
     assert not [r for r in caplog.records if r.name == "concurrent.futures"]
+
+
+def test_the_runtime_listener_reaches_the_bridge_in_order_and_never_a_destroyed_one(qtbot, caplog) -> None:
+    from control_center.ui.bridge import RuntimeBridge, listener_for
+
+    bridge = RuntimeBridge()
+    seen: list[tuple[str, bool]] = []
+    bridge.error_reported.connect(
+        lambda m: seen.append((m, threading.current_thread() is threading.main_thread()))
+    )
+    listener = listener_for(bridge)
+    worker = threading.Thread(target=lambda: [listener.error(f"e{i}") for i in range(50)])
+    worker.start()
+    worker.join()
+    qtbot.waitUntil(lambda: len(seen) == 50, timeout=5000)
+    assert seen == [(f"e{i}", True) for i in range(50)]
+    # The window (and its bridge) destroyed while the runtime still reports: dropped, no error.
+    go = threading.Event()
+
+    def report() -> None:
+        go.wait()
+        for i in range(200):
+            listener.error(f"late{i}")
+
+    late = threading.Thread(target=report)
+    late.start()
+    go.set()
+    shiboken6.delete(bridge)
+    late.join()
+    qtbot.wait(50)
+    assert len(seen) == 50 or all(m.startswith("late") for m, _ in seen[50:])
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
