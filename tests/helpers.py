@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from control_center.workspace import Workspace
 
@@ -47,3 +48,13 @@ def make_workspace(tmp_path: Path) -> Workspace:
     The caller closes it (``ws.close()``)."""
     repo = make_repo(tmp_path / "repo")
     return Workspace.init(tmp_path / "ws", repo)
+
+
+def inbox_shows_pending(inbox: Any, count: int) -> bool:
+    """The Inbox counts ``count`` waiting items and its rows hold them. The count alone is not
+    enough to act on: it is read after the rows' paint, so it may include an item whose live
+    change (its row) lands a moment later."""
+    from control_center.core.approvals import ApprovalStatus
+
+    shown = sum(a.status is ApprovalStatus.PENDING for a in inbox.model.approvals())
+    return bool(inbox.pending_count() == count and shown == count)

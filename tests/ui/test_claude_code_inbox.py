@@ -28,7 +28,7 @@ from tests.harness.test_claude_code_transport import (  # noqa: F401 (the fixtur
     loopback_key,
     needs_real_cli,
 )
-from tests.helpers import make_repo
+from tests.helpers import inbox_shows_pending, make_repo
 
 CTRL = Qt.KeyboardModifier.ControlModifier
 
@@ -84,7 +84,7 @@ def test_a_claude_code_question_is_answered_from_the_inbox_while_the_cli_waits(
 
         window.send_message("ask me")
         qtbot.waitUntil(lambda: state() is SpaceActivity.NEEDS_YOU, timeout=120_000)
-        qtbot.waitUntil(lambda: window.inbox.pending_count() == 1, timeout=10_000)
+        qtbot.waitUntil(lambda: inbox_shows_pending(window.inbox, 1), timeout=10_000)
         turn = store.turns(space_id=space.id)[0]
         qtbot.waitUntil(lambda: waiting_in_its_process(store.turn(turn.id)), timeout=10_000)
         assert space.id in runtime.running_spaces()  # the CLI waits, live
@@ -127,7 +127,7 @@ def test_stop_ends_a_claude_code_turn_that_waits_for_an_answer(
         runtime = window.runtime
         store = runtime.ws.store
         window.send_message("ask me")
-        qtbot.waitUntil(lambda: window.inbox.pending_count() == 1, timeout=120_000)
+        qtbot.waitUntil(lambda: inbox_shows_pending(window.inbox, 1), timeout=120_000)
         turn = store.turns(space_id=space.id)[0]
         qtbot.waitUntil(lambda: waiting_in_its_process(store.turn(turn.id)), timeout=10_000)
         qtbot.waitUntil(window.composer.stop_button.isEnabled, timeout=5000)

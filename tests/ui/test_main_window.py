@@ -19,7 +19,7 @@ from control_center.harness.loop import SCRIPT_META_PREFIX
 from control_center.harness.settings import operator_identity
 from control_center.ui.conversation import ConversationView
 from control_center.workspace import Workspace
-from tests.helpers import make_repo
+from tests.helpers import inbox_shows_pending, make_repo
 
 
 @pytest.fixture
@@ -107,7 +107,7 @@ def test_ask_autonomy_edit_goes_to_inbox_and_grant_resumes(qtbot, workspace: Pat
     window.select_space(editing.id)
     window.send_message("please write")
     inbox = window.inbox
-    qtbot.waitUntil(lambda: inbox.pending_count() == 1, timeout=10_000)
+    qtbot.waitUntil(lambda: inbox_shows_pending(inbox, 1), timeout=10_000)
     approval = inbox.model.approval(0)
     assert approval.kind is ApprovalKind.TOOL_CALL
     assert not (editing.worktree / "out.txt").exists()
@@ -130,7 +130,7 @@ def test_restart_shows_pending_approvals(qtbot, workspace: Path) -> None:
     editing = window.runtime.ws.store.find_space("Editing")
     window.select_space(editing.id)
     window.send_message("please write")
-    qtbot.waitUntil(lambda: window.inbox.pending_count() == 1, timeout=10_000)
+    qtbot.waitUntil(lambda: inbox_shows_pending(window.inbox, 1), timeout=10_000)
     qtbot.waitUntil(lambda: not window.runtime.has_running_work(), timeout=5000)
     pending_id = window.inbox.model.approval(0).id
     window.close()

@@ -20,7 +20,7 @@ from control_center.core.space_state import SpaceActivity
 from control_center.core.transcript import ItemKind
 from control_center.harness.loop import SCRIPT_META_PREFIX
 from control_center.workspace import Workspace
-from tests.helpers import make_repo
+from tests.helpers import inbox_shows_pending, make_repo
 
 CTRL = Qt.KeyboardModifier.ControlModifier
 SHIFT = Qt.KeyboardModifier.ShiftModifier
@@ -136,7 +136,7 @@ def test_a_question_is_answered_from_the_inbox_by_keyboard_and_the_turn_resumes(
     qtbot.waitUntil(lambda: _state(window, "Asking") is SpaceActivity.NEEDS_YOU, timeout=15_000)
     assert "needs you" in window.status_running.text()
     assert "needs you" in window.windowTitle()
-    qtbot.waitUntil(lambda: window.inbox.pending_count() == 1, timeout=5000)
+    qtbot.waitUntil(lambda: inbox_shows_pending(window.inbox, 1), timeout=5000)
     card = next(i for i in window.conversation_model.items() if i.kind is ItemKind.QUESTION)
     assert card.text == "Which file should I change?"
     # Keyboard only: focus the Inbox (Ctrl+I), type the answer, send it with the chord.
@@ -172,7 +172,7 @@ def test_a_question_is_answered_from_the_inbox_by_keyboard_and_the_turn_resumes(
 def test_typing_with_the_inbox_focused_decides_nothing(qtbot, workspace: Path) -> None:
     window = _window(qtbot, workspace, "Editing")
     window.send_message("write it")
-    qtbot.waitUntil(lambda: window.inbox.pending_count() == 1, timeout=15_000)
+    qtbot.waitUntil(lambda: inbox_shows_pending(window.inbox, 1), timeout=15_000)
     QTest.keyClick(window, Qt.Key.Key_I, CTRL)
     qtbot.waitUntil(lambda: window.inbox.table.hasFocus(), timeout=2000)
     with qtbot.assertNotEmitted(window.inbox.decision_requested):
@@ -259,7 +259,7 @@ def test_a_superseded_plan_is_not_pending(qtbot, workspace: Path) -> None:
     store = window.runtime.ws.store
     window.send_message("plan it")
     qtbot.waitUntil(lambda: len(store.approvals(kind=ApprovalKind.PLAN)) == 2, timeout=20_000)
-    qtbot.waitUntil(lambda: window.inbox.pending_count() == 1, timeout=10_000)
+    qtbot.waitUntil(lambda: inbox_shows_pending(window.inbox, 1), timeout=10_000)
     old, new = sorted(store.approvals(kind=ApprovalKind.PLAN), key=lambda a: a.payload["version"])
     assert old.status is ApprovalStatus.SUPERSEDED
     assert new.status is ApprovalStatus.PENDING
@@ -271,7 +271,7 @@ def test_a_superseded_plan_is_not_pending(qtbot, workspace: Path) -> None:
 def test_cards_update_on_decisions(qtbot, workspace: Path) -> None:
     window = _window(qtbot, workspace, "Editing")
     window.send_message("write it")
-    qtbot.waitUntil(lambda: window.inbox.pending_count() == 1, timeout=15_000)
+    qtbot.waitUntil(lambda: inbox_shows_pending(window.inbox, 1), timeout=15_000)
 
     def card():  # type: ignore[no-untyped-def]
         return next(i for i in window.conversation_model.items() if i.kind is ItemKind.APPROVAL)

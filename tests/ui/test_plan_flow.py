@@ -25,7 +25,7 @@ from control_center.harness.providers.base import (
 from control_center.harness.providers.factory import make_provider
 from control_center.ui.conversation import display_text
 from control_center.workspace import Workspace
-from tests.helpers import make_repo
+from tests.helpers import inbox_shows_pending, make_repo
 
 WAIT_MS = 15_000
 PLAN = {
@@ -319,7 +319,7 @@ def test_exit_plan_mode_shows_inline_and_in_the_inbox(qtbot, tmp_path: Path) -> 
     assert len(inline) == 1
     assert inline[0].data.get("approval_kind") == ApprovalKind.PLAN_EXIT.value
     # the counts are read after the rows (once per burst of changes): they follow
-    qtbot.waitUntil(lambda: window.inbox.pending_count() == 1, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: inbox_shows_pending(window.inbox, 1), timeout=WAIT_MS)
     # the gate never switches the mode by itself, and no plan was made
     assert window.runtime.ws.store.space(window.current_space().id).mode is Mode.PLAN
     assert not _items(window, ItemKind.PLAN)
