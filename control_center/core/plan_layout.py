@@ -17,6 +17,7 @@ Plan Studio runs it off the GUI thread (bench/bench_plan_studio.py has the figur
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import struct
@@ -680,11 +681,15 @@ def spool(value: object, path: str) -> Spooled:
 
 
 def unspool(value: object) -> object:
-    """``value``, or what the file a :class:`Spooled` names holds."""
+    """``value``, or what the file a :class:`Spooled` names holds (the file is removed once read:
+    a process that dies between two plans leaves no megabytes behind)."""
     if not isinstance(value, Spooled):
         return value
     with open(value.path, "rb") as f:
-        return pickle.loads(f.read())  # written by our own child process or by us
+        data = f.read()
+    with contextlib.suppress(OSError):
+        os.unlink(value.path)
+    return pickle.loads(data)  # written by our own child process or by us
 
 
 def serve(

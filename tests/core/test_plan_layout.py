@@ -340,4 +340,5 @@ def test_a_layout_passes_beside_the_pipe_in_a_file(tmp_path: Any) -> None:
     assert isinstance(frame, Spooled)
     answer = unspool(frame)
     assert isinstance(answer, PlainLayout)
+    assert list(tmp_path.iterdir()) == []  # both files removed once read
     _same_layout(layout_from_plain(plain_plan(g)[0], answer)[0], layout_plan(g))

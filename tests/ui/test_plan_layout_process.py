@@ -197,6 +197,7 @@ def test_the_child_ends_when_closed(qtbot: Any, process: LayoutProcess) -> None:
     assert pid is not None
     spool_dir = Path(process._spool_dir)
     assert spool_dir.is_dir()
+    assert list(spool_dir.iterdir()) == []  # nothing kept between plans
     process.close()
     assert process.child_pid() is None
     assert not spool_dir.exists()  # its files go with it
