@@ -106,31 +106,29 @@ def test_the_load_stops_when_the_bench_is_interrupted_or_killed(
 
 
 def test_a_thread_holding_the_gil_shows_as_the_gui_threads_blocked_time() -> None:
+    """A worker holds the GIL for a fixed 300 ms (a C call made through ``ctypes.PyDLL``, which
+    keeps the GIL): once it has it, this thread cannot run Python until it ends, whatever the
+    machine's load, and the meter must show that as blocked time (not CPU, not the scheduler)."""
+    import ctypes
+
+    holding = ctypes.PyDLL(None).usleep  # libc's usleep, called with the GIL held
+    holding.argtypes = [ctypes.c_uint]
     meter = load.TurnMeter()
-    stop = threading.Event()
-
-    def spin() -> None:  # pure Python: holds the GIL but for switch-interval hand-overs
-        while not stop.is_set():
-            sum(range(1000))
-
-    worker = threading.Thread(target=spin)
-    meter.reset()
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(0.02)  # the GUI thread waits up to 20 ms each time it asks for the GIL
+    go = threading.Event()
+    worker = threading.Thread(target=lambda: (go.wait(), holding(300_000)))
     worker.start()
-    try:
-        waited = 0.0
-        end = time.perf_counter() + 0.5
-        while time.perf_counter() < end:
-            time.sleep(0.001)  # releases the GIL; getting it back waits for the worker
-            turn = meter.lap(nap=0.001)
-            waited += turn.gil_wait
-            assert abs(turn.gui.wall - turn.gui.cpu - turn.gui.runqueue - turn.gui.blocked) < 1e-6 or (
-                turn.gui.blocked == 0
-            )
-    finally:
-        stop.set()
-        worker.join()
-        sys.setswitchinterval(old)
-    assert waited > 0.1  # most of the half second went to the worker
-    assert "GIL/blocked" in load.describe([turn])
+    meter.reset()
+    go.set()
+    waited = 0.0
+    turns = []
+    while worker.is_alive():
+        time.sleep(0.001)  # releases the GIL; getting it back waits while the worker holds it
+        turn = meter.lap(nap=0.001)
+        turns.append(turn)
+        waited += turn.gil_wait
+        assert abs(turn.gui.wall - turn.gui.cpu - turn.gui.runqueue - turn.gui.blocked) < 1e-6 or (
+            turn.gui.blocked == 0
+        )
+    worker.join()
+    assert waited > 0.2  # nearly all of the 300 ms the worker held the GIL
+    assert "GIL/blocked" in load.describe(turns)
