@@ -5,6 +5,7 @@ never dropped silently; a cancelled request (the runtime shutting down) is simpl
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
@@ -33,19 +34,26 @@ class _GuiRelay(QObject):
 
 
 _relay: _GuiRelay | None = None
+_relay_lock = threading.Lock()
+
+
+def _the_relay() -> _GuiRelay:
+    global _relay
+    with _relay_lock:  # two workers' first posts at once must not make two (one would be freed)
+        if _relay is None:
+            relay = _GuiRelay()
+            app = QCoreApplication.instance()
+            if app is not None and relay.thread() is not app.thread():
+                relay.moveToThread(app.thread())  # first used from a worker: live on the GUI thread
+            _relay = relay
+        return _relay
 
 
 def post_to_gui(owner: QObject, callback: Callable[[Any], None], value: Any) -> None:
     """From any thread: ``callback(value)`` on the GUI thread, unless ``owner`` (the widget or
     model the callback belongs to) has been destroyed by then."""
-    global _relay
-    if _relay is None:
-        relay = _GuiRelay()
-        app = QCoreApplication.instance()
-        if app is not None and relay.thread() is not app.thread():
-            relay.moveToThread(app.thread())  # first used from a worker: live on the GUI thread
-        _relay = relay
-    _relay.posted.emit(owner, callback, value)
+    relay = _relay if _relay is not None else _the_relay()
+    relay.posted.emit(owner, callback, value)
 
 
 class Operations(QObject):

@@ -126,3 +126,29 @@ def test_the_runtime_listener_reaches_the_bridge_in_order_and_never_a_destroyed_
     qtbot.wait(50)
     assert len(seen) == 50 or all(m.startswith("late") for m, _ in seen[50:])
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
+def test_first_posts_from_many_threads_at_once_all_arrive(qtbot, monkeypatch) -> None:
+    """The relay is made on first use, maybe by several workers at once: one relay, living on
+    the GUI thread, and no result lost (a second relay made meanwhile would be freed with its
+    queued results)."""
+    from control_center.ui import operations
+
+    monkeypatch.setattr(operations, "_relay", None)
+    owner = Operations(lambda _m: None)
+    got: list[tuple[int, bool]] = []
+    barrier = threading.Barrier(8)
+
+    def post(i: int) -> None:
+        barrier.wait()
+        operations.post_to_gui(
+            owner, lambda v: got.append((v, threading.current_thread() is threading.main_thread())), i
+        )
+
+    workers = [threading.Thread(target=post, args=(i,)) for i in range(8)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    qtbot.waitUntil(lambda: len(got) == 8, timeout=5000)
+    assert sorted(got) == [(i, True) for i in range(8)]
