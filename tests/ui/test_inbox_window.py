@@ -311,6 +311,16 @@ def _land_first(qtbot: Any, source: _Manual) -> None:
     source.counts_asked[0][1].set_result(ApprovalCounts(30, 30))
 
 
+def _shown_with_its_first_page(qtbot: Any, source: _Manual) -> InboxView:
+    """An Inbox over ``source``, shown at 1000x650, its first page and counts landed."""
+    view = InboxView(source=source)
+    qtbot.addWidget(view)
+    view.resize(1000, 650)
+    view.show()
+    _land_first(qtbot, source)
+    return view
+
+
 def test_a_stale_read_never_replaces_the_rows_of_a_newer_filter(qtbot: Any) -> None:
     from control_center.core.approvals import ApprovalCounts
 
@@ -364,11 +374,7 @@ def test_a_filters_rows_are_painted_before_its_counts_are_read(qtbot: Any) -> No
     from control_center.core.approvals import ApprovalCounts
 
     source = _Manual(_history())
-    view = InboxView(source=source)
-    qtbot.addWidget(view)
-    view.resize(1000, 650)
-    view.show()
-    _land_first(qtbot, source)
+    view = _shown_with_its_first_page(qtbot, source)
     events: list[str] = []
 
     class Painted(QObject):
@@ -495,11 +501,7 @@ def test_a_filters_rows_are_painted_before_the_detail_of_the_row_selected(qtbot:
     from PySide6.QtCore import QEvent, QObject
 
     source = _Manual(_history())
-    view = InboxView(source=source)
-    qtbot.addWidget(view)
-    view.resize(1000, 650)
-    view.show()
-    _land_first(qtbot, source)
+    view = _shown_with_its_first_page(qtbot, source)
     qtbot.waitUntil(lambda: view.title_label.text().startswith("Question"))  # the newest item
     events: list[str] = []
 
@@ -529,11 +531,7 @@ def test_a_filters_rows_are_painted_before_the_detail_of_the_row_selected(qtbot:
 
 def test_acting_on_an_item_before_its_detail_is_built_builds_it_first(qtbot: Any) -> None:
     source = _Manual(_history())
-    view = InboxView(source=source)
-    qtbot.addWidget(view)
-    view.resize(1000, 650)
-    view.show()
-    _land_first(qtbot, source)
+    view = _shown_with_its_first_page(qtbot, source)
     view.set_kind_filter(ApprovalKind.PLAN)
     query, page = source.pages[1]
     page.set_result(source.rows(query))
@@ -569,11 +567,7 @@ def test_text_typed_before_the_detail_is_built_lands_in_the_reason(qtbot: Any) -
         created_at="2026-11-01T10:00:00.000Z",
     )
     source = _Manual([question])
-    view = InboxView(source=source)
-    qtbot.addWidget(view)
-    view.resize(1000, 650)
-    view.show()
-    _land_first(qtbot, source)
+    view = _shown_with_its_first_page(qtbot, source)
     view.set_kind_filter(ApprovalKind.PLAN)  # nothing pending: nothing selected, no reason field
     query, page = source.pages[1]
     page.set_result(source.rows(query))
