@@ -49,6 +49,10 @@ CHARS_PER_TOKEN = 3
 SAFETY_TOKENS = 1_000
 #: Tool results of the newest messages stay whole: the model is working with them.
 KEEP_RECENT_MESSAGES = 6
+#: Once messages must leave the window, it is emptied down to this share of the budget: the
+#: summary call then comes once per ~quarter window of new messages, not at every model call
+#: (a window kept full to the brim would push a message or two out, and summarize them, each time).
+EVICT_TO = 0.75
 SHORT_RESULT_CHARS = 300
 #: Rows read per query when the window is first filled from the newest end.
 PAGE_ROWS = 400
@@ -240,7 +244,8 @@ class ConversationHistory:
         last_user = max(
             (i for i, e in enumerate(self._entries) if e.role == "user" and _has_text(e)), default=0
         )
-        while self.over_budget(budget) and len(self._entries) > 1:
+        low_water = int(budget * EVICT_TO)
+        while self.over_budget(low_water) and len(self._entries) > 1:
             entry = self._entries[0]
             if current_turn is not None and current_turn in entry.turn_ids:
                 break

@@ -324,3 +324,22 @@ def test_transcript_page_reads_the_replaced_messages_back(ws: Workspace) -> None
     assert [r.seq for r in rows] == list(range(5, 11))
     newest = ws.store.messages_page(conv, limit=3, newest_first=True)
     assert [r.seq for r in newest] == [28, 29, 30]
+
+
+def test_a_full_window_is_not_summarized_again_at_every_call(
+    ws: Workspace, server: LoopbackMessagesServer
+) -> None:
+    """Once messages must leave, the window is emptied down to a low-water mark, so the turns
+    after it fit without another summary call. A window kept full to the brim summarized a
+    message or two at every model call: 8 summary calls in 8 turns, an extra call each time."""
+    sid, conv = _conversation(ws)
+    _bulk(ws, conv, 3_000)
+    harness = _harness(ws, server, window=30_000)
+    for i in range(8):
+        for _ in range(2):  # a summary (if asked for) and the turn's answer
+            server.add_reply([{"type": "text", "text": f"reply to turn {i}"}])
+        asyncio.run(harness.run(RunRequest(f"question {i}, " + "detail " * 200, sid)))
+    summaries = [b for b in server.bodies if b.get("system") == COMPACTION_SYSTEM]
+    # The backlog that left the window at the first turn is summarized in chunks (two here);
+    # the turns after that fit below the mark.
+    assert len(summaries) <= 2
