@@ -125,6 +125,7 @@ class CallPath:
                 worktree=ctx.turn.worktree,
                 read_only=ctx.profile.read_only,
                 env_allow=self.env_allow,
+                hidden=(self.ws.root,),
                 extras={
                     "cancel_event": ctx.cancel_event,
                     "output_file": tool_output_path(self.ws.root, call_id),
@@ -192,6 +193,7 @@ class CallPath:
                 GATE_TIMEOUT_S,
                 network=gate.network,
                 env_allow=self.env_allow,
+                hidden=(self.ws.root,),
             )
             results.append(AxisResult(gate.name, AxisStatus(outcome.status), outcome.detail))
         return results

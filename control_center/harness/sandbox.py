@@ -1,24 +1,77 @@
-"""The OS sandbox (Linux: bubblewrap) that mounts the worktree read-only for processes we start.
+"""Every sandbox the product starts (Linux: bubblewrap), built from one hardened profile.
 
-This is the *second* copy of a read-only posture (SPEC §3): the first is that mutating tools are off
-the surface. So when bubblewrap is missing or does not work on this host, commands run unwrapped
-rather than failing. Commands the built-in harness runs keep the host's network (read-only modes
-never deny network egress there); ``claude`` in its OS layer gets a network of its own with a
-forwarder for what the turn needs (``ClaudeSandbox``, ``transports.egress``)."""
+Four kinds of process run in one: a read-only mode's commands (the worktree read-only), a quality
+gate (a throw-away copy of the worktree, writable), an Agent-mode command (the worktree writable)
+and ``claude`` in its OS layer (``ClaudeSandbox``). Whatever the kind, ``_hardened`` gives each:
+
+- the host's file system read-only, with ``/proc/sys``, ``/proc/sysrq-trigger`` and the other
+  root-writable ``/proc`` files read-only too (bubblewrap's fresh ``/proc`` leaves them writable,
+  and euid 0 writes a 0644 sysctl without any capability: ``kernel.core_pattern`` is host root);
+- its own PID, UTS, IPC and cgroup namespaces (network too unless the kind allows it), a new
+  session (no terminal to type into), no capability at all, and ``no_new_privs``;
+- ``/run``, ``/var/run`` and every other host socket file hidden; the variables that name a bus,
+  an agent or a display unset; the operator's home, the workspace (its database, other spaces)
+  hidden behind empty folders, with the worktree bound back;
+- the seccomp filter of ``harness.seccomp`` (Unix sockets refused where the network is shared:
+  an abstract socket such as a D-Bus bus is no file a mount could hide);
+- every process killed when the sandbox ends (``--die-with-parent``; its PID namespace's init).
+
+When bubblewrap is missing or does not work here the caller runs the command unwrapped and says
+so (SPEC §3, §9: the tool surface is the first copy of a read-only posture)."""
 
 from __future__ import annotations
 
 import functools
 import os
+import pwd
 import shutil
 import stat
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from control_center.harness import seccomp
+
 _PROBE_TIMEOUT_S = 10.0
+
+#: Where the host's sockets live (Docker, D-Bus, the user's runtime dir, X11): hidden inside.
+_HOST_SOCKET_DIRS = ("/run", "/var/run")
+
+#: Files under a fresh ``/proc`` that root may write without a capability: read-only inside.
+_PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+
+#: Variables that name a way out to a host service (a bus, an agent, a display, a ticket).
+_CHANNEL_VARIABLES = frozenset(
+    {
+        "XDG_RUNTIME_DIR", "SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "GNOME_KEYRING_CONTROL",
+        "GNOME_KEYRING_PID", "DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "KRB5CCNAME",
+        "SESSION_MANAGER", "DOCKER_HOST", "CONTAINER_HOST", "PULSE_SERVER", "DBUS_SESSION_BUS_ADDRESS",
+        "DBUS_SYSTEM_BUS_ADDRESS", "DBUS_STARTER_ADDRESS", "DBUS_STARTER_BUS_TYPE",
+    }
+)  # fmt: skip
+_CHANNEL_PREFIXES = ("DBUS_",)
+
+
+def is_channel_variable(name: str) -> bool:
+    """True for a variable a sandboxed process could use to reach a host service."""
+    return name in _CHANNEL_VARIABLES or name.startswith(_CHANNEL_PREFIXES)
+
+
+def _is_dir(path: Path) -> bool:
+    """``path.is_dir()`` that says False for a folder this user may not look into."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def _git_common_dir(worktree: Path) -> Path | None:
@@ -46,25 +99,157 @@ def _no_capabilities() -> list[str]:
     return ["--cap-drop", "ALL"] if os.geteuid() == 0 else []
 
 
-def _base_args(worktree: Path) -> list[str]:
-    wt = str(worktree)
-    # Order matters: bwrap applies mounts in sequence, so the worktree bind (and the repository's
-    # git dir) must come after the tmpfs on /tmp, which would otherwise hide them.
-    extra: list[str] = []
-    common = _git_common_dir(worktree)
-    if common is not None and common.is_dir():
-        extra = ["--ro-bind", str(common), str(common)]
-    return [
-        "--ro-bind", "/", "/",
-        "--dev", "/dev",
-        "--proc", "/proc",
-        "--tmpfs", "/tmp",
-        *extra,
-        "--ro-bind", wt, wt,
-        "--chdir", wt,
-        "--die-with-parent",
-        *_no_capabilities(),
-    ]  # fmt: skip
+def operator_homes() -> tuple[Path, ...]:
+    """The homes of the user running the product: ``$HOME``, the account's, and under ``sudo``
+    the invoking user's (keys, cloud credentials, shell history, the keyring's files)."""
+    found: list[str] = []
+    if os.environ.get("HOME"):
+        found.append(os.environ["HOME"])
+    for lookup in (
+        lambda: pwd.getpwuid(os.geteuid()).pw_dir,
+        lambda: pwd.getpwnam(os.environ["SUDO_USER"]).pw_dir,
+    ):
+        try:
+            found.append(lookup())
+        except (KeyError, OSError):
+            continue
+    homes: list[Path] = []
+    for raw in found:
+        path = Path(raw).resolve()
+        if path != Path("/") and _is_dir(path) and path not in homes:
+            homes.append(path)
+    return tuple(homes)
+
+
+def tools_in(hidden: Iterable[Path]) -> tuple[Path, ...]:
+    """The folders on PATH that lie inside a hidden folder (``~/.local/bin``, ``~/.cargo/bin``):
+    bound back read-only so the operator's tools still run; their secrets are not on PATH."""
+    folders = [h.resolve() for h in hidden]
+    out: list[Path] = []
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        if not entry or not os.path.isabs(entry):
+            continue
+        path = Path(entry).resolve()
+        if _is_dir(path) and path not in out and any(path.is_relative_to(f) and path != f for f in folders):
+            out.append(path)
+    return tuple(out)
+
+
+@functools.cache
+def _seccomp_file(unix_sockets: bool) -> Path | None:
+    """The filter written once per process into a private folder (bwrap reads it from a descriptor
+    the launcher opens: no caller has to pass descriptors)."""
+    program = seccomp.filter_program(unix_sockets=unix_sockets)
+    if program is None:
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="cc-seccomp-"))
+    path = folder / ("filter-unix.bpf" if unix_sockets else "filter.bpf")
+    path.write_bytes(program)
+    return path
+
+
+def _seccomp_launcher(bwrap: str, *, unix_sockets: bool) -> list[str]:
+    """What starts bwrap with the filter on descriptor 9 (``sh`` opens it: no Python at start)."""
+    path = _seccomp_file(unix_sockets)
+    if path is None or not path.is_file():
+        if path is not None:
+            _seccomp_file.cache_clear()
+            path = _seccomp_file(unix_sockets)
+        if path is None:
+            return [bwrap]
+    return ["sh", "-c", 'f=$1; shift; exec "$@" 9<"$f"', "sh", str(path), bwrap, "--seccomp", "9"]
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """What one sandboxed process sees. Everything not named here is the host's, read-only."""
+
+    #: The folder it runs in.
+    worktree: Path
+    #: Whether the worktree is writable (Agent mode, a gate's scratch copy).
+    writable: bool = False
+    #: Mounted at ``worktree`` instead of it (a gate's throw-away copy).
+    worktree_source: Path | None = None
+    #: The host's network (else a loopback of its own).
+    network: bool = False
+    #: Folders that must not be visible at all (added to the operator's homes).
+    hidden: tuple[Path, ...] = ()
+    #: What stays readable inside a hidden folder (a CLI, an interpreter, a toolchain).
+    readable: tuple[Path, ...] = ()
+    #: Folders bound writable (caches the operator allowed; Claude's private home).
+    writable_paths: tuple[Path, ...] = ()
+    #: ``HOME`` inside (a writable bind); None leaves HOME an empty folder.
+    home: Path | None = None
+    #: Unix sockets under these folders are the only ones reachable (the turn's forwarders).
+    own_sockets: Path | None = None
+
+    def args(self) -> list[str]:
+        """bubblewrap's options for this sandbox (without the program and ``--``)."""
+        worktree = self.worktree.resolve()
+        mounts: list[tuple[str, str, str]] = [
+            ("--ro-bind", "/", "/"),
+            ("--dev", "", "/dev"),
+            ("--proc", "", "/proc"),
+        ]
+        mounts += [("--ro-bind", p, p) for p in _PROC_READ_ONLY if os.path.exists(p)]
+        mounts.append(("--tmpfs", "", "/tmp"))
+        for socket_dir in _HOST_SOCKET_DIRS:
+            if Path(socket_dir).is_dir() and not Path(socket_dir).is_symlink():
+                mounts.append(("--tmpfs", "", socket_dir))
+        hidden = {*operator_homes(), *(f.resolve() for f in self.hidden)} - {worktree, Path("/")}
+        outer = [f for f in hidden if not f.is_relative_to(worktree) and _is_dir(f)]
+        inner = [f for f in hidden if f.is_relative_to(worktree) and _is_dir(f)]
+        # Outer folders first: a hidden folder inside another one is mounted over the first tmpfs.
+        for folder in sorted(outer, key=lambda p: len(p.parts)):
+            mounts.append(("--tmpfs", "", str(folder)))
+        # Binds after the tmpfs mounts that would otherwise hide them (bwrap applies in order).
+        common = _git_common_dir(self.worktree_source or worktree)
+        if common is not None and _is_dir(common):
+            mounts.append(("--ro-bind", str(common), str(common)))
+        for path in (*self.readable, *tools_in(hidden)):
+            if _exists(path):
+                mounts.append(("--ro-bind", str(path.resolve()), str(path.resolve())))
+        if self.own_sockets is not None:
+            own = str(self.own_sockets.resolve())
+            mounts.append(("--ro-bind", own, own))
+        source = str((self.worktree_source or worktree).resolve())
+        mounts.append(("--bind" if self.writable else "--ro-bind", source, str(worktree)))
+        # A hidden folder inside the worktree (a workspace kept in its repository) goes over it.
+        mounts += [("--tmpfs", "", str(f)) for f in sorted(inner, key=lambda p: len(p.parts))]
+        for path in self.writable_paths:
+            if _is_dir(path):
+                mounts.append(("--bind", str(path.resolve()), str(path.resolve())))
+        if self.home is not None:
+            mounts.append(("--bind", str(self.home.resolve()), str(self.home.resolve())))
+        # Last, over everything they would show through: every other socket file of the host.
+        mounts += [("--ro-bind", "/dev/null", str(p)) for p in visible_host_sockets(mounts, self.own_sockets)]
+        args: list[str] = []
+        for option, src, target in mounts:
+            args += [option, *([src] if src else []), target]
+        args += ["--chdir", str(worktree)]
+        if self.home is not None:
+            args += ["--setenv", "HOME", str(self.home.resolve())]
+        args += ["--setenv", "TMPDIR", "/tmp"]
+        for name in sorted(_CHANNEL_VARIABLES | {n for n in os.environ if is_channel_variable(n)}):
+            args += ["--unsetenv", name]
+        args += [
+            # Its own PID namespace: when bwrap dies, every process inside dies with it (a setsid
+            # child too), and no host process is visible.
+            "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+            *([] if self.network else ["--unshare-net"]),
+            "--hostname", "sandbox",
+            "--die-with-parent", "--new-session",
+            *_no_capabilities(),
+        ]  # fmt: skip
+        return args
+
+    def argv(self, argv: Sequence[str], bwrap: str) -> list[str]:
+        """``argv`` started inside this sandbox."""
+        # Where the network is the host's, abstract Unix sockets (D-Bus, X11) are reachable by
+        # name: the filter refuses Unix sockets there. A sandbox of its own network keeps them
+        # (its forwarders are Unix sockets; the host's abstract ones are in another namespace).
+        launcher = _seccomp_launcher(bwrap, unix_sockets=not self.network)
+        return [*launcher, *self.args(), "--", *argv]
 
 
 def bwrap_path() -> str | None:
@@ -72,20 +257,13 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
-@functools.cache
-def sandbox_available() -> bool:
-    """True when bwrap exists and a trial run with our mount set succeeds (probed once per process).
-
-    Present-but-broken is common (no user namespaces in a container, setuid bit stripped), so mere
-    presence on PATH is not enough."""
+def _probe(box: Sandbox) -> bool:
     bwrap = bwrap_path()
     if bwrap is None:
         return False
     try:
         done = subprocess.run(
-            # With a network namespace of its own: Claude Code's OS layer needs one (ClaudeSandbox),
-            # and the OS layer is one claim for the whole host (core.guarantees).
-            [bwrap, *_base_args(Path("/")), "--unshare-net", "--", "true"],
+            box.argv(["true"], bwrap),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -97,20 +275,56 @@ def sandbox_available() -> bool:
     return done.returncode == 0
 
 
-def wrap_argv(argv: Sequence[str], worktree: Path, read_only: bool) -> list[str]:
+@functools.cache
+def sandbox_available() -> bool:
+    """True when bwrap exists and a trial run of the hardened profile succeeds (probed once per
+    process; with a network namespace of its own, which the OS layer needs).
+
+    Present-but-broken is common (no user namespaces in a container, setuid bit stripped), so mere
+    presence on PATH is not enough."""
+    with tempfile.TemporaryDirectory(prefix="cc-probe-") as tmp:
+        return _probe(Sandbox(Path(tmp)))
+
+
+def gate_sandbox_available() -> bool:
+    """True when bwrap can build the gate box here (the same profile as every other sandbox)."""
+    return sandbox_available()
+
+
+def wrap_argv(
+    argv: Sequence[str], worktree: Path, read_only: bool, *, hidden: Sequence[Path] = ()
+) -> list[str]:
     """``argv`` unchanged for a writable posture or without a working sandbox; otherwise ``argv``
-    prefixed so it runs with the whole filesystem (and the worktree) mounted read-only."""
+    in the hardened sandbox with the worktree read-only (the host's network kept: read-only modes
+    never deny egress). ``hidden``: folders to hide besides the operator's homes (the workspace)."""
     argv = list(argv)
     if not read_only or not sandbox_available():
         return argv
     bwrap = bwrap_path()
     if bwrap is None:  # PATH changed since the probe
         return argv
-    return [bwrap, *_base_args(Path(worktree).resolve()), "--", *argv]
+    return Sandbox(Path(worktree), network=True, hidden=tuple(hidden)).argv(argv, bwrap)
 
 
-#: Where the host's sockets live (Docker, D-Bus, the user's runtime dir, X11): hidden inside.
-_HOST_SOCKET_DIRS = ("/run", "/var/run")
+def agent_argv(
+    argv: Sequence[str],
+    worktree: Path,
+    *,
+    network: bool,
+    hidden: Sequence[Path] = (),
+    writable: Sequence[Path] = (),
+) -> list[str] | None:
+    """``argv`` in an Agent-mode sandbox (the worktree and ``writable`` writable, the workspace and
+    the operator's home hidden), or None without a working bubblewrap."""
+    if not sandbox_available():
+        return None
+    bwrap = bwrap_path()
+    if bwrap is None:
+        return None
+    box = Sandbox(
+        Path(worktree), writable=True, network=network, hidden=tuple(hidden), writable_paths=tuple(writable)
+    )
+    return box.argv(argv, bwrap)
 
 
 @dataclass(frozen=True)
@@ -126,72 +340,39 @@ class Egress:
 
 @dataclass(frozen=True)
 class ClaudeSandbox:
-    """The OS layer around one ``claude`` process in a read-only mode (SPEC §9).
+    """The OS layer around one ``claude`` process in a read-only mode (SPEC §9): the hardened
+    profile with the worktree read-only, a network of its own, and Claude's private home.
 
-    Its own network namespace: no abstract Unix socket (D-Bus, X11) and no loopback port of the
-    host is reachable; ``egress`` is what the turn reaches instead (the model endpoint, its MCP
-    server). Without ``egress`` nothing outside is reachable at all."""
+    No abstract Unix socket (D-Bus, X11) and no loopback port of the host is reachable; ``egress``
+    is what the turn reaches instead (the model endpoint, its MCP server). Without ``egress``
+    nothing outside is reachable at all."""
 
     worktree: Path
     #: Claude's private, writable state (sessions for ``--resume``, its own settings).
     home: Path
-    #: Folders that must not be visible at all (the workspace: its database and other spaces;
-    #: the operator's home: keys, cloud credentials, shell history).
+    #: Folders that must not be visible at all (the workspace: its database and other spaces),
+    #: besides the operator's homes.
     hidden: tuple[Path, ...] = ()
     #: What must stay readable even inside a hidden folder: the CLI, the hook's interpreter.
     readable: tuple[Path, ...] = ()
     egress: Egress | None = None
 
+    def box(self) -> Sandbox:
+        return Sandbox(
+            self.worktree,
+            hidden=self.hidden,
+            readable=self.readable,
+            home=self.home,
+            own_sockets=self.egress.folder if self.egress is not None else None,
+        )
+
     def argv(self, argv: Sequence[str], bwrap: str) -> list[str]:
-        worktree = self.worktree.resolve()
-        home = self.home.resolve()
-        # (option, source, target) in the order bwrap applies them: a later mount covers an earlier.
-        mounts: list[tuple[str, str, str]] = [
-            ("--ro-bind", "/", "/"),
-            ("--dev", "", "/dev"),
-            ("--proc", "", "/proc"),
-            ("--tmpfs", "", "/tmp"),
-        ]
-        for socket_dir in _HOST_SOCKET_DIRS:
-            if Path(socket_dir).is_dir() and not Path(socket_dir).is_symlink():
-                mounts.append(("--tmpfs", "", socket_dir))
-        # Outer folders first: a hidden folder inside another one is mounted over the first tmpfs.
-        for folder in sorted({f.resolve() for f in self.hidden}, key=lambda p: len(p.parts)):
-            if folder.is_dir() and folder != Path("/"):
-                mounts.append(("--tmpfs", "", str(folder)))
-        # Binds after the tmpfs mounts that would otherwise hide them (bwrap applies in order).
-        common = _git_common_dir(worktree)
-        if common is not None and common.is_dir():
-            mounts.append(("--ro-bind", str(common), str(common)))
-        for path in self.readable:
-            if path.exists():
-                mounts.append(("--ro-bind", str(path.resolve()), str(path.resolve())))
-        own_sockets: Path | None = None
         if self.egress is not None:
-            own_sockets = self.egress.folder.resolve()
-            mounts.append(("--ro-bind", str(own_sockets), str(own_sockets)))
             relay = [*self.egress.relay]
             for port, socket_path in self.egress.routes:
                 relay += ["--route", f"{port}={socket_path}"]
             argv = [*relay, "--", *argv]
-        mounts.append(("--ro-bind", str(worktree), str(worktree)))
-        mounts.append(("--bind", str(home), str(home)))
-        # Last, over everything they would show through: every other socket file of the host.
-        mounts += [("--ro-bind", "/dev/null", str(p)) for p in visible_host_sockets(mounts, own_sockets)]
-        args: list[str] = []
-        for option, source, target in mounts:
-            args += [option, *([source] if source else []), target]
-        args += [
-            "--chdir", str(worktree),
-            "--setenv", "HOME", str(home),
-            "--setenv", "TMPDIR", "/tmp",
-            # Its own PID namespace: when bwrap dies, every process inside dies with it.
-            "--unshare-pid", "--die-with-parent", "--new-session",
-            # Its own network (only its loopback) and System V IPC.
-            "--unshare-net", "--unshare-ipc",
-            *_no_capabilities(),
-        ]  # fmt: skip
-        return [bwrap, *args, "--", *argv]
+        return self.box().argv(argv, bwrap)
 
 
 def bound_socket_paths(table: str = "/proc/net/unix") -> list[str]:
@@ -244,53 +425,6 @@ def claude_sandbox_argv(argv: Sequence[str], box: ClaudeSandbox) -> list[str] | 
     return box.argv(argv, bwrap)
 
 
-def _gate_args(worktree: Path, scratch: Path, *, network: bool, home: Path | None) -> list[str]:
-    wt = str(worktree)
-    extra: list[str] = []
-    common = _git_common_dir(worktree)
-    if common is not None and common.is_dir():
-        extra = ["--ro-bind", str(common), str(common)]
-    # A private, empty home: ~/.ssh, ~/.aws, ~/.config/gh and friends are out of sight. Mounted
-    # before the worktree binds so a worktree inside the home folder is still reachable.
-    private_home = ["--tmpfs", str(home)] if home is not None and home != Path("/") else []
-    return [
-        "--ro-bind", "/", "/",
-        "--dev", "/dev",
-        "--proc", "/proc",
-        "--tmpfs", "/tmp",
-        *private_home,
-        *extra,
-        "--bind", str(scratch), wt,
-        "--chdir", wt,
-        *([] if network else ["--unshare-net"]),
-        "--unshare-ipc",
-        "--unshare-uts",
-        "--die-with-parent",
-        *_no_capabilities(),
-    ]  # fmt: skip
-
-
-@functools.cache
-def gate_sandbox_available() -> bool:
-    """True when bwrap can build the gate box here (it also needs a network namespace)."""
-    bwrap = bwrap_path()
-    if bwrap is None:
-        return False
-    with tempfile.TemporaryDirectory(prefix="cc-probe-") as tmp:
-        try:
-            done = subprocess.run(
-                [bwrap, *_gate_args(Path(tmp), Path(tmp), network=False, home=None), "--", "true"],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                timeout=_PROBE_TIMEOUT_S,
-                check=False,
-            )
-        except (OSError, subprocess.SubprocessError):
-            return False
-    return done.returncode == 0
-
-
 def make_scratch_copy(worktree: Path) -> Path:
     """A throw-away copy of ``worktree`` (the gate's writable layer); the caller removes it.
 
@@ -312,15 +446,22 @@ def make_scratch_copy(worktree: Path) -> Path:
     return scratch
 
 
-def gate_argv(argv: Sequence[str], worktree: Path, scratch: Path, *, network: bool) -> list[str] | None:
-    """``argv`` wrapped in the gate box, or None when bubblewrap cannot be used on this host (the
-    caller then runs the gate unsandboxed in ``scratch`` and says so)."""
+def gate_argv(
+    argv: Sequence[str], worktree: Path, scratch: Path, *, network: bool, hidden: Sequence[Path] = ()
+) -> list[str] | None:
+    """``argv`` wrapped in the gate box (``scratch`` mounted writable at the worktree's path), or
+    None when bubblewrap cannot be used on this host (the caller then runs the gate unsandboxed
+    in ``scratch`` and says so)."""
     if not gate_sandbox_available():
         return None
     bwrap = bwrap_path()
     if bwrap is None:
         return None
-    home_env = os.environ.get("HOME")
-    home = Path(home_env).resolve() if home_env else None
-    args = _gate_args(Path(worktree).resolve(), scratch, network=network, home=home)
-    return [bwrap, *args, "--", *argv]
+    box = Sandbox(
+        Path(worktree).resolve(),
+        writable=True,
+        worktree_source=scratch,
+        network=network,
+        hidden=tuple(hidden),
+    )
+    return box.argv(argv, bwrap)

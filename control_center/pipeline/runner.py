@@ -430,6 +430,7 @@ class PipelineRunner:
             space.worktree,
             GATE_TIMEOUT_S,
             network=bool(node.body.get("network", False)),
+            hidden=(self.ws.root,),
         )
         if outcome.status != "passed":
             raise _NodeFailed(f"gate {outcome.status}: {outcome.detail[-500:]}")

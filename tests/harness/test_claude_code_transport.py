@@ -196,7 +196,9 @@ def test_plan_mode_runs_claude_in_plan_permission_mode_with_our_hook(ws: Workspa
     by_matcher = {h["matcher"]: h["hooks"][0]["command"] for h in hooks}
     assert by_matcher["Bash"] == hook_command("plan")
     assert by_matcher["Write|Edit|MultiEdit|NotebookEdit"] == hook_command("plan")
-    assert f"{sys.executable} -m control_center hook claude-code --mode plan" in by_matcher["Bash"]
+    # Isolated from the worktree it starts in (-I; our package by absolute path, never -m).
+    assert by_matcher["Bash"].startswith(f"{sys.executable} -I -c ")
+    assert by_matcher["Bash"].endswith(" hook claude-code --mode plan")
     disallowed = (option(argv, "--disallowedTools") or "").split(",")
     assert {"Write", "Edit", "MultiEdit", "NotebookEdit"} <= set(disallowed)
     allowed = (option(argv, "--allowedTools") or "").split(",")

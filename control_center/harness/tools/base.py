@@ -20,6 +20,9 @@ class ToolContext:
     extras: dict[str, Any] = field(default_factory=dict)
     #: Credential-like environment variables the operator lets through to processes (Settings).
     env_allow: tuple[str, ...] = ()
+    #: Folders a sandboxed process must not see besides the operator's home (the workspace:
+    #: its database, other spaces' worktrees).
+    hidden: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ MAX_LOG_COUNT = 500
 
 def _git(ctx: ToolContext, *args: str, read: bool = True) -> subprocess.CompletedProcess[str]:
     argv = ["git", "--no-pager", "-c", "color.ui=false", "-C", str(Path(ctx.worktree).resolve()), *args]
-    argv = sandbox.wrap_argv(argv, ctx.worktree, ctx.read_only)
+    argv = sandbox.wrap_argv(argv, ctx.worktree, ctx.read_only, hidden=ctx.hidden)
     env = scrubbed_environ(allow=ctx.env_allow, extra={"GIT_TERMINAL_PROMPT": "0"})
     if read:
         # Reads must not take the index lock (refreshing stat data); they would fail in a

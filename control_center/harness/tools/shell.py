@@ -159,6 +159,7 @@ def run_process(
     cancel_event: threading.Event | None = None,
     env: dict[str, str] | None = None,
     spool: Path | None = None,
+    hidden: Sequence[Path] = (),
 ) -> ProcessResult:
     """Run a command (a string goes through ``sh -c``) in ``cwd`` with stdout and stderr merged.
 
@@ -170,7 +171,7 @@ def run_process(
     ``spool`` receives the output as it arrives: after a crash mid-command it is what the command
     printed (the call journal shows it to the model)."""
     argv = ["sh", "-c", argv_or_command] if isinstance(argv_or_command, str) else list(argv_or_command)
-    argv = sandbox.wrap_argv(argv, Path(cwd), read_only)
+    argv = sandbox.wrap_argv(argv, Path(cwd), read_only, hidden=hidden)
     return _spawn_and_wait(
         argv, cwd, timeout_s, output_cap=output_cap, cancel_event=cancel_event, env=env, spool=spool
     )
@@ -268,6 +269,7 @@ def run_command(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         cancel_event=cancel_event if isinstance(cancel_event, threading.Event) else None,
         env=scrubbed_environ(allow=ctx.env_allow),
         spool=_spool_path(ctx),
+        hidden=ctx.hidden,
     )
     data: dict[str, Any] = {
         "exit_code": result.exit_code,
@@ -309,6 +311,7 @@ def run_gate(
     network: bool = False,
     env_allow: Sequence[str] = (),
     cancel_event: threading.Event | None = None,
+    hidden: Sequence[Path] = (),
 ) -> GateOutcome:
     """Run a quality gate in the gate sandbox (``sandbox.gate_argv``): on a throw-away copy of the
     worktree, the rest of the file system read-only, a private home, no network unless ``network``.
@@ -325,7 +328,7 @@ def run_gate(
         return GateOutcome("not_run", f"could not prepare `{command}`: {exc}", sandboxed=False)
     try:
         argv = ["sh", "-c", command]
-        boxed = sandbox.gate_argv(argv, worktree, scratch, network=network)
+        boxed = sandbox.gate_argv(argv, worktree, scratch, network=network, hidden=hidden)
         result = _spawn_and_wait(
             boxed or argv,
             worktree if boxed else scratch,

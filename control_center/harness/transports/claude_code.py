@@ -15,7 +15,6 @@ import contextlib
 import json
 import logging
 import os
-import shlex
 import shutil
 import signal
 import sys
@@ -45,6 +44,7 @@ from control_center.harness.credentials import resolve_api_key
 from control_center.harness.driver import DriverHost, TurnRun, contract_nudge
 from control_center.harness.environment import scrubbed_environ
 from control_center.harness.errors import HarnessError
+from control_center.harness.own_command import PACKAGE_ROOT, own_shell_command
 from control_center.harness.recorder import TurnRecorder, Usage
 from control_center.harness.tools.base import ToolOutput
 from control_center.harness.transports.claude_home import (
@@ -103,8 +103,6 @@ QUIET_ENV: dict[str, str] = {
 _LINE_LIMIT = 64 * 1024 * 1024
 _STDERR_TAIL_CHARS = 4000
 _KILL_WAIT_S = 5.0
-#: The folder that holds the ``control_center`` package (the hook runs it with ``-m``).
-_PACKAGE_ROOT = Path(__file__).resolve().parents[3]
 
 
 def find_claude_cli(setting: str | None) -> tuple[str | None, str | None]:
@@ -122,11 +120,8 @@ def find_claude_cli(setting: str | None) -> tuple[str | None, str | None]:
 
 
 def hook_command(mode: str) -> str:
-    """The shell command Claude Code runs as our PreToolUse hook."""
-    if getattr(sys, "frozen", False):
-        # A PyInstaller bundle's executable is the CLI itself; it has no ``-m``.
-        return f"{shlex.quote(sys.executable)} hook claude-code --mode {shlex.quote(mode)}"
-    return f"{shlex.quote(sys.executable)} -m control_center hook claude-code --mode {shlex.quote(mode)}"
+    """The shell command Claude Code runs as our PreToolUse hook (never the worktree's code)."""
+    return own_shell_command("hook", "claude-code", "--mode", mode)
 
 
 def claude_settings(mode: str) -> dict[str, Any]:
@@ -224,13 +219,6 @@ def build_env(host: DriverHost, profile: CapabilityProfile, api_key: str, home: 
     env[API_KEY_ENV] = api_key
     env.update(QUIET_ENV)
     env["HOME"] = str(home)
-    # The hook runs `python -m control_center` from the worktree: make the package importable
-    # there when it is not installed (a source checkout). A hook that fails to start exits
-    # with a non-blocking code, which would let every call through.
-    package_root = _PACKAGE_ROOT
-    if package_root.name not in ("site-packages", "dist-packages"):
-        parts = [str(package_root), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
-        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(parts))
     return env
 
 
@@ -600,13 +588,13 @@ async def _run_claude(launch: _Launch, message: str, resume_session: str | None)
                 Path(sys.prefix),
                 Path(sys.base_prefix),
                 Path(sys.executable),
-                _PACKAGE_ROOT,
+                PACKAGE_ROOT,
             ),
             egress=None
             if egress is None
             else sandbox.Egress(
                 egress.folder or Path(),
-                tuple(relay_command(sys.executable, bool(getattr(sys, "frozen", False)))),
+                tuple(relay_command()),
                 tuple((r.port, r.socket) for r in egress.routes),
             ),
         )

@@ -34,6 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from control_center.harness.own_command import own_argv
+
 if TYPE_CHECKING:
     from control_center.harness.transports.model_gateway import ModelGateway
 
@@ -62,10 +64,10 @@ class Route:
         return f"{self.port}={self.socket}"
 
 
-def relay_command(python: str, frozen: bool) -> list[str]:
-    """How the relay is started inside the sandbox (through the CLI, like the hook)."""
-    cli = [python] if frozen else [python, "-m", "control_center"]
-    return [*cli, "hook", "claude-code-relay"]
+def relay_command() -> list[str]:
+    """How the relay is started inside the sandbox (through the CLI, like the hook, isolated from
+    the worktree it starts in)."""
+    return own_argv("hook", "claude-code-relay")
 
 
 class EgressGate:

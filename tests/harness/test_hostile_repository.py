@@ -1,0 +1,148 @@
+"""A repository under review is hostile: what its code tries from inside every sandbox the product
+starts, as root (CI runs as root) and as an unprivileged uid, and what it gets (nothing).
+
+The probes (``sandbox_probes.ATTACK``) are the red team's report, one attack each: a sysctl write
+(``kernel.core_pattern`` is host root from a 0644 file), the D-Bus session bus and the keyring
+behind it, host sockets and ``/run``, the operator's home, the workspace database and other
+spaces, host processes, capabilities, the kernel keyring, new namespaces, typing into a terminal.
+Against the code before this test they worked in every kind (see the closing note of issue 23)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from control_center.harness import sandbox
+from control_center.harness.own_command import own_argv, own_shell_command
+from tests.harness.sandbox_probes import MUST_FAIL, run_probes, setsid_survivor
+
+needs_bwrap = pytest.mark.skipif(not sandbox.sandbox_available(), reason="bubblewrap does not work here")
+ROOT = Path(__file__).resolve().parents[2]
+
+#: Which kinds may write their worktree: the gate (its throw-away copy) and Agent mode.
+WRITABLE_KINDS = {"gate", "gate_network", "agent"}
+
+
+def _check(results: dict[str, dict[str, bool]]) -> None:
+    assert set(results) == {"read_only", "gate", "gate_network", "agent", "claude_os_layer"}
+    for kind, got in results.items():
+        worked = sorted(name for name in MUST_FAIL if got.get(name, True))
+        assert worked == [], f"{kind}: these attacks worked: {worked}"
+        assert got["worktree_write"] is (kind in WRITABLE_KINDS), kind
+
+
+@needs_bwrap
+def test_every_sandbox_refuses_every_attack() -> None:
+    _check(run_probes())
+
+
+@needs_bwrap
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root to drop to a uid"
+)
+def test_every_sandbox_refuses_every_attack_as_an_unprivileged_user() -> None:
+    # The same probes run by uid 65534 (bwrap then builds its namespaces without privileges), in a
+    # folder of its own (pytest's tmp_path lies inside root's private folder).
+    with tempfile.TemporaryDirectory(prefix="cc-nobody-") as tmp:
+        os.chmod(tmp, 0o777)
+        _probe_as_nobody(Path(tmp))
+
+
+def _probe_as_nobody(tmp_path: Path) -> None:
+    # The system's Python: the sandbox module needs only the standard library, and a venv's
+    # interpreter may live in root's home.
+    python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+    code = (
+        f"import sys, json; sys.path[:0] = [{str(ROOT)!r}]; "
+        "from tests.harness.sandbox_probes import run_probes; print(json.dumps(run_probes()))"
+    )
+    argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, "-I", "-c", code]
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "TMPDIR": str(tmp_path)}
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300, check=False)
+    if done.returncode != 0 and "Permission denied" in done.stderr:
+        pytest.skip(f"uid 65534 cannot read this checkout: {done.stderr.strip().splitlines()[-1]}")
+    assert done.returncode == 0, done.stderr[-2000:]
+    _check(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+@needs_bwrap
+def test_a_setsid_child_dies_with_its_sandbox(tmp_path: Path) -> None:
+    # Outside a PID namespace this child outlives the command (and a review); inside it is killed
+    # with the namespace's init when the sandbox ends.
+    def wrap(argv: list[str], worktree: Path) -> list[str] | None:
+        return sandbox.agent_argv(argv, worktree, network=False)
+
+    assert not setsid_survivor(wrap, tmp_path)
+    # The same child without a sandbox does outlive it: the probe can tell.
+    assert setsid_survivor(lambda argv, _wt: argv, tmp_path)
+
+
+def _hostile_package(worktree: Path, witness: Path) -> None:
+    """A ``control_center`` package in the repository that records it ran and says so."""
+    pkg = worktree / "control_center"
+    pkg.mkdir(parents=True)
+    body = f"open({str(witness)!r}, 'a').write('ran\\n')\nprint('HOSTILE CODE RAN')\n"
+    (pkg / "__init__.py").write_text(body)
+    (pkg / "__main__.py").write_text(body)
+    (pkg / "entry.py").write_text(body + "def main(argv=None):\n    return 0\n")
+
+
+def test_our_own_commands_never_import_the_repository(tmp_path: Path) -> None:
+    worktree, witness = tmp_path / "wt", tmp_path / "witness.txt"
+    _hostile_package(worktree, witness)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # The attack is real: the way the hook used to start runs the repository's package.
+    old = subprocess.run(
+        [sys.executable, "-m", "control_center", "--version"],
+        cwd=worktree,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert "HOSTILE CODE RAN" in old.stdout
+    witness.unlink()
+    # Our argv (the relay's) and our shell command (the hook's), from the same folder, with a
+    # PYTHONPATH that names the repository too.
+    env["PYTHONPATH"] = str(worktree)
+    ours = subprocess.run(own_argv("--version"), cwd=worktree, capture_output=True, text=True, env=env)
+    shell = subprocess.run(
+        own_shell_command("--version"), shell=True, cwd=worktree, capture_output=True, text=True, env=env
+    )
+    for done in (ours, shell):
+        assert done.returncode == 0, done.stderr
+        assert "HOSTILE" not in done.stdout
+        assert done.stdout.strip()  # our version
+    assert not witness.exists()
+
+
+@needs_bwrap
+def test_our_own_commands_never_import_the_repository_inside_the_os_layer(tmp_path: Path) -> None:
+    worktree, witness = tmp_path / "wt", tmp_path / "wt" / "witness.txt"
+    _hostile_package(worktree, witness)
+    home = tmp_path / "claude-home"
+    home.mkdir()
+    from control_center.harness.own_command import PACKAGE_ROOT
+
+    box = sandbox.ClaudeSandbox(
+        worktree,
+        home,
+        readable=(PACKAGE_ROOT, Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable)),
+    )
+    bwrap = sandbox.bwrap_path()
+    assert bwrap is not None
+    done = subprocess.run(
+        box.argv(["sh", "-c", own_shell_command("--version")], bwrap),
+        cwd=worktree,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "HOSTILE" not in done.stdout
+    assert done.stdout.strip()
