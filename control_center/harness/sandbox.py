@@ -105,14 +105,16 @@ def operator_homes() -> tuple[Path, ...]:
     found: list[str] = []
     if os.environ.get("HOME"):
         found.append(os.environ["HOME"])
-    for lookup in (
-        lambda: pwd.getpwuid(os.geteuid()).pw_dir,
-        lambda: pwd.getpwnam(os.environ["SUDO_USER"]).pw_dir,
-    ):
+    try:
+        found.append(pwd.getpwuid(os.geteuid()).pw_dir)
+    except KeyError:
+        pass
+    sudo_user = os.environ.get("SUDO_USER")
+    if sudo_user:
         try:
-            found.append(lookup())
-        except (KeyError, OSError):
-            continue
+            found.append(pwd.getpwnam(sudo_user).pw_dir)
+        except KeyError:
+            pass
     homes: list[Path] = []
     for raw in found:
         path = Path(raw).resolve()
