@@ -309,6 +309,23 @@ def _lazy(module: str, name: str) -> Callable[[argparse.Namespace], int]:
     return run
 
 
+def _operator_only(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """A decision only the operator may make: refused (and recorded beside the workspace) from a
+    process that works for an agent (``harness.agent_processes``)."""
+
+    def guarded(args: argparse.Namespace) -> int:
+        from control_center.harness.agent_processes import agent_ancestor, record_refusal
+
+        why = agent_ancestor()
+        if why is not None:
+            what = " ".join(str(a) for a in (sys.argv[1:] or [args.command]))
+            record_refusal(getattr(args, "workspace", None), what, why)
+            raise CliError(f"only the operator may do this, and {why}; refused and recorded", EXIT_ERROR)
+        return run(args)
+
+    return guarded
+
+
 def _window(module: str, name: str) -> Callable[[argparse.Namespace], int]:
     """A command that opens a window (unless ``--no-gui``): the display check comes first, before
     the command creates a workspace, settings or a QApplication."""
@@ -371,12 +388,12 @@ def build_parser() -> argparse.ArgumentParser:
     ws_arg(m)
     m.add_argument("space")
     m.add_argument("mode")
-    m.set_defaults(func=cmd_space_set_mode)
+    m.set_defaults(func=_operator_only(cmd_space_set_mode))
     a = ssub.add_parser("set-autonomy")
     ws_arg(a)
     a.add_argument("space")
     a.add_argument("autonomy")
-    a.set_defaults(func=cmd_space_set_autonomy)
+    a.set_defaults(func=_operator_only(cmd_space_set_autonomy))
     s = ssub.add_parser("show")
     ws_arg(s)
     s.add_argument("space")
@@ -483,13 +500,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="granting a plan: its work's USD budget (default: settings plan_budget.max_usd)",
     )
     ad.add_argument("--json", action="store_true")
-    ad.set_defaults(func=_lazy("control_center.commands", "cmd_approvals_decide"))
+    ad.set_defaults(func=_operator_only(_lazy("control_center.commands", "cmd_approvals_decide")))
     aa = asub.add_parser("answer", help="answer an agent's question (kind question)")
     ws_arg(aa)
     aa.add_argument("id")
     aa.add_argument("text")
     aa.add_argument("--json", action="store_true")
-    aa.set_defaults(func=_lazy("control_center.commands", "cmd_approvals_answer"))
+    aa.set_defaults(func=_operator_only(_lazy("control_center.commands", "cmd_approvals_answer")))
 
     st = sub.add_parser("settings", help="the operator's settings (per-mode models, endpoints)")
     stsub = st.add_subparsers(dest="settings_command", parser_class=_Parser, required=True)
@@ -499,7 +516,7 @@ def build_parser() -> argparse.ArgumentParser:
     stt = stsub.add_parser("set")
     stt.add_argument("key", metavar="KEY")
     stt.add_argument("value", metavar="VALUE")
-    stt.set_defaults(func=_lazy("control_center.settings_cli", "cmd_settings_set"))
+    stt.set_defaults(func=_operator_only(_lazy("control_center.settings_cli", "cmd_settings_set")))
 
     hk = sub.add_parser("hook", help="transport hooks")
     hsub = hk.add_subparsers(dest="hook_command", parser_class=_Parser, required=True)

@@ -123,18 +123,42 @@ def operator_homes() -> tuple[Path, ...]:
     return tuple(homes)
 
 
+#: Files inside a toolchain's folder that hold a credential (covered by an empty file inside).
+_TOOLCHAIN_SECRETS = ("credentials", "credentials.toml", ".credentials.json", "auth.json", "hosts.yml")
+
+
 def tools_in(hidden: Iterable[Path]) -> tuple[Path, ...]:
-    """The folders on PATH that lie inside a hidden folder (``~/.local/bin``, ``~/.cargo/bin``):
-    bound back read-only so the operator's tools still run; their secrets are not on PATH."""
+    """What of a hidden folder the operator's tools need: for each PATH folder inside one, the
+    toolchain folder that holds it (``~/.pyenv``, ``~/.cargo``, ``~/.nvm``: the shim and the
+    interpreter it starts), read-only; under ``~/.local`` only the PATH folder itself (its
+    ``share`` holds keyrings)."""
     folders = [h.resolve() for h in hidden]
     out: list[Path] = []
     for entry in os.environ.get("PATH", "").split(os.pathsep):
         if not entry or not os.path.isabs(entry):
             continue
         path = Path(entry).resolve()
-        if _is_dir(path) and path not in out and any(path.is_relative_to(f) and path != f for f in folders):
-            out.append(path)
+        owner = next((f for f in folders if path.is_relative_to(f) and path != f), None)
+        if owner is None or not _is_dir(path):
+            continue
+        top = owner / path.relative_to(owner).parts[0]
+        keep = path if top.name == ".local" else top
+        if keep not in out:
+            out.append(keep)
     return tuple(out)
+
+
+def _toolchain_secrets(toolchains: Iterable[Path]) -> list[Path]:
+    found: list[Path] = []
+    for folder in toolchains:
+        for name in _TOOLCHAIN_SECRETS:
+            candidate = folder / name
+            try:
+                if candidate.is_file():
+                    found.append(candidate)
+            except OSError:
+                continue
+    return found
 
 
 @functools.cache
@@ -208,9 +232,11 @@ class Sandbox:
         common = _git_common_dir(self.worktree_source or worktree)
         if common is not None and _is_dir(common):
             mounts.append(("--ro-bind", str(common), str(common)))
-        for path in (*self.readable, *tools_in(hidden)):
+        toolchains = tools_in(hidden)
+        for path in (*self.readable, *toolchains):
             if _exists(path):
                 mounts.append(("--ro-bind", str(path.resolve()), str(path.resolve())))
+        mounts += [("--ro-bind", "/dev/null", str(p)) for p in _toolchain_secrets(toolchains)]
         if self.own_sockets is not None:
             own = str(self.own_sockets.resolve())
             mounts.append(("--ro-bind", own, own))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from control_center.harness import sandbox
+from control_center.harness.agent_processes import mark
 from control_center.harness.environment import scrubbed_environ
 from control_center.harness.tools.base import ToolContext, ToolError, ToolOutput
 
@@ -160,6 +161,7 @@ def run_process(
     env: dict[str, str] | None = None,
     spool: Path | None = None,
     hidden: Sequence[Path] = (),
+    confined: bool = False,
 ) -> ProcessResult:
     """Run a command (a string goes through ``sh -c``) in ``cwd`` with stdout and stderr merged.
 
@@ -169,9 +171,17 @@ def run_process(
 
     ``env`` None means this process's environment without credentials (``scrubbed_environ``).
     ``spool`` receives the output as it arrives: after a crash mid-command it is what the command
-    printed (the call journal shows it to the model)."""
+    printed (the call journal shows it to the model). ``confined``: a writable posture's command
+    (an agent's ``run_command``) runs in the Agent-mode sandbox; our own operations (a push, an
+    install the operator approved) are not confined."""
     argv = ["sh", "-c", argv_or_command] if isinstance(argv_or_command, str) else list(argv_or_command)
-    argv = sandbox.wrap_argv(argv, Path(cwd), read_only, hidden=hidden)
+    if read_only:
+        argv = sandbox.wrap_argv(argv, Path(cwd), read_only, hidden=hidden)
+    elif confined:
+        # Agent mode: the worktree writable, the workspace, the operator's home, the keyring and
+        # the bus out of sight (so no command reaches an approval or a secret); unwrapped only
+        # where bubblewrap does not work.
+        argv = sandbox.agent_argv(argv, Path(cwd), network=True, hidden=hidden) or argv
     return _spawn_and_wait(
         argv, cwd, timeout_s, output_cap=output_cap, cancel_event=cancel_event, env=env, spool=spool
     )
@@ -267,9 +277,10 @@ def run_command(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         timeout_s,
         read_only=ctx.read_only,
         cancel_event=cancel_event if isinstance(cancel_event, threading.Event) else None,
-        env=scrubbed_environ(allow=ctx.env_allow),
+        env=dict(mark(scrubbed_environ(allow=ctx.env_allow))),
         spool=_spool_path(ctx),
         hidden=ctx.hidden,
+        confined=True,
     )
     data: dict[str, Any] = {
         "exit_code": result.exit_code,
@@ -335,7 +346,7 @@ def run_gate(
             timeout_s,
             output_cap=GATE_OUTPUT_CAP,
             cancel_event=cancel_event,
-            env=scrubbed_environ(allow=env_allow),
+            env=dict(mark(scrubbed_environ(allow=env_allow))),
             spool=None,
         )
     finally:

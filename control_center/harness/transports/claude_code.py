@@ -38,6 +38,7 @@ from control_center.core.profiles import CapabilityProfile
 from control_center.core.records import Turn
 from control_center.core.surface import materialize_surface
 from control_center.harness import sandbox
+from control_center.harness.agent_processes import mark
 from control_center.harness.calls import ExternalCalls, external_calls
 from control_center.harness.credentials import ENV_VAR as API_KEY_ENV
 from control_center.harness.credentials import resolve_api_key
@@ -218,6 +219,7 @@ def build_env(host: DriverHost, profile: CapabilityProfile, api_key: str, home: 
         env.pop("ANTHROPIC_BASE_URL", None)
     env[API_KEY_ENV] = api_key
     env.update(QUIET_ENV)
+    mark(env)  # Claude and every command it runs work for an agent (never for the operator)
     env["HOME"] = str(home)
     return env
 
