@@ -49,6 +49,11 @@ import json, os, subprocess, sys, time
 record = os.environ["FAKE_CLAUDE_RECORD"]
 info = {{"argv": sys.argv[1:], "cwd": os.getcwd(), "env": dict(os.environ), "stdin": sys.stdin.read(),
         "pid": os.getpid(), "pgid": os.getpgid(0)}}
+if "--mcp-config" in sys.argv:
+    config_path = sys.argv[sys.argv.index("--mcp-config") + 1]
+    info["mcp_config_path"] = config_path
+    info["mcp_config_mode"] = os.stat(config_path).st_mode & 0o777
+    info["mcp_config"] = json.load(open(config_path))
 if os.environ.get("FAKE_CLAUDE_HANG"):
     info["child"] = subprocess.Popen(["sleep", "300"]).pid
 runs = json.load(open(record)) if os.path.exists(record) else []
@@ -972,7 +977,14 @@ def test_an_interrupted_turn_resumes_claudes_session_with_the_modes_flags_and_mc
     argv = fake.seen["argv"]
     assert option(argv, "--resume") == "sess-1"
     assert option(argv, "--permission-mode") == "plan"
-    assert json.loads(option(argv, "--mcp-config") or "{}")["mcpServers"]["control_center"]["type"] == "http"
+    server = fake.seen["mcp_config"]["mcpServers"]["control_center"]
+    assert server["type"] == "http"
+    # The token is in a file only this user may read, never on the command line, and the file is
+    # gone once Claude has started.
+    token = server["headers"]["Authorization"].split()[-1]
+    assert not any(token in word for word in argv)
+    assert fake.seen["mcp_config_mode"] == 0o600
+    assert not Path(fake.seen["mcp_config_path"]).exists()
     assert option(argv, "--permission-prompt-tool") == "mcp__control_center__permission_prompt"
     started = events[0]
     assert isinstance(started, TurnStarted)

@@ -81,7 +81,7 @@ def abstract(name):
         s.close()
 
 argv = sys.argv[1:]
-mcp = json.loads(argv[argv.index("--mcp-config") + 1])["mcpServers"]["control_center"]
+mcp = json.load(open(argv[argv.index("--mcp-config") + 1]))["mcpServers"]["control_center"]
 mcp_url = urllib.parse.urlsplit(mcp["url"])
 model_url = urllib.parse.urlsplit(os.environ["ANTHROPIC_BASE_URL"])
 seen = {{

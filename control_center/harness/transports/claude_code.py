@@ -18,6 +18,7 @@ import os
 import shutil
 import signal
 import sys
+import uuid
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -164,8 +165,11 @@ def build_argv(
     surface: frozenset[str],
     model: str | None,
     mcp: TurnMcpServer | None = None,
-    mcp_url: str | None = None,
+    mcp_config: Path | None = None,
 ) -> list[str]:
+    """``claude``'s command line. ``mcp_config``: the private file that holds the turn's MCP
+    server and its token (``write_private_config``): a token on the command line is readable by
+    every process of the machine (``/proc/<pid>/cmdline``)."""
     # The prompt is the positional argument right after -p; a leading "-" would read as an option.
     prompt = " " + message if message.startswith("-") else message
     argv = [
@@ -184,8 +188,8 @@ def build_argv(
     if profile.read_only:
         argv += ["--permission-mode", "plan"]
     allowed, disallowed = tool_lists(profile, surface)
-    if mcp is not None:
-        argv += ["--mcp-config", json.dumps(mcp.config(mcp_url))]
+    if mcp is not None and mcp_config is not None:
+        argv += ["--mcp-config", str(mcp_config)]
         allowed += [claude_tool_name(verb) for verb in mcp.verbs]
         if mcp.permission is not None:
             # Claude asks us, not a person: ExitPlanMode is answered from the plan_exit gate.
@@ -197,6 +201,17 @@ def build_argv(
     if model:
         argv += ["--model", model]
     return argv
+
+
+def write_private_config(folder: Path, config: dict[str, Any]) -> Path:
+    """``config`` in a new file only this user can read, in Claude's private home (the OS layer
+    binds it at the same path). Removed as soon as Claude has read it (its session started),
+    before any tool of the turn runs."""
+    path = folder / f".mcp-{uuid.uuid4().hex}.json"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        json.dump(config, out)
+    return path
 
 
 def model_base_url(host: DriverHost, profile: CapabilityProfile) -> str | None:
@@ -568,8 +583,18 @@ async def _run_claude(launch: _Launch, message: str, resume_session: str | None)
     model = turn.settings.get("model")
     model_name = model if isinstance(model, str) else None
 
+    mcp_files: list[Path] = []
+
+    def forget_mcp_files() -> None:
+        for path in mcp_files:
+            path.unlink(missing_ok=True)
+
     def claude_argv(mcp_url: str | None) -> list[str]:
-        argv = build_argv(cli, message, profile, launch.names, model_name, launch.mcp, mcp_url)
+        config_file = None
+        if launch.mcp is not None:
+            config_file = write_private_config(launch.home, launch.mcp.config(mcp_url))
+            mcp_files.append(config_file)
+        argv = build_argv(cli, message, profile, launch.names, model_name, launch.mcp, config_file)
         if resume_session:
             argv[1:1] = ["--resume", resume_session]
         return argv
@@ -626,6 +651,7 @@ async def _run_claude(launch: _Launch, message: str, resume_session: str | None)
             limit=_LINE_LIMIT,
         )
     except OSError as exc:
+        forget_mcp_files()
         return _CliRun(TurnStatus.FAILED, f"could not start Claude Code ({cli}): {exc}", resume_session)
     # The turn row's state is shared with the calls (the approvals they used): one dict.
     state = launch.calls.state
@@ -636,6 +662,8 @@ async def _run_claude(launch: _Launch, message: str, resume_session: str | None)
         # Kept at once: an interrupted turn resumes this session (--resume).
         state["session_id"] = session_id
         recorder.progress(state=state)
+        # Claude has read its MCP configuration: the token now lives only in its memory.
+        forget_mcp_files()
 
     stream = _Stream(recorder, recorder.emit, on_session=session_started)
     stderr_tail: deque[str] = deque()
@@ -656,6 +684,7 @@ async def _run_claude(launch: _Launch, message: str, resume_session: str | None)
         stderr_task.cancel()
         return _CliRun(TurnStatus.FAILED, f"internal error: {type(exc).__name__}: {exc}", stream.session_id)
     finally:
+        forget_mcp_files()
         if proc.returncode is None:
             await _kill_group(proc)
     return _conclude(recorder, stream, code, "".join(stderr_tail))
