@@ -17,6 +17,7 @@ import logging
 import os
 import shutil
 import signal
+import socket
 import sys
 import uuid
 from collections import deque
@@ -638,19 +639,25 @@ async def _run_claude(launch: _Launch, message: str, resume_session: str | None)
                 key = inside[API_KEY_ENV]
     env = build_env(launch.host, profile, key, launch.home)
     env.update(inside)
+    # Claude's stdout is a socket, not a pipe: a pipe can be opened again through
+    # /proc/<pid>/fd/1 by any process of the same user (a command Claude runs would write a
+    # forged assistant message into the stream we store); a socket cannot be opened that way.
+    ours, theirs = socket.socketpair()
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
             cwd=str(turn.worktree),
             env=env,
             stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
+            stdout=theirs.fileno(),
             stderr=asyncio.subprocess.PIPE,
             # Its own process group, so cancelling kills the CLI and everything it started.
             start_new_session=True,
             limit=_LINE_LIMIT,
         )
     except OSError as exc:
+        ours.close()
+        theirs.close()
         forget_mcp_files()
         return _CliRun(TurnStatus.FAILED, f"could not start Claude Code ({cli}): {exc}", resume_session)
     # The turn row's state is shared with the calls (the approvals they used): one dict.
@@ -668,9 +675,11 @@ async def _run_claude(launch: _Launch, message: str, resume_session: str | None)
     stream = _Stream(recorder, recorder.emit, on_session=session_started)
     stderr_tail: deque[str] = deque()
     stderr_task = asyncio.create_task(_drain(proc.stderr, stderr_tail))
+    theirs.close()
+    writer: asyncio.StreamWriter | None = None
     try:
-        assert proc.stdout is not None
-        async for raw in proc.stdout:
+        reader, writer = await asyncio.open_unix_connection(sock=ours, limit=_LINE_LIMIT)
+        async for raw in reader:
             stream.feed(raw.decode("utf-8", errors="replace"))
         code = await proc.wait()
         await stderr_task
@@ -685,6 +694,10 @@ async def _run_claude(launch: _Launch, message: str, resume_session: str | None)
         return _CliRun(TurnStatus.FAILED, f"internal error: {type(exc).__name__}: {exc}", stream.session_id)
     finally:
         forget_mcp_files()
+        if writer is not None:
+            writer.close()
+        else:
+            ours.close()
         if proc.returncode is None:
             await _kill_group(proc)
     return _conclude(recorder, stream, code, "".join(stderr_tail))
