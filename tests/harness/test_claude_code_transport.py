@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -232,8 +233,11 @@ def test_plan_mode_runs_claude_in_plan_permission_mode_with_our_hook(ws: Workspa
     assert env["DISABLE_TELEMETRY"] == "1"
     assert env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
     assert env["DISABLE_AUTOUPDATER"] == "1"
-    assert env["ANTHROPIC_API_KEY"] == API_KEY
-    assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9/anthropic"
+    # The operator's key stays in this process, behind a loopback gateway to the endpoint (its
+    # path kept): Claude and every command it runs hold a stand-in worth nothing elsewhere.
+    assert env["ANTHROPIC_API_KEY"].startswith("sk-ant-sandbox-")
+    assert API_KEY not in json.dumps(env)
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/anthropic", env["ANTHROPIC_BASE_URL"])
     assert env["HOME"] == str(ws.root / "claude-homes" / space.id)
     assert Path(seen["cwd"]) == space.worktree
     assert seen["stdin"] == ""
@@ -282,8 +286,9 @@ def test_endpoint_and_key_come_from_the_environment_when_settings_have_none(
     assert ended.status is TurnStatus.COMPLETED
     env = fake.seen["env"]
     expected_key, _source = claude_code.resolve_api_key()
-    assert env["ANTHROPIC_API_KEY"] == expected_key
-    assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:7/env"
+    assert expected_key == "sk-from-env"
+    assert env["ANTHROPIC_API_KEY"].startswith("sk-ant-sandbox-")
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/env", env["ANTHROPIC_BASE_URL"])
     assert "ANTHROPIC_AUTH_TOKEN" not in env
 
 
@@ -299,7 +304,7 @@ def test_the_claude_process_gets_only_its_own_key_of_the_operators_credentials(
     ended, _events = run(ws, settings, space.id)
     assert ended.status is TurnStatus.COMPLETED
     env = fake.seen["env"]
-    assert env["ANTHROPIC_API_KEY"] == API_KEY
+    assert env["ANTHROPIC_API_KEY"].startswith("sk-ant-sandbox-")
     for name in ("GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "OPENAI_API_KEY"):
         assert name not in env, name
     # A name the operator allowed in Settings passes through.

@@ -62,7 +62,7 @@ from control_center.harness.transports.claude_hook import (
     HOOKED_TOOLS,
     claude_tool_on_surface,
 )
-from control_center.harness.transports.egress import EgressGate, relay_command
+from control_center.harness.transports.egress import EgressGate, HostGateway, relay_command
 from control_center.harness.transports.turn_mcp import (
     CALL_TIMEOUT_MS,
     PERMISSION_TOOL,
@@ -435,6 +435,15 @@ class ClaudeCodeDriver:
             except (OSError, ValueError) as exc:
                 await mcp.__aexit__(None, None, None)
                 return finish(TurnStatus.FAILED, f"could not open Claude Code's network forwarder: {exc}")
+        host_gateway: HostGateway | None = None
+        if egress is None:
+            # On the host (Agent mode, or no OS layer): the key stays here too, behind a loopback
+            # gateway; Claude and its commands hold a stand-in.
+            try:
+                host_gateway = await HostGateway(model_base_url(self.host, profile), api_key).__aenter__()
+            except (OSError, ValueError) as exc:
+                await mcp.__aexit__(None, None, None)
+                return finish(TurnStatus.FAILED, f"could not open Claude Code's model gateway: {exc}")
         launch = _Launch(
             self.host,
             turn,
@@ -449,6 +458,7 @@ class ClaudeCodeDriver:
             os_layer,
             mcp,
             egress,
+            host_gateway,
         )
         nudged = turn.nudged
         try:
@@ -475,6 +485,8 @@ class ClaudeCodeDriver:
         finally:
             if egress is not None:
                 await egress.__aexit__(None, None, None)
+            if host_gateway is not None:
+                await host_gateway.__aexit__(None, None, None)
             await mcp.__aexit__(None, None, None)
 
 
@@ -527,6 +539,7 @@ class _Launch:
     os_layer: bool
     mcp: TurnMcpServer
     egress: EgressGate | None = None
+    host_gateway: HostGateway | None = None
 
 
 def _permission_decider(calls: ExternalCalls, profile: CapabilityProfile) -> DecidePermission:
@@ -637,6 +650,9 @@ async def _run_claude(launch: _Launch, message: str, resume_session: str | None)
                 # is worth nothing elsewhere (bwrap's own environment is readable in /proc too).
                 inside = egress.env()
                 key = inside[API_KEY_ENV]
+    if launch.host_gateway is not None:
+        inside = launch.host_gateway.env()
+        key = inside[API_KEY_ENV]
     env = build_env(launch.host, profile, key, launch.home)
     env.update(inside)
     # Claude's stdout is a socket, not a pipe: a pipe can be opened again through

@@ -262,3 +262,70 @@ def cmd_relay(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as exc:
         sys.stderr.write(f"claude-code-relay: {exc}\n")
         return 1
+
+
+class HostGateway:
+    """``async with HostGateway(base_url, api_key) as gate``: the model gateway for a ``claude``
+    that runs on the host (Agent mode), on a loopback port. Claude and every command it runs get
+    ``env``: the gateway's address and a stand-in key worth nothing elsewhere; the operator's key
+    stays in this process, so a command that prints its environment prints no secret."""
+
+    def __init__(self, model_base_url: str | None, api_key: str) -> None:
+        self._base_url = model_base_url or DEFAULT_BASE_URL
+        self._api_key = api_key
+        self.gateway: ModelGateway | None = None
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.port: int | None = None
+
+    async def __aenter__(self) -> HostGateway:
+        from control_center.harness.transports.model_gateway import ModelGateway
+
+        self.gateway = await ModelGateway(self._base_url, self._api_key).__aenter__()
+        try:
+            self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        except BaseException:
+            await self.gateway.__aexit__(None, None, None)
+            raise
+        self.port = int(self._server.sockets[0].getsockname()[1])
+        return self
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        # Each connection is tracked: Claude keeps its connection alive past the turn, and a
+        # closed server leaves open connections running.
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            assert self.gateway is not None
+            await self.gateway.serve(reader, writer)
+        except asyncio.CancelledError:
+            pass
+        finally:
+            self._tasks.discard(task)
+            writer.close()
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._server is not None:
+            with contextlib.suppress(Exception):
+                await self._server.wait_closed()
+            self._server = None
+        if self.gateway is not None:
+            await self.gateway.__aexit__(None, None, None)
+
+    def env(self) -> dict[str, str]:
+        """The endpoint and the stand-in key; the loopback never goes through a proxy."""
+        assert self.gateway is not None, "the gateway is not open"
+        assert self.port is not None, "the gateway is not open"
+        return {
+            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{self.port}{self.gateway.prefix}",
+            API_KEY_ENV: self.gateway.placeholder,
+            "NO_PROXY": "127.0.0.1,localhost",
+            "no_proxy": "127.0.0.1,localhost",
+        }
