@@ -93,6 +93,20 @@ def _git_common_dir(worktree: Path) -> Path | None:
     return gitdir.parent.parent if gitdir.parent.name == "worktrees" else gitdir
 
 
+def _git_control_files(common: Path) -> list[Path]:
+    """What in a git folder makes git run code or change how it reads the repository when the
+    operator uses it on the host: hooks, every config file (``core.hooksPath``, ``core.fsmonitor``,
+    aliases, filters), ``info/`` (attributes: filters)."""
+    found = [common / "hooks", common / "config", common / "info"]
+    worktrees = common / "worktrees"
+    if _is_dir(worktrees):
+        try:
+            found += [w / "config.worktree" for w in worktrees.iterdir()]
+        except OSError:
+            pass
+    return [p for p in found if _exists(p)]
+
+
 def _no_capabilities() -> list[str]:
     """Started by root, bubblewrap leaves every capability to what runs inside (CAP_SYS_ADMIN
     among them: `mount -o remount,rw /` undoes every read-only mount). Dropped, always."""
@@ -208,6 +222,9 @@ class Sandbox:
     home: Path | None = None
     #: Unix sockets under these folders are the only ones reachable (the turn's forwarders).
     own_sockets: Path | None = None
+    #: The repository's git folder writable (Agent mode commits), except what git runs or obeys
+    #: on the host later: its hooks, its config files and ``info/`` stay read-only.
+    git_writable: bool = False
 
     def args(self) -> list[str]:
         """bubblewrap's options for this sandbox (without the program and ``--``)."""
@@ -231,7 +248,10 @@ class Sandbox:
         # Binds after the tmpfs mounts that would otherwise hide them (bwrap applies in order).
         common = _git_common_dir(self.worktree_source or worktree)
         if common is not None and _is_dir(common):
-            mounts.append(("--ro-bind", str(common), str(common)))
+            git_writable = self.git_writable and self.worktree_source is None
+            mounts.append(("--bind" if git_writable else "--ro-bind", str(common), str(common)))
+            if git_writable:
+                mounts += [("--ro-bind", str(p), str(p)) for p in _git_control_files(common)]
         toolchains = tools_in(hidden)
         for path in (*self.readable, *toolchains):
             if _exists(path):
@@ -350,7 +370,12 @@ def agent_argv(
     if bwrap is None:
         return None
     box = Sandbox(
-        Path(worktree), writable=True, network=network, hidden=tuple(hidden), writable_paths=tuple(writable)
+        Path(worktree),
+        writable=True,
+        network=network,
+        hidden=tuple(hidden),
+        writable_paths=tuple(writable),
+        git_writable=True,
     )
     return box.argv(argv, bwrap)
 

@@ -146,3 +146,27 @@ def test_our_own_commands_never_import_the_repository_inside_the_os_layer(tmp_pa
     assert done.returncode == 0, done.stderr
     assert "HOSTILE" not in done.stdout
     assert done.stdout.strip()
+
+
+@needs_bwrap
+def test_an_agent_command_commits_but_cannot_plant_what_git_runs_on_the_host(tmp_path: Path) -> None:
+    from tests.helpers import git, make_repo
+
+    repo = make_repo(tmp_path / "repo")
+    worktree = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", str(worktree), "-b", "agent")
+    script = (
+        "echo change >> README.md && git commit -qam 'agent work' && echo committed; "
+        "echo 'exit 0' > ../repo/.git/hooks/pre-commit && echo hook-planted; "
+        "git config core.fsmonitor 'touch /tmp/pwned' && echo config-planted; "
+        "echo '* filter=x' > ../repo/.git/info/attributes && echo attributes-planted"
+    )
+    argv = sandbox.agent_argv(["sh", "-c", script], worktree, network=False)
+    assert argv is not None
+    done = subprocess.run(argv, cwd=worktree, capture_output=True, text=True)
+    assert "committed" in done.stdout, done.stderr
+    assert "agent work" in git(repo, "log", "-1", "--format=%s", "agent")
+    for planted in ("hook-planted", "config-planted", "attributes-planted"):
+        assert planted not in done.stdout
+    assert not (repo / ".git" / "hooks" / "pre-commit").exists()
+    assert "fsmonitor" not in (repo / ".git" / "config").read_text()
