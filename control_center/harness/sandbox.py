@@ -478,6 +478,29 @@ def claude_sandbox_argv(argv: Sequence[str], box: ClaudeSandbox) -> list[str] | 
     return box.argv(argv, bwrap)
 
 
+def claude_agent_argv(
+    argv: Sequence[str], worktree: Path, home: Path, *, hidden: Sequence[Path], readable: Sequence[Path]
+) -> list[str] | None:
+    """``claude`` in Agent mode: the Agent-mode sandbox (worktree and commits writable, the host's
+    network: its gateway and MCP server are on the loopback) with Claude's private home; None
+    without a working bubblewrap."""
+    if not sandbox_available():
+        return None
+    bwrap = bwrap_path()
+    if bwrap is None:
+        return None
+    box = Sandbox(
+        Path(worktree),
+        writable=True,
+        network=True,
+        hidden=tuple(hidden),
+        readable=tuple(readable),
+        home=home,
+        git_writable=True,
+    )
+    return box.argv(argv, bwrap)
+
+
 def make_scratch_copy(worktree: Path) -> Path:
     """A throw-away copy of ``worktree`` (the gate's writable layer); the caller removes it.
 

@@ -666,6 +666,7 @@ seen = {{
     "run_entries": os.listdir("/run") if os.path.isdir("/run") else [],
     "pid1": open("/proc/1/cmdline").read().split("\\0")[0],
     "operator_secret_visible": os.path.exists(probe["operator_secret"]),
+    "key": os.environ.get("ANTHROPIC_API_KEY", ""),
 }}
 with open(os.path.join(home, "probe.json"), "w") as f:
     json.dump(seen, f)
@@ -743,6 +744,41 @@ def test_read_only_turns_run_claude_under_the_os_layer(
     assert not any("sock" in e or e in ("docker", "dbus", "user") for e in seen["run_entries"])
     assert not (space.worktree / "probe-write").exists()
     assert not (tmp_path / "probe-write").exists()
+
+
+@needs_bwrap
+def test_agent_mode_runs_claude_in_the_agent_sandbox(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    # Agent mode writes the worktree, but what a command Claude runs sees is the same as in a
+    # read-only mode: no workspace database, no operator's home, no key, no /run.
+    monkeypatch.setattr(claude_code, "resolve_api_key", lambda: (API_KEY, "env"))
+    cli = tmp_path / "probe-bin" / "claude"
+    cli.parent.mkdir()
+    cli.write_text(PROBE_CLAUDE.format(python=sys.executable))
+    cli.chmod(0o755)
+    space = ws.create_space("agent-boxed", mode=Mode.CHAT, autonomy=Autonomy.YOLO)
+    database = ws.root / "workspace.db"
+    operator_home = Path(tempfile.mkdtemp(prefix="cc-operator-home-", dir="/var/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(operator_home, ignore_errors=True))
+    secret = operator_home / ".ssh" / "id_ed25519"
+    secret.parent.mkdir()
+    secret.write_text("PRIVATE KEY")
+    monkeypatch.setenv("HOME", str(operator_home))
+    paths = {"git_dir": str(tmp_path), "database": str(database), "workspace": str(ws.root)}
+    monkeypatch.setenv("PROBE_PATHS", json.dumps({**paths, "operator_secret": str(secret)}))
+    ended, _events = run(ws, AppSettings(claude_cli=str(cli)), space.id, "look around")
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    seen = json.loads((ws.root / "claude-homes" / space.id / "probe.json").read_text())
+    assert seen["worktree_writable"] is True
+    assert (space.worktree / "probe-write").exists()
+    assert seen["pid1"].endswith("bwrap")
+    if database.exists():  # SQLite; team mode keeps it in PostgreSQL
+        assert seen["database_visible"] is False
+    assert seen["operator_secret_visible"] is False
+    assert seen["key"].startswith("sk-ant-sandbox-")
+    assert set(seen["workspace_entries"]) <= {"claude-homes", "worktrees"}
+    assert not any("sock" in e or e in ("docker", "dbus", "user") for e in seen["run_entries"])
 
 
 def test_without_the_os_layer_the_turn_runs_and_says_the_hook_is_alone(ws: Workspace, fake: Fake) -> None:

@@ -616,6 +616,15 @@ async def _run_claude(launch: _Launch, message: str, resume_session: str | None)
     argv = claude_argv(None)
     key = launch.api_key
     inside: dict[str, str] = {}
+    # What Claude needs to run inside a sandbox: the CLI, and our interpreter for the hook.
+    readable = (Path(cli), Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable), PACKAGE_ROOT)
+    if not launch.os_layer and not profile.read_only:
+        # Agent mode: Claude and every command it runs write the worktree, and see neither the
+        # workspace (its database, other spaces), nor the operator's home, nor the keyring.
+        confined = sandbox.claude_agent_argv(
+            argv, Path(turn.worktree), launch.home, hidden=(ws.root, *_operator_home()), readable=readable
+        )
+        argv = confined or argv
     if launch.os_layer:
         egress = launch.egress
         box = sandbox.ClaudeSandbox(
@@ -624,13 +633,7 @@ async def _run_claude(launch: _Launch, message: str, resume_session: str | None)
             # The operator's home too: read-only is not enough where a request can leave (a key
             # read in ~/.ssh could go out to the model endpoint).
             hidden=(ws.root, *_operator_home()),
-            readable=(
-                Path(cli),
-                Path(sys.prefix),
-                Path(sys.base_prefix),
-                Path(sys.executable),
-                PACKAGE_ROOT,
-            ),
+            readable=readable,
             egress=None
             if egress is None
             else sandbox.Egress(
