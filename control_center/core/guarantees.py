@@ -61,7 +61,12 @@ def guarantee_for(profile: CapabilityProfile, transport: Transport, os_layer: bo
         if read_only and os_layer:
             layers.append(Layer.OS_LAYER)
         layers.append(Layer.PROMPT)
-        if not read_only:
+        if not read_only and os_layer:
+            summary = (
+                "Built-in harness: surface, gate and guardrail hold; commands run in a sandbox that "
+                "sees neither the workspace nor your home or keyring."
+            )
+        elif not read_only:
             summary = "Built-in harness: surface, gate and guardrail hold."
         elif os_layer:
             summary = (
@@ -74,9 +79,16 @@ def guarantee_for(profile: CapabilityProfile, transport: Transport, os_layer: bo
             )
         return Guarantee(tuple(layers), summary)
     if not read_only:
+        boxed = (
+            " Claude and its commands run in a sandbox that sees neither the workspace nor your home "
+            "or keyring, and the API key stays on the host."
+            if os_layer
+            else " The API key stays on the host."
+        )
         return Guarantee(
             (Layer.PROMPT,),
-            "Claude Code in Agent mode: Claude's own permission mode and the prompt; nothing is refused.",
+            "Claude Code in Agent mode: Claude's own permission mode and the prompt; nothing is refused."
+            + boxed,
         )
     # Surface, gate and guardrail hold for the mode's verbs, served over MCP by the product; Claude's
     # own tools cannot be made invisible or gated by us, so for them the OS layer or the hook holds.
