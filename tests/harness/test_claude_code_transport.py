@@ -1363,3 +1363,52 @@ def test_real_cli_an_interrupted_turn_resumes_its_real_claude_session(ws: Worksp
     row = ws.store.turn(turn.id)
     assert row is not None
     assert row.state["session_id"] == session
+
+
+@needs_bwrap
+@pytest.mark.parametrize(
+    "layout",
+    ["native-installer symlink in the home", "PATH folder under /tmp", "path with spaces"],
+)
+def test_a_read_only_turn_starts_claude_wherever_it_is_installed(
+    ws: Workspace,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+    layout: str,
+) -> None:
+    # The OS layer hides the operator's home and has a private /tmp: the CLI is started by the
+    # file its link resolves to, bound inside (it used to fail: "could not start ~/.local/bin/claude").
+    monkeypatch.setattr(claude_code, "resolve_api_key", lambda: (API_KEY, "env"))
+    home = Path(tempfile.mkdtemp(prefix="cc-operator-home-", dir="/var/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(home, ignore_errors=True))
+    monkeypatch.setenv("HOME", str(home))
+    if layout.startswith("native"):
+        binary = home / ".local" / "share" / "claude" / "versions" / "2.1.328"
+        link = home / ".local" / "bin" / "claude"
+    elif layout.startswith("PATH"):
+        folder = Path(tempfile.mkdtemp(prefix="cc-path-", dir="/tmp"))
+        request.addfinalizer(lambda: shutil.rmtree(folder, ignore_errors=True))
+        binary, link = folder / "real" / "claude", folder / "bin" / "claude"
+    else:
+        binary = home / "Claude Code" / "bin dir" / "claude"
+        link = home / "my tools" / "claude"
+    binary.parent.mkdir(parents=True)
+    link.parent.mkdir(parents=True)
+    binary.write_text(PROBE_CLAUDE.format(python=sys.executable))
+    binary.chmod(0o755)
+    link.symlink_to(binary)
+    secret = home / ".ssh" / "id_ed25519"
+    secret.parent.mkdir()
+    secret.write_text("PRIVATE KEY")
+    probe = {"git_dir": str(tmp_path), "database": str(ws.root / "workspace.db"), "workspace": str(ws.root)}
+    monkeypatch.setenv("PROBE_PATHS", json.dumps({**probe, "operator_secret": str(secret)}))
+    if layout.startswith("PATH"):
+        monkeypatch.setenv("PATH", f"{link.parent}{os.pathsep}{os.environ['PATH']}")
+    space = ws.create_space("installed", mode=Mode.PLAN, autonomy=Autonomy.YOLO)
+    setting = None if layout.startswith("PATH") else str(link)
+    ended, _events = run(ws, AppSettings(claude_cli=setting), space.id, "look around")
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    seen = json.loads((ws.root / "claude-homes" / space.id / "probe.json").read_text())
+    assert seen["pid1"].endswith("bwrap")
+    assert seen["operator_secret_visible"] is False

@@ -109,17 +109,50 @@ _KILL_WAIT_S = 5.0
 
 
 def find_claude_cli(setting: str | None) -> tuple[str | None, str | None]:
-    """(path, None) or (None, the operator-facing error). The setting wins; else ``claude`` on PATH."""
+    """(path, None) or (None, the operator-facing error). The setting wins; else ``claude`` on PATH.
+
+    The path is the file a symlink resolves to: the CLI is started by it, since the link (the
+    native installer's ``~/.local/bin/claude``, an npm prefix's ``bin/``) may lie in a folder a
+    sandbox hides."""
     if setting:
         path = Path(setting).expanduser()
         if path.is_file() and os.access(path, os.X_OK):
-            return str(path), None
+            return os.path.realpath(path), None
         found = shutil.which(setting)
         if found:
-            return found, None
+            return os.path.realpath(found), None
         return None, f"{CLI_NOT_FOUND} (the setting names {setting}, which is not an executable file)"
     found = shutil.which("claude")
-    return (found, None) if found else (None, CLI_NOT_FOUND)
+    return (os.path.realpath(found), None) if found else (None, CLI_NOT_FOUND)
+
+
+def cli_needs(cli: str) -> tuple[Path, ...]:
+    """What the CLI at ``cli`` (a resolved path) needs to run inside a sandbox: the file itself;
+    for a script (npm's ``cli.js``) also its package folder (the nearest one with a
+    ``package.json``) and the interpreter its ``#!`` line names, with that interpreter's prefix
+    (a ``node`` under ``~/.nvm`` or ``~/.volta``)."""
+    path = Path(cli)
+    needs = [path]
+    try:
+        with path.open("rb") as f:
+            first = f.readline(512)
+    except OSError:
+        return tuple(needs)
+    if not first.startswith(b"#!"):
+        return tuple(needs)
+    for folder in path.parents:
+        if (folder / "package.json").is_file():
+            needs.append(folder)
+            break
+    words = first[2:].decode(errors="replace").split()
+    if words and os.path.basename(words[0]) == "env":
+        words = [w for w in words[1:] if not w.startswith("-")]
+    interpreter = shutil.which(words[0]) if words else None
+    if interpreter:
+        real = Path(os.path.realpath(interpreter))
+        # .../bin/node -> ... (its lib/ and share/ beside bin/)
+        needs.append(real.parent.parent if real.parent.name == "bin" else real.parent)
+    return tuple(needs)
 
 
 def hook_command(mode: str) -> str:
@@ -617,7 +650,7 @@ async def _run_claude(launch: _Launch, message: str, resume_session: str | None)
     key = launch.api_key
     inside: dict[str, str] = {}
     # What Claude needs to run inside a sandbox: the CLI, and our interpreter for the hook.
-    readable = (Path(cli), Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable), PACKAGE_ROOT)
+    readable = (*cli_needs(cli), Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable), PACKAGE_ROOT)
     if not launch.os_layer and not profile.read_only:
         # Agent mode: Claude and every command it runs write the worktree, and see neither the
         # workspace (its database, other spaces), nor the operator's home, nor the keyring.
