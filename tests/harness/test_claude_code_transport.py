@@ -1412,3 +1412,47 @@ def test_a_read_only_turn_starts_claude_wherever_it_is_installed(
     seen = json.loads((ws.root / "claude-homes" / space.id / "probe.json").read_text())
     assert seen["pid1"].endswith("bwrap")
     assert seen["operator_secret_visible"] is False
+
+
+NODE_PROBE = """#!/usr/bin/env node
+// A stand-in for npm's cli.js: needs its package folder (lib/) and a node that lives in the home.
+const fs = require("fs"), path = require("path");
+const lib = require(path.join(__dirname, "lib", "probe.js"));
+const home = process.env.HOME;
+fs.writeFileSync(path.join(home, "probe.json"), JSON.stringify({pid1: lib.pid1(), node: process.execPath}));
+console.log(JSON.stringify({type: "result", subtype: "success", is_error: false, result: "ok",
+                            num_turns: 1, usage: {}, permission_denials: []}));
+"""
+
+
+@needs_bwrap
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_a_read_only_turn_starts_an_npm_claude_run_by_a_node_in_the_home(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    monkeypatch.setattr(claude_code, "resolve_api_key", lambda: (API_KEY, "env"))
+    home = Path(tempfile.mkdtemp(prefix="cc-operator-home-", dir="/var/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(home, ignore_errors=True))
+    monkeypatch.setenv("HOME", str(home))
+    # A home-managed node (nvm, fnm, volta): its own copy, on PATH only through the home.
+    node_home = home / ".nvm" / "versions" / "node" / "v20" / "bin"
+    node_home.mkdir(parents=True)
+    shutil.copy2(os.path.realpath(shutil.which("node") or "node"), node_home / "node")
+    package = home / ".npm-global" / "lib" / "node_modules" / "@anthropic-ai" / "claude-code"
+    (package / "lib").mkdir(parents=True)
+    (package / "package.json").write_text('{"name": "@anthropic-ai/claude-code"}')
+    (package / "lib" / "probe.js").write_text(
+        'exports.pid1 = () => require("fs").readFileSync("/proc/1/cmdline", "utf8").split("\\0")[0];\n'
+    )
+    (package / "cli.js").write_text(NODE_PROBE)
+    (package / "cli.js").chmod(0o755)
+    link = home / ".npm-global" / "bin" / "claude"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(package / "cli.js")
+    monkeypatch.setenv("PATH", f"{node_home}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    space = ws.create_space("npm", mode=Mode.PLAN, autonomy=Autonomy.YOLO)
+    ended, _events = run(ws, AppSettings(claude_cli=str(link)), space.id, "look around")
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    seen = json.loads((ws.root / "claude-homes" / space.id / "probe.json").read_text())
+    assert seen["pid1"].endswith("bwrap")
+    assert seen["node"] == str(node_home / "node")
