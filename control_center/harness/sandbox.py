@@ -162,6 +162,24 @@ def tools_in(hidden: Iterable[Path]) -> tuple[Path, ...]:
     return tuple(out)
 
 
+#: Files of a hidden home that commands need and that hold no secret of their own (git's
+#: identity and settings: a commit needs ``user.name``), bound back read-only.
+_HOME_SETTINGS = (".gitconfig", ".config/git/config", ".config/git/ignore", ".config/git/attributes")
+
+
+def _home_settings(homes: Iterable[Path]) -> list[Path]:
+    found: list[Path] = []
+    for home in homes:
+        for name in _HOME_SETTINGS:
+            candidate = home / name
+            try:
+                if candidate.is_file():
+                    found.append(candidate)
+            except OSError:
+                continue
+    return found
+
+
 def _toolchain_secrets(toolchains: Iterable[Path]) -> list[Path]:
     found: list[Path] = []
     for folder in toolchains:
@@ -253,7 +271,7 @@ class Sandbox:
             if git_writable:
                 mounts += [("--ro-bind", str(p), str(p)) for p in _git_control_files(common)]
         toolchains = tools_in(hidden)
-        for path in (*self.readable, *toolchains):
+        for path in (*self.readable, *toolchains, *_home_settings(operator_homes())):
             if _exists(path):
                 mounts.append(("--ro-bind", str(path.resolve()), str(path.resolve())))
         mounts += [("--ro-bind", "/dev/null", str(p)) for p in _toolchain_secrets(toolchains)]

@@ -170,3 +170,24 @@ def test_an_agent_command_commits_but_cannot_plant_what_git_runs_on_the_host(tmp
         assert planted not in done.stdout
     assert not (repo / ".git" / "hooks" / "pre-commit").exists()
     assert "fsmonitor" not in (repo / ".git" / "config").read_text()
+
+
+@needs_bwrap
+def test_the_operators_git_identity_is_readable_but_not_the_rest_of_the_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = Operator\n\temail = op@example.invalid\n")
+    (home / ".netrc").write_text("machine example.invalid password hunter2\n")
+    monkeypatch.setenv("HOME", str(home))
+    worktree = tmp_path / "wt"
+    worktree.mkdir()
+    script = f"git config --global user.name; cat {home}/.netrc || echo no-netrc; echo x >> {home}/.gitconfig"
+    argv = sandbox.agent_argv(["sh", "-c", script], worktree, network=False)
+    assert argv is not None
+    done = subprocess.run(argv, cwd=worktree, capture_output=True, text=True)
+    assert "Operator" in done.stdout
+    assert "hunter2" not in done.stdout
+    assert "no-netrc" in done.stdout
+    assert (home / ".gitconfig").read_text() == "[user]\n\tname = Operator\n\temail = op@example.invalid\n"
