@@ -30,17 +30,17 @@ import http
 import json
 import logging
 import os
-import re
 import secrets
 import ssl
 from collections.abc import Iterable
-from itertools import accumulate
 from typing import Any
 from urllib.parse import urlsplit
 
 import certifi
 import h11
 import httpx
+
+from control_center.core.json_shape import json_nesting, json_structure, json_values
 
 log = logging.getLogger(__name__)
 
@@ -146,29 +146,18 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 #: Why a request goes nowhere: (HTTP status, API error type, one-line message).
 Refusal = tuple[int, str, str]
 
-# A JSON string, escapes and all (DOTALL: an escaped newline is still inside it). On a valid body
-# this finds exactly the strings the parser finds; on an invalid one the parser stops at the first
-# error, before anything this would have miscounted.
-_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b"[]{},")))
-_NOT_BRACKET = bytes(sorted(set(range(256)) - set(b"[]{}")))
-_NESTING = tuple(1 if c in b"[{" else -1 if c in b"]}" else 0 for c in range(256))
-
 
 def json_shape_refusal(body: bytes) -> Refusal | None:
     """Why ``body`` is too deep or has too many values to parse, counted on its bytes (strings
     left out), without building any of it; None when it can be parsed."""
-    structure = _JSON_STRING.sub(b"0", body).translate(None, _NOT_STRUCTURE)
-    values = structure.count(b",") + structure.count(b"[") + structure.count(b"{")
-    if values > MAX_JSON_VALUES:
+    structure = json_structure(body)
+    if json_values(structure) > MAX_JSON_VALUES:
         return (
             413,
             "request_too_large",
             f"the request body has more than {MAX_JSON_VALUES} JSON values",
         )
-    brackets = structure.translate(None, _NOT_BRACKET)
-    del structure
-    if max(accumulate(map(_NESTING.__getitem__, brackets)), default=0) > MAX_JSON_DEPTH:
+    if json_nesting(structure) > MAX_JSON_DEPTH:
         return 400, "invalid_request_error", f"the request body is nested deeper than {MAX_JSON_DEPTH}"
     return None
 
