@@ -42,3 +42,15 @@ def test_deeply_nested_tool_input_is_a_one_line_error_to_the_model(
     answer = str(answers[0]["content"])
     assert "nested" in answer, answer
     assert answer.count("\n") == 0, answer
+
+
+def test_a_claude_code_stream_line_nested_past_the_parser_is_skipped_in_one_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from control_center.harness.transports.claude_code import _Stream
+
+    stream = _Stream(recorder=None, emit=lambda _event: None)  # type: ignore[arg-type]
+    deep = '{"type": "assistant", "message": {"content": [{"type": "tool_use", "input": '
+    stream.feed(deep + "[" * 100_000 + "]" * 100_000 + "}]}}")
+    assert "nested too deeply" in caplog.text
+    assert "Traceback" not in caplog.text
