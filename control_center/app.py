@@ -164,8 +164,7 @@ def _show_main_window(
         runtime.shutdown()
         runtime.ws.close()
         raise
-    settings.last_workspace = str(Path(workspace).resolve())
-    settings.save()
+    settings.remember_workspace(workspace)
     shell.hand_over(window)
     _windows.append(window)
     _settle_after_start(window)
@@ -198,8 +197,7 @@ _windows: list[QMainWindow] = []
 
 def _open_and_remember(workspace: Path, settings: AppSettings, *, read_only: bool = False) -> QMainWindow:
     window = create_main_window(workspace, read_only=read_only)
-    settings.last_workspace = str(Path(workspace).resolve())
-    settings.save()
+    settings.remember_workspace(workspace)
     window.show()
     _windows.append(window)
     _settle_after_start(window)

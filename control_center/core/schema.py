@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from control_center.core.json_shape import value_nesting
+
 _TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
     "array": (list,),
@@ -17,7 +19,15 @@ _TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+#: How deep a tool's input may nest: the catalogue's inputs nest a level or two, tools from
+#: elsewhere a few more; far past it an input is an attack on whoever walks it (a parser, the
+#: store's encoder), not a call.
+MAX_TOOL_INPUT_DEPTH = 64
+
+
 def validate(schema: Mapping[str, Any], value: Any, where: str = "input") -> list[str]:
+    if value_nesting(value) > MAX_TOOL_INPUT_DEPTH:
+        return [f"{where} is nested deeper than {MAX_TOOL_INPUT_DEPTH} levels"]
     problems: list[str] = []
     _check(schema, value, where, problems)
     return problems

@@ -21,7 +21,7 @@ from control_center.core.modes import Autonomy
 from control_center.core.profiles import CapabilityProfile
 from control_center.core.records import Space, Turn
 from control_center.core.review import AxisResult, AxisStatus
-from control_center.core.schema import validate
+from control_center.core.schema import MAX_TOOL_INPUT_DEPTH, validate
 from control_center.core.surface import Deny, guardrail, materialize_surface, needs_approval
 from control_center.core.tools import ToolSpec
 from control_center.harness import call_journal, extra_tools
@@ -83,7 +83,11 @@ class CallPath:
             # Off the surface: invisible, so answered exactly like a tool that does not exist.
             return ToolOutput(f"unknown tool {name!r}", is_error=True), False
         if not isinstance(args, dict):
-            return ToolOutput(f"invalid input for {name}: input must be an object", is_error=True), False
+            return ToolOutput(
+                f"invalid input for {name}: input must be a JSON object, nested at most "
+                f"{MAX_TOOL_INPUT_DEPTH} levels deep",
+                is_error=True,
+            ), False
         problems = validate(spec.input_schema, args)
         if problems:
             return ToolOutput(f"invalid input for {name}: " + "; ".join(problems), is_error=True), False

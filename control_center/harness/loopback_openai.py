@@ -80,6 +80,13 @@ def _estimate_tokens(obj: Any) -> int:
     return max(1, len(json.dumps(obj, ensure_ascii=False)) // 4)
 
 
+def _arguments(call: dict[str, Any]) -> str:
+    """A scripted call's arguments as sent: its ``input`` as JSON, or ``raw_input`` verbatim (what
+    no well-behaved model sends: not JSON, or nested past any parser)."""
+    raw = call.get("raw_input")
+    return raw if isinstance(raw, str) else json.dumps(call["input"])
+
+
 def _split(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
@@ -180,6 +187,7 @@ class _ChatHandler(BaseHTTPRequestHandler):
                 "id": b.get("id") or f"call_{secrets.token_hex(8)}",
                 "name": b["name"],
                 "input": b.get("input", {}),
+                **({"raw_input": b["raw_input"]} if "raw_input" in b else {}),
             }
             for b in reply
             if b.get("type") == "tool_use"
@@ -201,7 +209,7 @@ class _ChatHandler(BaseHTTPRequestHandler):
                     {
                         "id": c["id"],
                         "type": "function",
-                        "function": {"name": c["name"], "arguments": json.dumps(c["input"])},
+                        "function": {"name": c["name"], "arguments": _arguments(c)},
                     }
                     for c in calls
                 ]
@@ -289,7 +297,7 @@ class _ChatHandler(BaseHTTPRequestHandler):
                 )
             )
             # The arguments arrive as partial JSON over several chunks, as from real servers.
-            for piece in _split(json.dumps(call["input"]), size):
+            for piece in _split(_arguments(call), size):
                 body.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
         closing = [chunk({}, finish)]
         if self.server_state.usage:

@@ -7,8 +7,10 @@ set a value, and a thinking budget never exceeds the profile's cap (SPEC §8).""
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import json
+import logging
 import math
 import os
 import socket
@@ -24,6 +26,10 @@ from control_center.harness.providers.base import ModelSettings
 from control_center.harness.providers.openai_provider import REASONING_EFFORTS
 from control_center.harness.providers.registry import PROVIDERS
 
+log = logging.getLogger(__name__)
+
+#: The settings file's format; a file with a higher one is never read as ours nor written over.
+SETTINGS_VERSION = 2
 MIN_THINKING_BUDGET = 1024
 #: Per-mode setting names as the CLI spells them (``modes.<mode>.<name>``).
 MODE_KEYS = (
@@ -48,6 +54,10 @@ APPEARANCES = ("system", "light", "dark", "high-contrast", "high-contrast-dark")
 
 class SettingsError(OperatorError):
     """A bad settings key or value (nothing is written)."""
+
+
+class NewerSettingsError(SettingsError):
+    """The settings file was written by a newer version: neither read as ours nor written over."""
 
 
 def config_dir() -> Path:
@@ -245,7 +255,7 @@ class AppSettings:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "version": 2,
+            "version": SETTINGS_VERSION,
             "provider": self.provider,
             "base_url": self.base_url,
             "endpoints": dict(self.endpoints),
@@ -307,33 +317,89 @@ class AppSettings:
 
     @classmethod
     def load(cls, path: Path | None = None) -> AppSettings:
-        path = path or settings_path()
+        """The settings, or the defaults when the file is missing, unreadable or from a newer
+        version (which :meth:`save` then leaves alone)."""
         try:
-            return cls.from_json(json.loads(path.read_text()))
-        except (OSError, ValueError, AttributeError):
+            return cls.load_strict(path)
+        except SettingsError:
             return cls()
 
     @classmethod
     def load_strict(cls, path: Path | None = None) -> AppSettings:
-        """Like :meth:`load`, but an unreadable existing file is an error (a ``settings set``
-        must not replace a file it could not read)."""
+        """Like :meth:`load`, but an unreadable existing file, or one from a newer version, is
+        an error (a ``settings set`` must not replace a file it could not read)."""
         path = path or settings_path()
-        if not path.exists():
-            return cls()
+        data = _read_file(path)
         try:
-            data = json.loads(path.read_text())
-            if not isinstance(data, dict):
-                raise ValueError("not a JSON object")
-            return cls.from_json(data)
-        except (OSError, ValueError, AttributeError) as exc:
+            return cls() if data is None else cls.from_json(data)
+        except (AttributeError, TypeError, ValueError) as exc:
             raise SettingsError(f"cannot read settings file {path}: {exc}") from None
 
     def save(self, path: Path | None = None) -> None:
+        """Write the settings whole (a new file moved into place: a failed write leaves the old
+        one); SettingsError (one line) when it cannot be written, or the file there is from a
+        newer version (its keys unknown here would be lost)."""
         path = path or settings_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            _read_file(path)
+        except NewerSettingsError:
+            raise
+        except SettingsError:
+            pass  # an unreadable file is replaced ("settings set" refuses it before this)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.to_json(), indent=2))
-        tmp.replace(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write_whole(tmp, json.dumps(self.to_json(), indent=2).encode())
+            tmp.replace(path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                if not tmp.is_dir():
+                    tmp.unlink(missing_ok=True)
+            raise SettingsError(f"cannot write settings file {path}: {exc.strerror or exc}") from None
+
+    def remember_workspace(self, workspace: Path) -> None:
+        """Keep ``workspace`` as the one to open next time, when the file can be written: a
+        convenience, so a read-only or full config folder (or a newer file) only skips it."""
+        self.last_workspace = str(Path(workspace).resolve())
+        try:
+            self.save()
+        except SettingsError as exc:
+            log.warning("could not remember the workspace: %s", exc)
+
+
+def _read_file(path: Path) -> dict[str, Any] | None:
+    """The settings file's JSON object (None: no file); SettingsError (one line) when it cannot
+    be read, is not one object, or was written by a newer version."""
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except RecursionError:  # nesting no settings file has: the parser's own limit, as a line
+        raise SettingsError(f"cannot read settings file {path}: it is nested too deeply") from None
+    except (OSError, ValueError) as exc:
+        raise SettingsError(f"cannot read settings file {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise SettingsError(f"cannot read settings file {path}: not a JSON object")
+    version = data.get("version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > SETTINGS_VERSION:
+        raise NewerSettingsError(
+            f"settings file {path} was written by a newer version of Control Center (format "
+            f"{version}, this one knows {SETTINGS_VERSION}); it is left unchanged: upgrade, or move it away"
+        )
+    return data
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """``data`` into a new file at ``path``, on disk before it is used (a full disk or a crash
+    half-way leaves the file this one replaces untouched)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 # -- value parsing ---------------------------------------------------------------------------------

@@ -204,9 +204,7 @@ def _open_sqlite_read_only(path: Path) -> Engine:
     resolved = path.resolve()
 
     def connect() -> sqlite3.Connection:
-        wal_pending = resolved.with_name(resolved.name + "-wal").exists()
-        uri = resolved.as_uri() + ("?mode=ro" if wal_pending else "?mode=ro&immutable=1")
-        conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=10)
+        conn = health.connect_read_only(resolved, check_same_thread=False)
         conn.execute("PRAGMA query_only=ON")
         return conn
 
@@ -216,11 +214,7 @@ def _open_sqlite_read_only(path: Path) -> Engine:
 def _inspect_sqlite(path: Path) -> tuple[set[str], str | None]:
     """The tables and the schema version of an SQLite file, read without writing anything."""
     try:
-        # immutable=1 reads without creating -wal/-shm side files; it is only safe when no
-        # WAL is pending (no other process has the file open), else read the WAL too.
-        wal_pending = path.with_name(path.name + "-wal").exists()
-        uri = path.resolve().as_uri() + ("?mode=ro" if wal_pending else "?mode=ro&immutable=1")
-        ro = sqlite3.connect(uri, uri=True)
+        ro = health.connect_read_only(path)
         try:
             tables = {r[0] for r in ro.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             version = None

@@ -98,12 +98,16 @@ def damaged_error(db: Path, reason: str) -> DatabaseDamaged:
     )
 
 
-def _connect_ro(db: Path) -> sqlite3.Connection:
-    # mode=ro reads the WAL too (a checkpoint that has not happened is still data); without a WAL,
-    # immutable=1 also leaves no -wal/-shm side files behind (a check writes nothing at all).
+def connect_read_only(db: Path, *, check_same_thread: bool = True) -> sqlite3.Connection:
+    """A connection that reads ``db`` and writes nothing beside it, even on a read-only file
+    system. mode=ro reads the WAL too (a checkpoint that has not happened is still data); without
+    a WAL, immutable=1 also creates no -wal/-shm side files (plain mode=ro on a WAL database
+    creates -shm, which a read-only folder refuses: "unable to open database file")."""
     wal_pending = db.with_name(db.name + "-wal").exists()
     query = "?mode=ro" if wal_pending else "?mode=ro&immutable=1"
-    return sqlite3.connect(db.resolve().as_uri() + query, uri=True, timeout=10)
+    return sqlite3.connect(
+        db.resolve().as_uri() + query, uri=True, timeout=10, check_same_thread=check_same_thread
+    )
 
 
 def _missing_tables(conn: sqlite3.Connection) -> list[str]:
@@ -116,7 +120,7 @@ def check(db: Path, *, full: bool = False) -> CheckResult:
     """``PRAGMA quick_check`` (``integrity_check`` with ``full``) plus the required tables."""
     problems: list[str] = []
     try:
-        conn = _connect_ro(db)
+        conn = connect_read_only(db)
         try:
             pragma = "integrity_check" if full else "quick_check"
             rows = [str(r[0]) for r in conn.execute(f"PRAGMA {pragma}(20)")]
@@ -174,7 +178,7 @@ def _check_tables(db: Path) -> CheckResult:
     """The required tables alone (a few pages): a table dropped through SQLite itself, even one
     still in the WAL, is damage the file's state does not show."""
     try:
-        conn = _connect_ro(db)
+        conn = connect_read_only(db)
         try:
             problems = _missing_tables(conn)
         finally:
@@ -316,7 +320,7 @@ def backup_now(db: Path, *, keep: int = KEEP_BACKUPS) -> Path:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     target = folder / f"{db.stem}-{stamp}.db"
     partial = target.with_suffix(".partial")
-    src = _connect_ro(db)
+    src = connect_read_only(db)
     try:
         dst = sqlite3.connect(partial)
         try:

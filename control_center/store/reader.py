@@ -153,7 +153,8 @@ def open_reader(root: Path) -> ReadStore | None:
     if health.damaged_reason(db) is not None or not health.check_unless_unchanged(db).ok:
         return None  # damaged: the full store refuses it in one line (and marks it)
     try:
-        conn = sqlite3.connect(db.as_uri() + "?mode=ro", uri=True, timeout=10)
+        # No side files, even on a read-only file system (plain mode=ro would create -shm).
+        conn = health.connect_read_only(db)
     except sqlite3.Error:
         return None
     try:

@@ -1275,14 +1275,24 @@ class MainWindow(QMainWindow):
         dialog = SettingsDialog(self.runtime.settings, self)
         if dialog.exec():
             dialog.apply()
+            self._save_settings()
+
+    def _save_settings(self) -> None:
+        """Keep the settings; one that cannot be (a read-only or full disk, a newer file) holds
+        for this session and says why in the status bar."""
+        from control_center.harness.settings import SettingsError
+
+        try:
             self.runtime.settings.save()
+        except SettingsError as exc:
+            self._on_error(f"Settings not saved: {exc}")
 
     def set_appearance(self, name: str) -> None:
         """Light, dark, high contrast (light or dark) or the system's: applied at once, kept."""
         from PySide6.QtWidgets import QApplication
 
         self.runtime.settings.appearance = name
-        self.runtime.settings.save()
+        self._save_settings()
         app = QApplication.instance()
         if isinstance(app, QApplication):
             theme.apply_appearance(app, name)

@@ -222,3 +222,60 @@ def test_reader_returns_the_same_space_as_the_full_store(ws: Path) -> None:
     assert fast == full
     assert fast is not None
     assert [g.network for g in fast.gates] == [False, True]
+
+
+def _read_only_run(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI run with ``folder`` read-only for it: a read-only mount (bubblewrap) as root, who
+    writes through any file mode; the folder's modes for anyone else."""
+    import os
+    import shutil
+
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "CONTROL_CENTER_CONFIG_DIR": str(folder / "config")}
+    command = [sys.executable, "-m", "control_center", *args]
+    if os.geteuid() == 0:
+        if shutil.which("bwrap") is None:
+            pytest.skip("running as root without bubblewrap: no way to make a folder read-only")
+        ro = str(folder)
+        command = [
+            "bwrap",
+            "--bind",
+            "/",
+            "/",
+            "--ro-bind",
+            ro,
+            ro,
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            *command,
+        ]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, env=env, check=False)
+
+
+def test_reads_work_on_a_read_only_file_system(ws: Path, tmp_path: Path) -> None:
+    """A workspace and settings on a read-only file system (a snapshot, a read-only mount): every
+    read answers, and a write is refused in one line."""
+    import os
+
+    Workspace.open(ws).close()  # at rest: no WAL left beside the file
+    (ws.parent / "config").mkdir()
+    (ws.parent / "config" / "settings.json").write_text('{"version": 2, "appearance": "dark"}')
+    modes = [(p, p.stat().st_mode) for p in [ws.parent, *ws.parent.rglob("*")]]
+    if os.geteuid() != 0:
+        for path, _mode in modes:
+            path.chmod(0o555 if path.is_dir() else 0o444)
+    try:
+        listed = _read_only_run(ws.parent, "space", "list", "--json", "--workspace", str(ws))
+        shown = _read_only_run(ws.parent, "settings", "show")
+        written = _read_only_run(ws.parent, "settings", "set", "appearance", "light")
+    finally:
+        for path, mode in modes:
+            path.chmod(mode)
+    assert listed.returncode == 0, listed.stderr
+    assert isinstance(json.loads(listed.stdout), list)
+    assert shown.returncode == 0, shown.stderr
+    assert "appearance = dark" in shown.stdout
+    assert written.returncode != 0
+    assert "Traceback" not in written.stderr
+    assert len(written.stderr.strip().splitlines()) == 1, written.stderr

@@ -40,6 +40,20 @@ def cli(config: Path) -> Cli:
     return run
 
 
+@pytest.fixture
+def module_cli(config: Path) -> Cli:
+    """The CLI as ``python -m control_center``: this checkout's code, wherever the entry point
+    was installed from."""
+    env = {**os.environ, "CONTROL_CENTER_CONFIG_DIR": str(config)}
+    root = Path(__file__).resolve().parents[2]
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "control_center", *args]
+        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, cwd=root)
+
+    return run
+
+
 def test_show_json_lists_every_mode_key_and_the_providers(cli: Cli) -> None:
     out = cli("settings", "show", "--json")
     assert out.returncode == 0, out.stderr
@@ -107,6 +121,114 @@ def test_an_unreadable_settings_file_is_refused_not_replaced(cli: Cli, config: P
     assert out.returncode != 0
     assert "cannot read settings file" in out.stderr
     assert (config / "settings.json").read_text() == "{not json"
+
+
+def _one_line_refusal(out: subprocess.CompletedProcess[str], *fragments: str) -> None:
+    assert out.returncode != 0
+    assert out.stdout == ""
+    assert "Traceback" not in out.stderr
+    assert out.stderr.startswith("error: "), out.stderr
+    assert out.stderr.count("\n") == 1, out.stderr
+    for fragment in fragments:
+        assert fragment in out.stderr, out.stderr
+
+
+NEWER = b'{"version": 3, "provider": "anthropic", "appearance": "dark", "sync": {"team": "t1"}}'
+
+
+def test_a_settings_file_from_a_newer_version_is_refused_unchanged(module_cli: Cli, config: Path) -> None:
+    """Its keys this version does not know would be dropped by a rewrite; reading it as if it
+    were ours could misread the ones it does."""
+    config.mkdir(parents=True)
+    (config / "settings.json").write_bytes(NEWER)
+    _one_line_refusal(module_cli("settings", "set", "appearance", "light"), "written by a newer version")
+    _one_line_refusal(module_cli("settings", "show"), "written by a newer version")
+    assert (config / "settings.json").read_bytes() == NEWER
+    assert sorted(p.name for p in config.iterdir()) == ["settings.json"]
+
+
+def test_the_app_never_rewrites_a_newer_settings_file(config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from control_center.harness.settings import AppSettings, SettingsError
+
+    monkeypatch.setenv("CONTROL_CENTER_CONFIG_DIR", str(config))
+    config.mkdir(parents=True)
+    (config / "settings.json").write_bytes(NEWER)
+    settings = AppSettings.load()  # the window and turns still start
+    assert settings.provider == "auto"  # nothing read as if it meant what it means here
+    settings.remember_workspace(config / "ws")  # a convenience: skipped, never an error
+    settings.appearance = "light"
+    with pytest.raises(SettingsError, match="written by a newer version"):
+        settings.save()
+    assert (config / "settings.json").read_bytes() == NEWER
+
+
+def test_a_deeply_nested_settings_file_is_one_line(module_cli: Cli, config: Path) -> None:
+    config.mkdir(parents=True)
+    deep = b'{"modes": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    (config / "settings.json").write_bytes(deep)
+    _one_line_refusal(module_cli("settings", "show"), "cannot read settings file", "nested")
+    _one_line_refusal(module_cli("settings", "set", "appearance", "dark"), "cannot read settings file")
+    assert (config / "settings.json").read_bytes() == deep
+    env = {**os.environ, "CONTROL_CENTER_CONFIG_DIR": str(config)}
+    lenient = subprocess.run(
+        [sys.executable, "-c", "from control_center.harness.settings import AppSettings; AppSettings.load()"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=120,
+        check=False,
+    )
+    assert lenient.returncode == 0, lenient.stderr
+
+
+def test_a_full_disk_keeps_the_settings_file_and_says_so_in_one_line(
+    config: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import errno
+
+    from control_center.cli import main
+
+    monkeypatch.setenv("CONTROL_CENTER_CONFIG_DIR", str(config))
+    assert main(["settings", "set", "appearance", "dark"]) == 0
+    before = (config / "settings.json").read_bytes()
+    real_write = os.write
+
+    def full(fd: int, data: bytes) -> int:
+        # The disk fills half-way through the new file.
+        if len(data) > 8:
+            real_write(fd, data[:8])
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", full)
+    capsys.readouterr()
+    assert main(["settings", "set", "appearance", "light"]) != 0
+    monkeypatch.setattr(os, "write", real_write)
+    err = capsys.readouterr().err
+    assert err.startswith("error: "), err
+    assert err.count("\n") == 1, err
+    assert "No space left on device" in err
+    assert (config / "settings.json").read_bytes() == before
+    assert sorted(p.name for p in config.iterdir()) == ["settings.json"]
+
+
+def test_remembering_the_workspace_on_a_read_only_config_is_no_error(
+    config: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Opening a workspace (read-only, from a snapshot) remembers it for next time: a config
+    folder that cannot be written skips that, the window opens all the same."""
+    from control_center.harness.settings import AppSettings
+
+    monkeypatch.setenv("CONTROL_CENTER_CONFIG_DIR", str(config))
+    config.mkdir(parents=True)
+    (config / "settings.json").write_text('{"version": 2}')
+    (config / "settings.tmp").mkdir()  # the new file cannot be written: a real OSError
+    settings = AppSettings.load()
+    settings.remember_workspace(config / "ws")
+    assert settings.last_workspace == str((config / "ws").resolve())
+    assert (config / "settings.json").read_text() == '{"version": 2}'
+    assert "could not remember" in caplog.text
 
 
 @pytest.fixture

@@ -419,6 +419,12 @@ REACHING_OUT = [
     ),
     ("an unknown server tool", {**_msg("hi"), "tools": [{"type": "anything_20990101", "name": "x"}]}),
     (
+        "a look-alike of web search",
+        {**_msg("hi"), "tools": [{"type": "web_search_fetch_20990101", "name": "web_search"}]},
+    ),
+    ("web search of another version", {**_msg("hi"), "tools": [{"type": "web_search_", "name": "w"}]}),
+    ("a file uploaded to a container", _msg([{"type": "container_upload", "file_id": "file_1"}])),
+    (
         "an image by URL",
         _msg([{"type": "image", "source": {"type": "url", "url": "https://x.example/?d=secret"}}]),
     ),
@@ -526,3 +532,158 @@ def test_the_key_is_masked_however_the_stream_is_cut(parts: list[bytes], cuts: l
         assert len(held) - len(out) < len(REAL_KEY)
     out += redactor.flush()
     assert out == stream.replace(REAL_KEY.encode(), b"*" * len(REAL_KEY))
+
+
+def test_only_the_headers_the_messages_api_needs_reach_the_endpoint() -> None:
+    """A method override (a proxy or framework on the endpoint's side may take it as the real
+    method) and other vendors' keys (a multi-vendor gateway may take them as an account) never
+    leave the host; what describes Claude Code's request does."""
+    passed = (
+        "anthropic-version: 2023-06-01\r\nanthropic-beta: interleaved-thinking-2025-05-14\r\n"
+        "content-type: application/json\r\naccept: application/json\r\nuser-agent: claude-cli/2.0\r\n"
+        "x-app: cli\r\nx-stainless-lang: js\r\nx-stainless-retry-count: 0\r\n"
+    )
+    dropped = (
+        "x-http-method-override: DELETE\r\nx-method-override: GET\r\nx-http-method: PUT\r\n"
+        "openai-api-key: sk-openai\r\napi-key: azure-key\r\nx-goog-api-key: goog\r\n"
+        "x-portkey-api-key: pk\r\nx-forwarded-host: evil.example\r\nx-forwarded-for: 10.0.0.1\r\n"
+        "forwarded: host=evil.example\r\nx-original-url: /v1/files\r\nx-rewrite-url: /v1/files\r\n"
+        "anthropic-admin-key: adm\r\nx-stainless-unknown-thing: 1\r\n"
+    )
+
+    async def scenario() -> _Endpoint:
+        endpoint = await _Endpoint().start()
+        try:
+            async with EgressGate(f"http://127.0.0.1:{endpoint.port}", 9, REAL_KEY) as gate:
+                answer = await _ask(
+                    gate.routes[0].socket, _request(gate, "/v1/messages", extra=passed + dropped)
+                )
+                assert answer.startswith(b"HTTP/1.1 200"), answer
+                return endpoint
+        finally:
+            endpoint.close()
+
+    endpoint = asyncio.run(scenario())
+    lines = endpoint.heads[0].decode().lower().split("\r\n")[1:]
+    names = {line.partition(":")[0] for line in lines if line}
+    assert names == {
+        # The gateway's own hop to the endpoint (httpx).
+        "host",
+        "connection",
+        "content-length",
+        "accept-encoding",
+        "x-api-key",
+        "anthropic-version",
+        "anthropic-beta",
+        "content-type",
+        "accept",
+        "user-agent",
+        "x-app",
+        "x-stainless-lang",
+        "x-stainless-retry-count",
+    }, names
+
+
+#: Bodies the gateway cannot or will not read: each a one-line 4xx, nothing reaches the endpoint,
+#: and the gateway goes on answering (no traceback in its log).
+UNREADABLE = [
+    ("nested deeper than any request", b"[" * 200_000 + b"]" * 200_000, 400),
+    ("deep inside a message", json.dumps(_msg("x")).encode()[:-3] + b"[" * 5000 + b"]" * 5000 + b"}]}", 400),
+    ("a deep key in an object", b'{"a":' * 100_000 + b"1" + b"}" * 100_000, 400),
+    ("a million empty objects", b"[" + b"{}," * 1_100_000 + b"{}]", 413),
+]
+
+
+def test_a_body_too_deep_or_too_many_values_is_a_one_line_refusal(caplog: pytest.LogCaptureFixture) -> None:
+    async def scenario() -> tuple[list[bytes], bytes, _Endpoint]:
+        endpoint = await _Endpoint().start()
+        try:
+            async with EgressGate(f"http://127.0.0.1:{endpoint.port}", 9, REAL_KEY) as gate:
+                sock = gate.routes[0].socket
+                answers = [await _ask(sock, _request(gate, "/v1/messages", body=b)) for _, b, _ in UNREADABLE]
+                after = await _ask(sock, _request(gate, "/v1/messages"))
+                return answers, after, endpoint
+        finally:
+            endpoint.close()
+
+    answers, after, endpoint = asyncio.run(scenario())
+    for (name, _body, status), answer in zip(UNREADABLE, answers, strict=True):
+        assert answer.startswith(f"HTTP/1.1 {status} ".encode()), (name, answer[:200])
+        assert answer.partition(b"\r\n\r\n")[2].count(b"\n") == 1, name
+    assert after.startswith(b"HTTP/1.1 200"), after
+    assert len(endpoint.heads) == 1
+    assert "Traceback" not in caplog.text
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+
+
+def test_a_body_too_many_values_is_refused_before_it_is_parsed() -> None:
+    """Parsing a body of tiny values costs tens of times its size (a 40 MB one took ~1 GB):
+    the values are counted on the bytes first."""
+    import tracemalloc
+
+    from control_center.harness.transports.model_gateway import check_body
+
+    body = b"[" + b"{}," * 1_100_000 + b"{}]"
+    tracemalloc.start()
+    try:
+        why = check_body(body)
+        _now, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert why is not None
+    assert "values" in why[2]
+    assert peak < 3 * len(body), peak
+
+
+def test_a_body_over_the_cap_is_refused_from_its_length_alone() -> None:
+    """Content-Length over the API's own 32 MB: refused before a byte of the body is read (the
+    sender has not even written it)."""
+    from control_center.harness.transports.model_gateway import MAX_BODY
+
+    async def scenario() -> tuple[bytes, _Endpoint]:
+        endpoint = await _Endpoint().start()
+        try:
+            async with EgressGate(f"http://127.0.0.1:{endpoint.port}", 9, REAL_KEY) as gate:
+                assert gate.gateway is not None
+                head = (
+                    f"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: {MAX_BODY + 1}\r\n"
+                    f"x-api-key: {gate.gateway.placeholder}\r\n\r\n"
+                )
+                return await _ask(gate.routes[0].socket, head.encode() + b"{"), endpoint
+        finally:
+            endpoint.close()
+
+    answer, endpoint = asyncio.run(scenario())
+    assert MAX_BODY == 32 * 1024 * 1024
+    assert answer.startswith(b"HTTP/1.1 413 "), answer
+    assert answer.partition(b"\r\n\r\n")[2].count(b"\n") == 1
+    assert endpoint.heads == []
+
+
+def test_connections_past_the_cap_are_refused_with_one_line_until_one_ends() -> None:
+    from control_center.harness.transports.model_gateway import MAX_CONNECTIONS
+
+    async def scenario() -> tuple[bytes, bytes]:
+        endpoint = await _Endpoint().start()
+        try:
+            async with EgressGate(f"http://127.0.0.1:{endpoint.port}", 9, REAL_KEY) as gate:
+                sock = str(gate.routes[0].socket)
+                held = [await asyncio.open_unix_connection(sock) for _ in range(MAX_CONNECTIONS)]
+                # Each held connection is being served (idle, waiting for a request).
+                await asyncio.sleep(0.2)
+                refused = await _ask(gate.routes[0].socket, _request(gate, "/v1/messages"))
+                for _reader, writer in held:
+                    writer.close()
+                    await writer.wait_closed()
+                await asyncio.sleep(0.2)
+                served = await _ask(gate.routes[0].socket, _request(gate, "/v1/messages"))
+                return refused, served
+        finally:
+            endpoint.close()
+
+    refused, served = asyncio.run(scenario())
+    assert refused.startswith(b"HTTP/1.1 429 "), refused
+    body = refused.partition(b"\r\n\r\n")[2]
+    assert body.count(b"\n") == 1
+    assert "connections" in json.loads(body)["error"]["message"]
+    assert served.startswith(b"HTTP/1.1 200"), served

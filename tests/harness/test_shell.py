@@ -213,3 +213,33 @@ def test_the_spool_holds_what_a_command_printed_while_it_still_runs(tmp_path: Pa
     finally:
         cancel.set()
         worker.join(30)
+
+
+def test_the_spool_keeps_the_head_and_the_tail_of_a_huge_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command that prints without end (a 300 MB log) leaves a bounded file: its beginning and
+    its end whole, the middle counted. The caps are shrunk so the command prints 64 of them."""
+    import re
+
+    from control_center.harness.tools import shell
+
+    assert shell.SPOOL_HEAD + shell.SPOOL_TAIL <= 16 * 1024 * 1024  # the real bound
+    monkeypatch.setattr(shell, "SPOOL_HEAD", 32 * 1024)
+    monkeypatch.setattr(shell, "SPOOL_TAIL", 32 * 1024)
+    spool = tmp_path / "out" / "call.log"
+    # 40,000 numbered lines of 100 bytes: 4 MB, 64 times head and tail.
+    command = "python3 -c \"import sys; sys.stdout.write(''.join('%099d\\n' % i for i in range(40000)))\""
+    result = run_process(command, tmp_path, 120, read_only=False, spool=spool)
+    assert result.exit_code == 0, result.output
+    assert result.full_output == spool
+    kept = spool.read_bytes()
+    whole = b"".join(b"%099d\n" % i for i in range(40000))
+    assert len(kept) < 96 * 1024
+    found = re.search("\n\\[… (\\d+) bytes of output omitted …\\]\n".encode(), kept)
+    assert found is not None, kept[:200]
+    head, tail, omitted = kept[: found.start()], kept[found.end() :], int(found.group(1))
+    assert kept.startswith(whole[: 32 * 1024])
+    assert kept.endswith(whole[-32 * 1024 :])
+    assert len(head) + omitted + len(tail) == len(whole)
+    assert head + whole[len(head) : len(head) + omitted] + tail == whole

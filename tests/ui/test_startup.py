@@ -131,3 +131,27 @@ def test_the_first_paint_comes_before_the_heavy_imports(tmp_path: Path, good_wor
     assert lines.get("AT_FIRST_PAINT") == "", done.stdout + done.stderr
     assert lines.get("OPENED") == "MainWindow", done.stdout + done.stderr
     assert "control_center.runtime" in lines.get("LATER", "")
+
+
+def test_a_config_folder_that_cannot_be_written_still_opens_the_workspace(
+    qtbot: Any, good_workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Remembering the workspace for next time is skipped when the settings cannot be written
+    (a read-only or full disk): the window opens all the same, the file as it was."""
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "settings.json").write_text('{"version": 2}')
+    (config / "settings.tmp").mkdir()  # the new file cannot be written: a real OSError
+    monkeypatch.setenv("CONTROL_CENTER_CONFIG_DIR", str(config))
+    shell = open_staged(good_workspace, read_only=True)
+    qtbot.addWidget(shell)
+    qtbot.waitUntil(lambda: shell.opened_window is not None, timeout=30_000)
+    window = shell.opened_window
+    qtbot.addWidget(window)
+    try:
+        assert window.objectName() == "mainWindow"
+    finally:
+        _close(window)
+        window.runtime.ws.close()
+        monkeypatch.undo()  # before the autouse fixture's own save
+    assert (config / "settings.json").read_text() == '{"version": 2}'

@@ -8,11 +8,15 @@ blocks. ``openai`` is an optional extra, imported in the constructor (never at m
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
+
+from control_center.core.json_shape import json_nesting, json_structure
+from control_center.core.schema import MAX_TOOL_INPUT_DEPTH
 
 from .base import (
     ModelRequest,
@@ -280,10 +284,11 @@ class OpenAICompatibleProvider:
         for index in sorted(calls):
             slot = calls[index]
             raw = slot["arguments"] or "{}"
-            try:
-                arguments: Any = json.loads(raw)
-            except ValueError:
-                arguments = raw  # the loop answers the model that its input was not an object
+            arguments: Any = raw  # unparsed: the loop answers the model that it was not an object
+            # Measured first: nested past the parser's own limit, it would end the turn.
+            if json_nesting(json_structure(raw)) <= MAX_TOOL_INPUT_DEPTH:
+                with contextlib.suppress(ValueError):
+                    arguments = json.loads(raw)
             content.append(
                 {
                     "type": "tool_use",

@@ -5,6 +5,7 @@ Every process gets its own process group so that a timeout or a cancelled run ki
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -30,6 +31,15 @@ _READ_CHUNK = 65_536
 #: How long to wait for the output pipe to drain once the process group is gone.
 _READER_JOIN_S = 2.0
 GATE_OUTPUT_CAP = 16_000
+#: What the spool of one call keeps: the first and the last bytes of the output whole, the middle
+#: counted (a command printing without end must not fill the disk; a build's error is at the end).
+SPOOL_HEAD = 4 * 1024 * 1024
+SPOOL_TAIL = 4 * 1024 * 1024
+
+
+def omitted_marker(count: int) -> str:
+    """The line that stands for the part of an output left out."""
+    return f"\n[… {count} bytes of output omitted …]\n"
 
 
 @dataclass(frozen=True)
@@ -46,6 +56,69 @@ class ProcessResult:
     full_output: Path | None = None
 
 
+class _Spool:
+    """The output in a file as it arrives (unbuffered: a crash mid-command leaves what was
+    printed), bounded: past the first ``SPOOL_HEAD`` bytes only the last ``SPOOL_TAIL`` are kept,
+    after a line counting the rest. The part past the head is rewritten so each time it has grown
+    to twice the tail, so the file never holds more than the head and two tails."""
+
+    def __init__(self, path: Path) -> None:
+        self._file = open(path, "wb", buffering=0)  # noqa: SIM115 - closed by close()
+        self._head_cap, self._tail_cap = SPOOL_HEAD, SPOOL_TAIL
+        self._head = 0
+        self._tail = bytearray()
+        self._past_head = 0
+        self._in_file_past_head = 0
+        #: Bytes past the head were appended since the last rewrite.
+        self._appended = False
+
+    def write(self, chunk: bytes) -> None:
+        room = self._head_cap - self._head
+        if room > 0:
+            self._write_all(chunk[:room])
+            self._head += min(room, len(chunk))
+            chunk = chunk[room:]
+        if not chunk:
+            return
+        self._past_head += len(chunk)
+        self._tail += chunk
+        if len(self._tail) > self._tail_cap:
+            del self._tail[: len(self._tail) - self._tail_cap]
+        self._write_all(chunk)
+        self._in_file_past_head += len(chunk)
+        self._appended = True
+        if self._in_file_past_head > 2 * self._tail_cap:
+            self._compact()
+
+    def close(self) -> None:
+        """The file at its bound; OSError when that last rewrite failed (the file is closed)."""
+        try:
+            self._compact()
+        finally:
+            self._file.close()
+
+    def abandon(self) -> None:
+        """Stop writing (the disk refused a write): closed as it is."""
+        with contextlib.suppress(OSError):
+            self._file.close()
+
+    def _compact(self) -> None:
+        omitted = self._past_head - len(self._tail)
+        if omitted <= 0 or not self._appended:
+            return
+        self._file.seek(self._head)
+        data = omitted_marker(omitted).encode() + self._tail
+        self._write_all(data)
+        self._file.truncate()
+        self._in_file_past_head = len(data)
+        self._appended = False
+
+    def _write_all(self, data: bytes | bytearray) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[self._file.write(view) or 0 :]
+
+
 class _Capture:
     """Drains a pipe on a thread (so the child never blocks on a full pipe) and keeps the head and
     the tail of the output within ``cap`` bytes: the end of a build log is where the error is."""
@@ -56,13 +129,11 @@ class _Capture:
         # model does not see stays readable by the operator; a file that cannot be written is
         # skipped, never a failure of the command.
         self.spool = spool
-        self._spool_file: Any = None
+        self._spool_file: _Spool | None = None
         if spool is not None:
             try:
                 spool.parent.mkdir(parents=True, exist_ok=True)
-                # Unbuffered: each chunk reaches the file as it arrives, so a crash mid-command
-                # leaves what was printed (a buffer would die with the process).
-                self._spool_file = open(spool, "wb", buffering=0)  # noqa: SIM115 - closed by the reader thread
+                self._spool_file = _Spool(spool)  # closed by the reader thread
             except OSError:
                 self.spool = None
         self._head_cap = cap // 2
@@ -81,7 +152,7 @@ class _Capture:
                     try:
                         self._spool_file.write(chunk)
                     except OSError:
-                        self._spool_file.close()
+                        self._spool_file.abandon()
                         self._spool_file = None
                         self.spool = None
                 room = self._head_cap - len(self._head)
@@ -96,7 +167,10 @@ class _Capture:
             pass  # pipe closed under us while abandoning a stuck reader
         finally:
             if self._spool_file is not None:
-                self._spool_file.close()
+                try:
+                    self._spool_file.close()
+                except OSError:
+                    self.spool = None  # the file is not what it says: not offered as the output
             try:
                 self._stream.close()  # read to its end (or abandoned): the pipe is ours to close
             except (OSError, ValueError):
@@ -126,7 +200,7 @@ class _Capture:
         tail = self._tail.decode("utf-8", errors="replace")
         omitted = self._total - len(self._head) - len(self._tail)
         if omitted > 0:
-            return f"{head}\n[… {omitted} bytes of output omitted …]\n{tail}"
+            return f"{head}{omitted_marker(omitted)}{tail}"
         return head + tail
 
 

@@ -310,6 +310,9 @@ class _Stream:
         except ValueError:
             log.debug("claude: not a JSON line: %.200s", line)
             return
+        except RecursionError:  # a tool input nested past the parser: that message is skipped
+            log.warning("claude: a stream message nested too deeply to read was skipped")
+            return
         if not isinstance(msg, dict):
             return
         kind = msg.get("type")

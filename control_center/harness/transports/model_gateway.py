@@ -6,9 +6,11 @@ nothing anywhere else. The relay carries those bytes to ``model.sock``, where th
 listens on the host. It answers only the requests the pinned CLI makes to the Messages API
 (``POST <prefix>/v1/messages``, and ``…/count_tokens``, with no query or ``beta=true``) and only
 with the stand-in key, and not a request that would make the endpoint itself reach out (an MCP
-server, a code container, a server tool other than web search, content by URL or from the Files
-API: ``reaches_out``); it drops every credential the request carries, sets the operator's key,
-and forwards to the configured endpoint (http or https, through the host's own proxy and
+server, a code container or a file sent to one, a server tool other than web search, content by
+URL or from the Files API: ``reaches_out``), nor one larger, deeper or with more values than a
+Messages request needs (``check_body``: read with a cap, counted before it is parsed); it passes
+on only the headers that describe a Messages request (``FORWARDED_HEADERS``), sets the operator's
+key, and forwards to the configured endpoint (http or https, through the host's own proxy and
 certificate settings), streaming the answer back as it arrives. Everything else gets a one-line
 JSON error and goes nowhere. The inside never chooses the upstream host: the request target must
 be a path, and the URL is the endpoint's origin plus that path.
@@ -38,32 +40,63 @@ import certifi
 import h11
 import httpx
 
+from control_center.core.json_shape import json_nesting, json_structure, json_values
+
 log = logging.getLogger(__name__)
 
 #: The requests Claude Code makes to the endpoint (seen by logging every request of the pinned
 #: CLI in plan and chat turns: ``POST /v1/messages?beta=true``); token counting is the same API.
 ALLOWED_PATHS = ("/v1/messages", "/v1/messages/count_tokens")
 ALLOWED_QUERIES = ("", "beta=true")
-#: The Messages API refuses bodies over 32 MB; a little more leaves room for its own answer.
-MAX_BODY = 40 * 1024 * 1024
+#: The Messages API's own limit on a request: a larger one would be refused there anyway.
+MAX_BODY = 32 * 1024 * 1024
+#: Nesting and values a Messages request needs: a long conversation is tens of thousands of
+#: values nested about twenty deep (tool schemas, tool inputs); parsing costs up to ~100 bytes a
+#: value, so these bound the parse to ~100 MB, and the depth stays far below the parser's
+#: recursion limit.
+MAX_JSON_DEPTH = 128
+MAX_JSON_VALUES = 1_000_000
+#: Connections served at once (Claude Code opens a few, one per parallel subagent), and the
+#: bodies held at once over all of them (a few full-size conversations).
+MAX_CONNECTIONS = 32
+MAX_BUFFERED = 4 * MAX_BODY
 _HEAD_LIMIT = 64 * 1024
 _INLINE_BODY = 256 * 1024
 _CHUNK = 64 * 1024
-#: Headers that describe one hop, not the message (RFC 9110 §7.6.1), and the ones the gateway
-#: sets itself.
-_HOP_BY_HOP = frozenset(
+#: How long a refused sender's unread bytes are read and dropped before its connection ends.
+_DRAIN_S = 2.0
+#: The request headers passed on, by exact name: what the pinned CLI's SDK sends to describe its
+#: request (API version and betas, the body's format, the client, its retries and timeout).
+#: Every other header stays on the host: one may name another method (``x-http-method-override``),
+#: account (another vendor's key) or destination (``x-forwarded-host``) to a proxy or the endpoint,
+#: while an unknown one dropped only loses a description of the client. The gateway sets
+#: ``x-api-key`` and ``accept-encoding`` itself; httpx sets ``host`` and ``content-length``.
+FORWARDED_HEADERS = frozenset(
     {
-        "connection",
-        "keep-alive",
-        "proxy-connection",
-        "te",
-        "trailer",
-        "transfer-encoding",
-        "upgrade",
-        "host",
-        "content-length",
-        "expect",
+        "accept",
+        "accept-language",
+        "anthropic-beta",
+        "anthropic-dangerous-direct-browser-access",
+        "anthropic-version",
+        "content-type",
+        "user-agent",
+        "x-app",
+        "x-claude-code-session-id",
+        "x-stainless-arch",
+        "x-stainless-async",
+        "x-stainless-helper-method",
+        "x-stainless-lang",
+        "x-stainless-os",
+        "x-stainless-package-version",
+        "x-stainless-retry-count",
+        "x-stainless-runtime",
+        "x-stainless-runtime-version",
+        "x-stainless-timeout",
     }
+)
+#: Answer headers that describe one hop, not the message (RFC 9110 §7.6.1).
+_HOP_BY_HOP = frozenset(
+    {"connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"}
 )
 _KEY_HEADER = "x-api-key"
 #: Parts of a Messages request that make the endpoint itself reach out (a way out of the sandbox
@@ -71,14 +104,11 @@ _KEY_HEADER = "x-api-key"
 #: content it fetches by URL or takes from the Files API. The pinned CLI sends none of them.
 _REACHING_KEYS = ("mcp_servers", "container")
 _REACHING_SOURCES = {"url": "url", "file": "file_id"}
-#: The one server tool the CLI uses (WebSearch: queries to the endpoint's search, no chosen URL);
-#: its own tools carry no type (or "custom").
-_SERVER_TOOLS_ALLOWED = ("web_search_",)
-
-
-def _is_credential(name: str) -> bool:
-    """Headers that carry who is asking: never passed on (the gateway sets the operator's key)."""
-    return name in ("x-api-key", "authorization", "proxy-authorization") or "cookie" in name or "auth" in name
+#: Content blocks that hand the endpoint's code container a file of the Files API.
+_REACHING_BLOCKS = frozenset({"container_upload"})
+#: The server tools allowed, by exact type: the one the CLI uses (WebSearch: queries to the
+#: endpoint's search, no chosen URL). Its own tools carry no type (or "custom").
+SERVER_TOOLS_ALLOWED = frozenset({"web_search_20250305"})
 
 
 def upstream_ssl_context() -> ssl.SSLContext:
@@ -113,14 +143,41 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-def check_body(body: bytes) -> str | None:
-    """Why a Messages request body is refused (``reaches_out``, or not one JSON reading), or None."""
+#: Why a request goes nowhere: (HTTP status, API error type, one-line message).
+Refusal = tuple[int, str, str]
+
+
+def json_shape_refusal(body: bytes) -> Refusal | None:
+    """Why ``body`` is too deep or has too many values to parse, counted on its bytes (strings
+    left out), without building any of it; None when it can be parsed."""
+    structure = json_structure(body)
+    if json_values(structure) > MAX_JSON_VALUES:
+        return (
+            413,
+            "request_too_large",
+            f"the request body has more than {MAX_JSON_VALUES} JSON values",
+        )
+    if json_nesting(structure) > MAX_JSON_DEPTH:
+        return 400, "invalid_request_error", f"the request body is nested deeper than {MAX_JSON_DEPTH}"
+    return None
+
+
+def check_body(body: bytes) -> Refusal | None:
+    """Why a Messages request body is refused (too large a JSON to parse, not one JSON reading,
+    or ``reaches_out``), or None."""
+    shape = json_shape_refusal(body)
+    if shape is not None:
+        return shape
     try:
-        return reaches_out(json.loads(body, object_pairs_hook=_no_duplicates))
+        parsed = json.loads(body, object_pairs_hook=_no_duplicates)
     except _DuplicateKey:
-        return "the request body has a key twice in one object"
+        return 403, "permission_error", "the request body has a key twice in one object"
+    except RecursionError:  # counted above; kept so no body can end in a traceback
+        return 400, "invalid_request_error", "the request body is nested too deeply"
     except ValueError:
-        return "the request body is not JSON"
+        return 403, "permission_error", "the request body is not JSON"
+    why = reaches_out(parsed)
+    return None if why is None else (403, "permission_error", why)
 
 
 def reaches_out(body: Any) -> str | None:
@@ -136,7 +193,7 @@ def reaches_out(body: Any) -> str | None:
         return "'tools' is not a list"
     for tool in tools:
         kind = tool.get("type") if isinstance(tool, dict) else None
-        if kind not in (None, "custom") and not str(kind).startswith(_SERVER_TOOLS_ALLOWED):
+        if kind not in (None, "custom") and kind not in SERVER_TOOLS_ALLOWED:
             return f"the server tool {str(kind)[:60]!r} is not allowed from Claude Code's sandbox"
     stack: list[Any] = [body.get("messages"), body.get("system")]
     while stack:
@@ -145,6 +202,8 @@ def reaches_out(body: Any) -> str | None:
             kind = node.get("type")
             if isinstance(kind, str) and _REACHING_SOURCES.get(kind) in node:
                 return f"content by {kind} is not allowed from Claude Code's sandbox"
+            if kind in _REACHING_BLOCKS:
+                return f"a {kind} block is not allowed from Claude Code's sandbox"
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
@@ -219,6 +278,11 @@ class ModelGateway:
         self._allowed = {self.prefix + p for p in ALLOWED_PATHS}
         self._timeout = timeout
         self._client: httpx.AsyncClient | None = None
+        self._connections = 0
+        #: Body bytes held now over all connections (``MAX_BUFFERED``).
+        self._buffered = 0
+        # One large body parsed at a time: the parses' memory does not add up across connections.
+        self._parsing = asyncio.Lock()
 
     async def __aenter__(self) -> ModelGateway:
         _REDACT.keys[self._api_key] += 1
@@ -240,19 +304,44 @@ class ModelGateway:
     # -- one connection ----------------------------------------------------------------------
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._connections >= MAX_CONNECTIONS:
+            # 429: Claude Code backs off and tries again, by then on a connection that ended.
+            message = f"too many connections to the model gateway at once (at most {MAX_CONNECTIONS})"
+            log.warning("model gateway refused a connection: %s", message)
+            await _raw_error(
+                writer, 429, "Too Many Requests", error_body("rate_limit_error", message), reader
+            )
+            return
+        self._connections += 1
+        try:
+            await self._serve(reader, writer)
+        finally:
+            self._connections -= 1
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=_HEAD_LIMIT)
         while True:
             try:
                 got = await self._read_request(conn, reader, writer)
             except h11.RemoteProtocolError:
                 await _raw_error(
-                    writer, 400, "Bad Request", error_body("invalid_request_error", "not an HTTP request")
+                    writer,
+                    400,
+                    "Bad Request",
+                    error_body("invalid_request_error", "not an HTTP request"),
+                    reader,
                 )
                 return
             if got is None:
                 return
             request, body = got
-            if not await self._answer(conn, writer, request, body):
+            try:
+                answered = await self._answer(conn, writer, request, body)
+            finally:
+                self._buffered -= len(body)
+                # Not held while the connection waits for its next request.
+                del got, body
+            if not answered:
                 return
             if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
                 return
@@ -264,37 +353,51 @@ class ModelGateway:
     async def _read_request(
         self, conn: h11.Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> tuple[h11.Request, bytes] | None:
+        """The next request and its body, read within ``MAX_BODY`` and ``MAX_BUFFERED``; None
+        when the connection ends (a refusal written). A body returned stays counted in
+        ``_buffered`` until its answer is done (``_serve`` gives it back)."""
         request: h11.Request | None = None
         body = bytearray()
-        while True:
-            event = conn.next_event()
-            if event is h11.NEED_DATA:
-                if conn.they_are_waiting_for_100_continue:
-                    await _send(conn, writer, h11.InformationalResponse(status_code=100, headers=[]))
-                try:
-                    data = await reader.read(_CHUNK)
-                except OSError:
+        returned = False
+        try:
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    if conn.they_are_waiting_for_100_continue:
+                        await _send(conn, writer, h11.InformationalResponse(status_code=100, headers=[]))
+                    try:
+                        data = await reader.read(_CHUNK)
+                    except OSError:
+                        return None
+                    conn.receive_data(data)
+                elif isinstance(event, h11.Request):
+                    request = event
+                    if _declared_length(event) > MAX_BODY:
+                        await _raw_error(writer, 413, "Payload Too Large", _TOO_LARGE, reader)
+                        return None
+                elif isinstance(event, h11.Data):
+                    body += event.data
+                    self._buffered += len(event.data)
+                    if len(body) > MAX_BODY:
+                        await _raw_error(writer, 413, "Payload Too Large", _TOO_LARGE, reader)
+                        return None
+                    if self._buffered > MAX_BUFFERED:
+                        message = "the model gateway holds too many large requests at once; try again"
+                        await _raw_error(
+                            writer, 429, "Too Many Requests", error_body("rate_limit_error", message), reader
+                        )
+                        return None
+                elif isinstance(event, h11.EndOfMessage):
+                    assert request is not None
+                    returned = True
+                    return request, bytes(body)
+                else:  # ConnectionClosed, PAUSED
                     return None
-                conn.receive_data(data)
-            elif isinstance(event, h11.Request):
-                request = event
-            elif isinstance(event, h11.Data):
-                body += event.data
-                if len(body) > MAX_BODY:
-                    await _raw_error(
-                        writer,
-                        413,
-                        "Payload Too Large",
-                        error_body("request_too_large", "request body too large"),
-                    )
-                    return None
-            elif isinstance(event, h11.EndOfMessage):
-                assert request is not None
-                return request, bytes(body)
-            else:  # ConnectionClosed, PAUSED
-                return None
+        finally:
+            if not returned:
+                self._buffered -= len(body)
 
-    def _refusal(self, request: h11.Request) -> tuple[int, str, str] | None:
+    def _refusal(self, request: h11.Request) -> Refusal | None:
         """Why this request goes nowhere (status, error type, message), or None."""
         target = request.target.decode("ascii", "replace")
         path, _, query = target.partition("?")
@@ -312,7 +415,7 @@ class ModelGateway:
         out: list[tuple[str, str]] = []
         for raw_name, raw_value in headers:
             name = raw_name.decode("latin-1").lower()
-            if name in _HOP_BY_HOP or _is_credential(name) or name == "accept-encoding":
+            if name not in FORWARDED_HEADERS:
                 continue
             out.append((name, raw_value.decode("latin-1")))
         # Plain bytes back, so the key can be masked in whatever the endpoint answers.
@@ -327,11 +430,12 @@ class ModelGateway:
         method, target = request.method.decode(), request.target.decode("ascii", "replace")
         refusal = self._refusal(request)
         if refusal is None:
-            # A long conversation is megabytes of JSON: read off the event loop other turns share.
-            big = len(body) > _INLINE_BODY
-            why = await asyncio.to_thread(check_body, body) if big else check_body(body)
-            if why is not None:
-                refusal = (403, "permission_error", why)
+            if len(body) > _INLINE_BODY:
+                # A long conversation is megabytes of JSON: read off the event loop other turns share.
+                async with self._parsing:
+                    refusal = await asyncio.to_thread(check_body, body)
+            else:
+                refusal = check_body(body)
         if refusal is not None:
             status, kind, message = refusal
             path = target.partition("?")[0][:200]
@@ -358,7 +462,7 @@ class ModelGateway:
             headers = [
                 (name, value)
                 for name, value in upstream.headers.raw
-                if name.lower().decode("latin-1") not in _HOP_BY_HOP - {"content-length"}
+                if name.lower().decode("latin-1") not in _HOP_BY_HOP
                 and b"set-cookie" not in name.lower()
                 and secret not in value
             ]
@@ -380,6 +484,17 @@ class ModelGateway:
             await upstream.aclose()
         log.debug("model gateway: %s %s -> %s", method, target.partition("?")[0][:200], upstream.status_code)
         return True
+
+
+_TOO_LARGE = error_body("request_too_large", f"the request body is larger than {MAX_BODY >> 20} MB")
+
+
+def _declared_length(request: h11.Request) -> int:
+    """The Content-Length a request head declares (0 without one; h11 has checked its form)."""
+    for name, value in request.headers:
+        if name == b"content-length":
+            return int(value)
+    return 0
 
 
 async def _send(conn: h11.Connection, writer: asyncio.StreamWriter, event: h11.Event) -> None:
@@ -409,8 +524,12 @@ async def _send_error(
     return True
 
 
-async def _raw_error(writer: asyncio.StreamWriter, status: int, reason: str, body: bytes) -> None:
-    """An answer written without h11 (its state is already broken), then the connection ends."""
+async def _raw_error(
+    writer: asyncio.StreamWriter, status: int, reason: str, body: bytes, reader: asyncio.StreamReader
+) -> None:
+    """An answer written without h11 (its state is already broken, or not started), then the
+    connection ends. What the sender is still writing is read and dropped for a moment first:
+    closing with unread data resets the connection, and the sender would never see the answer."""
     head = (
         f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
         f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
@@ -418,3 +537,9 @@ async def _raw_error(writer: asyncio.StreamWriter, status: int, reason: str, bod
     with contextlib.suppress(OSError):
         writer.write(head.encode() + body)
         await writer.drain()
+        if writer.can_write_eof():
+            writer.write_eof()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(_DRAIN_S):
+                while await reader.read(_CHUNK):
+                    pass
