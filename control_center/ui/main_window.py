@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -47,7 +48,7 @@ from control_center.core.profiles import profile_for
 from control_center.core.records import Space
 from control_center.core.space_state import SpaceActivity, SpaceState, overall
 from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
-from control_center.runtime import TRANSCRIPT_PAGE, TranscriptPage, WorkspaceRuntime
+from control_center.runtime import TRANSCRIPT_PAGE, TranscriptPage, TurnNotStarted, WorkspaceRuntime
 from control_center.ui import theme
 from control_center.ui.bridge import RuntimeBridge, listener_for
 from control_center.ui.composer import Composer
@@ -60,12 +61,15 @@ from control_center.ui.operations import Operations
 from control_center.ui.retry_line import MODEL_RETRY_ITEM, RetryLine
 from control_center.ui.side_tabs import SideTabs
 from control_center.ui.space_list import SpaceListModel, SpaceListView
+from control_center.ui.status_area import StatusArea
 from control_center.ui.widgets import ElidedLabel, EmptyState
 
 #: The smallest window every panel stays usable in (a 1024x768 screen with a taskbar). It is set
 #: explicitly so a panel whose preferred width grows (a long name, a wide tab) can never make the
 #: window grow by itself; panels elide, wrap, scroll or overflow into menus instead.
 MINIMUM_WINDOW = (900, 560)
+#: The widest the status bar's usage line gets: the messages beside it keep the rest.
+USAGE_MAX_WIDTH = 340
 #: Below this width of the conversation area the Autonomy/Transport captions are hidden.
 HEADER_CAPTIONS_MIN_WIDTH = 560
 
@@ -136,6 +140,8 @@ class MainWindow(QMainWindow):
         self._sending: set[str] = set()
         #: space id -> the agent's pending question there (typed text in the composer answers it).
         self._questions: dict[str, Approval] = {}
+        #: space id -> messages whose turn never began, with why (nothing of them is stored).
+        self._unsent: dict[str, list[TranscriptItem]] = {}
         self._closing_confirmed = False
         self.setWindowTitle(f"Control Center — {runtime.ws.root.name}")
         self.setMinimumSize(*MINIMUM_WINDOW)
@@ -212,7 +218,7 @@ class MainWindow(QMainWindow):
 
         self.conversation_model = ConversationModel(self)
         self.retry_line = RetryLine(
-            self.conversation_model, lambda text: self.statusBar().showMessage(text, 10_000), self
+            self.conversation_model, lambda text: self.status_area.show_info(text, 10_000), self
         )
         self.conversation_view = ConversationView()
         self.conversation_view.setModel(self.conversation_model)
@@ -301,14 +307,22 @@ class MainWindow(QMainWindow):
         self.status_running.setMinimumWidth(
             self.status_running.fontMetrics().horizontalAdvance("9 running") + 8
         )
+        self.status_running.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        self.status_running.setMaximumWidth(USAGE_MAX_WIDTH)
         # Usage elides (whole line in its tooltip) so the running count keeps its room.
         self.status_usage = ElidedLabel("", mode=Qt.TextElideMode.ElideLeft)
         self.status_usage.setObjectName("statusUsage")
         self.status_usage.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        # Permanent widgets: a transient message (an announced decision, an error) never hides
-        # the workspace's state.
-        self.statusBar().addPermanentWidget(self.status_running, 1)
-        self.statusBar().addPermanentWidget(self.status_usage, 1)
+        # Its whole line when there is room, eliding down to a few letters when there is not; never
+        # more than a third of a small window (the messages keep the rest).
+        self.status_usage.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        self.status_usage.setMaximumWidth(USAGE_MAX_WIDTH)
+        # Messages get the room left of the workspace's state (permanent widgets, never hidden
+        # by a message); the usage line elides rather than take that room.
+        self.status_area = StatusArea()
+        self.statusBar().addWidget(self.status_area, 1)
+        self.statusBar().addPermanentWidget(self.status_running)
+        self.statusBar().addPermanentWidget(self.status_usage)
 
     def _connect(self) -> None:
         b = self.bridge
@@ -621,7 +635,7 @@ class MainWindow(QMainWindow):
             return
         if generation is not None and generation != self._conversation_generation:
             return  # the conversation changed since this page was read; a newer one follows
-        items = list(page.items)
+        items = list(page.items) + self._unsent.get(page.space_id, [])
         if not items:
             profile = profile_for(self._current.mode)
             hint = "; Shift+Tab changes the mode" if profile.operator_selectable else ""
@@ -792,14 +806,37 @@ class MainWindow(QMainWindow):
             self.conversation_view.scrollToBottom()
         self.operations.run(
             self.runtime.send_message(space_id, text),
-            lambda _ended: self._sent_done(space_id),
-            failure=lambda message: (self._sent_done(space_id), self._on_error(message)),
+            lambda outcome: self._sent_done(space_id, outcome, text),
+            failure=lambda message: (
+                self._on_error(message),
+                self._sent_done(space_id, TurnNotStarted(message), text),
+            ),
         )
         QTimer.singleShot(0, self._update_activity)
 
-    def _sent_done(self, space_id: str) -> None:
+    def _sent_done(self, space_id: str, outcome: object = None, text: str | None = None) -> None:
         self._sending.discard(space_id)
+        if isinstance(outcome, TurnNotStarted):
+            self._show_not_sent(space_id, outcome.reason, text)
         self._update_activity()
+
+    def _show_not_sent(self, space_id: str, reason: str, text: str | None) -> None:
+        """A turn that never began stored nothing: the conversation says why under the message
+        (kept there when the conversation is read again), and the text goes back into an empty
+        composer so it is not lost."""
+        what = "This message was not sent" if text is not None else "The turn could not resume"
+        note = TranscriptItem(f"unsent:{next(self._live_counter)}", ItemKind.ERROR, f"{what}: {reason}")
+        kept = self._unsent.setdefault(space_id, [])
+        if text is not None:
+            kept.append(TranscriptItem(f"unsent:{next(self._live_counter)}", ItemKind.USER, text))
+        kept.append(note)
+        if self._current is None or self._current.id != space_id:
+            return
+        self._conversation_generation += 1
+        self.conversation_model.append_item(note)
+        self.conversation_view.scrollToBottom()
+        if text is not None and not self.composer.input.toPlainText().strip():
+            self.composer.input.setPlainText(text)
 
     def _send_next_queued(self, space_id: str) -> None:
         """A queued message goes when the space's turn has ended (not when it was interrupted:
@@ -822,14 +859,17 @@ class MainWindow(QMainWindow):
         sid = space_id or (self._current.id if self._current else None)
         state = self._state_of(sid) if sid else None
         if state is None or not state.resumable or state.turn_id is None:
-            self.statusBar().showMessage("Nothing to resume in this space", 5000)
+            self.status_area.show_info("Nothing to resume in this space", 5000)
             return
         self._sending.add(state.space_id)
         self.resume_bar.hide()
         self.operations.run(
             self.runtime.resume_turn(state.turn_id),
-            lambda _ended: self._sent_done(state.space_id),
-            failure=lambda message: (self._sent_done(state.space_id), self._on_error(message)),
+            lambda outcome: self._sent_done(state.space_id, outcome),
+            failure=lambda message: (
+                self._on_error(message),
+                self._sent_done(state.space_id, TurnNotStarted(message)),
+            ),
             what="resume",
         )
         self._update_activity()
@@ -924,7 +964,7 @@ class MainWindow(QMainWindow):
             return self.retry_line.handle(event)
         if self.conversation_model.row_of(MODEL_RETRY_ITEM) is not None:
             self.retry_line.clear()
-            self.statusBar().clearMessage()
+            self.status_area.clear_passing()
         return False
 
     def _on_turn_finished(self, space_id: str | None, ended: TurnEnded) -> None:
@@ -937,7 +977,7 @@ class MainWindow(QMainWindow):
             self._reload_if_current(space_id)
             self._refresh_side_tabs(self._current)
         if ended.status.value == "failed" and ended.error:
-            self.statusBar().showMessage(f"Turn failed: {ended.error}", 10_000)
+            self.status_area.show_error(f"Turn failed: {ended.error}")
             if is_model_error(ended.error):
                 self.show_model_error(ended.turn, ended.error)
 
@@ -1074,7 +1114,7 @@ class MainWindow(QMainWindow):
         if self._current is None:
             return
         space_id = self._current.id
-        self.statusBar().showMessage("Compacting the conversation…", 5000)
+        self.status_area.show_info("Compacting the conversation…", 5000)
         self.operations.run(self.runtime.compact(space_id), lambda _done: self._after_compaction(space_id))
 
     def _after_compaction(self, space_id: str) -> None:
@@ -1115,7 +1155,7 @@ class MainWindow(QMainWindow):
             self._focus_inbox_item(approval_id)
 
     def _on_error(self, message: str) -> None:
-        self.statusBar().showMessage(message, 10_000)
+        self.status_area.show_error(message)
 
     # -- approvals ------------------------------------------------------------------------------
 
@@ -1202,7 +1242,7 @@ class MainWindow(QMainWindow):
         approval = outcome.approval
         done = {"grant": "Granted", "reject": "Rejected", "answered": "Answered"}.get(verb, verb)
         why = f" — {approval.reason}" if approval.reason else ""
-        self.statusBar().showMessage(f"{done}: {approval.summary}{why}", 8000)
+        self.status_area.show_info(f"{done}: {approval.summary}{why}", 8000)
 
     def _on_inline_decision(self, approval_id: str, decision: str) -> None:
         """A card's buttons: grant at once; reject and answer continue in the Inbox, where the
