@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
+    QFileDialog,
     QHBoxLayout,
     QInputDialog,
     QLabel,
@@ -108,16 +110,39 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Arrows / Home / Esc", "Plan Studio graph: dependency, dependent, same column / first node / clear"),
     ("F / + / -", "Plan Studio graph: fit / zoom in / zoom out"),
     ("J / K / Enter", "Review: next / previous finding / jump to its lines in the diff"),
+    ("Ctrl+O", "Open another workspace (File ▸ Open recent lists the last ones)"),
+    ("Ctrl+Shift+W", "Close the workspace (back to the welcome screen)"),
     ("Ctrl+,", "Settings"),
     ("F1", "This list"),
 )
 
 
+class WorkspaceSwitcher(Protocol):
+    """The composition root's way to put another workspace (or the welcome screen) in a main
+    window's place (app.py): the window asks, it never builds windows itself."""
+
+    def recent_workspaces(self) -> list[str]: ...
+
+    def open_instead(
+        self, window: QMainWindow, workspace: Path, *, read_only: bool = False
+    ) -> QMainWindow: ...
+
+    def close_to_welcome(self, window: QMainWindow) -> QWidget: ...
+
+
 class MainWindow(QMainWindow):
-    def __init__(self, runtime: WorkspaceRuntime, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        runtime: WorkspaceRuntime,
+        parent: QWidget | None = None,
+        *,
+        switcher: WorkspaceSwitcher | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("mainWindow")
         self.runtime = runtime
+        #: None: this window cannot leave its workspace (File's workspace items are off).
+        self.switcher = switcher
         self.bridge = RuntimeBridge(self)
         runtime.add_listener(listener_for(self.bridge))
         #: Every request's result comes back through here; failures reach the status area.
@@ -373,6 +398,19 @@ class MainWindow(QMainWindow):
 
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
+        self.open_workspace_action = action(
+            file_menu, "Open workspace…", self.open_workspace_dialog, "Ctrl+O"
+        )
+        self.recent_menu = file_menu.addMenu("Open recent")
+        self.recent_menu.setObjectName("recentWorkspacesMenu")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.close_workspace_action = action(
+            file_menu, "Close workspace", self.close_workspace, "Ctrl+Shift+W"
+        )
+        for act in (self.open_workspace_action, self.recent_menu.menuAction(), self.close_workspace_action):
+            act.setEnabled(self.switcher is not None)
+        self._fill_recent_menu()
+        file_menu.addSeparator()
         action(file_menu, "Settings…", self.open_settings, "Ctrl+,")
         file_menu.addSeparator()
         action(file_menu, "Quit", self.close, "Ctrl+Q")
@@ -582,20 +620,29 @@ class MainWindow(QMainWindow):
         self._update_usage_label()
 
     def _show_space_header(self, space: Space) -> None:
-        profile = profile_for(space.mode)
         self.space_title.setText(space.name)
-        color = theme.colors(self.palette()).mode(space.mode)
-        self.mode_badge.setText(f" {profile.label} ")
-        self.mode_badge.setStyleSheet(
-            f"background: {color.name()}; color: {theme.text_on(color).name()}; border-radius: 8px; "
-            "padding: 1px 8px; font-weight: 600;"
-        )
+        self._paint_mode_badge(space.mode)
         self.composer.set_mode(space.mode)
         self.autonomy_combo.setCurrentIndex(self.autonomy_combo.findData(space.autonomy.value))
         self.transport_combo.setCurrentIndex(self.transport_combo.findData(space.transport.value))
         self._show_guarantee(space.mode, space.transport)
         self.message_queue.show_space(space.id)
         self._update_activity()
+
+    def _paint_mode_badge(self, mode: Mode) -> None:
+        color = theme.colors(self.palette()).mode(mode)
+        self.mode_badge.setText(f" {profile_for(mode).label} ")
+        self.mode_badge.setStyleSheet(
+            f"background: {color.name()}; color: {theme.text_on(color).name()}; border-radius: 8px; "
+            "padding: 1px 8px; font-weight: 600;"
+        )
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        current = getattr(self, "_current", None)  # None too while the window is being built
+        if event.type() == QEvent.Type.PaletteChange and current is not None:
+            # A theme switch: colours fixed in style sheets are the old palette's until set again.
+            self._paint_mode_badge(current.mode)
 
     def _request_transcript(self, space_id: str, *, keep_position: bool = False) -> None:
         generation = self._conversation_generation
@@ -1317,6 +1364,66 @@ class MainWindow(QMainWindow):
             dialog.apply()
             self.runtime.settings.save()
 
+    # -- workspaces -----------------------------------------------------------------------------
+
+    def _fill_recent_menu(self) -> None:
+        """The recent workspaces but this one, newest first (read when the menu opens)."""
+        self.recent_menu.clear()
+        here = str(self.runtime.ws.root.resolve())
+        paths = [p for p in self.switcher.recent_workspaces() if p != here] if self.switcher else []
+        for path in paths:
+            act = self.recent_menu.addAction(f"{Path(path).name} — {path}")
+            act.setData(path)
+            act.triggered.connect(lambda _checked=False, path=path: self.open_workspace(Path(path)))
+        if not paths:
+            self.recent_menu.addAction("No other recent workspaces").setEnabled(False)
+
+    def open_workspace_dialog(self) -> None:
+        folder = QFileDialog.getExistingDirectory(
+            self, "Open a workspace folder", str(self.runtime.ws.root.parent)
+        )
+        if folder:
+            self.open_workspace(Path(folder))
+
+    def open_workspace(self, path: Path, *, read_only: bool = False) -> QWidget | None:
+        """Open ``path`` in this window's place (after confirming running work stops). A
+        workspace that cannot be opened is said in the status area; this one stays open."""
+        if self.switcher is None:
+            return None
+        if path.expanduser().resolve() == self.runtime.ws.root.resolve():
+            self.status_area.show_info(f"{path} is the workspace already open", 5000)
+            return self
+        confirmed_before = self._closing_confirmed
+        if not self._confirm_leaving("Open another workspace"):
+            return None
+        try:
+            return self.switcher.open_instead(self, path, read_only=read_only)
+        except Exception as exc:  # one sentence and the next step, never a traceback
+            from control_center.ui.workspace_errors import diagnose
+
+            self._closing_confirmed = confirmed_before  # this window stays: asked again at quit
+            self._on_error(diagnose(path, exc).message())
+            return None
+
+    def close_workspace(self) -> QWidget | None:
+        """Back to the welcome screen (after confirming running work stops)."""
+        if self.switcher is None or not self._confirm_leaving("Close the workspace"):
+            return None
+        return self.switcher.close_to_welcome(self)
+
+    def _confirm_leaving(self, what: str) -> bool:
+        """Running turns stop when this window closes: the operator says yes first."""
+        if self._closing_confirmed or not self.runtime.has_running_work():
+            return True
+        answer = QMessageBox.question(
+            self,
+            "Turns are running",
+            f"Agents are still working. Stop them and {what.lower()}? Their turns are kept as "
+            "interrupted and can be resumed later.",
+        )
+        self._closing_confirmed = answer == QMessageBox.StandardButton.Yes
+        return self._closing_confirmed
+
     def set_appearance(self, name: str) -> None:
         """Light, dark, high contrast (light or dark) or the system's: applied at once, kept."""
         from PySide6.QtWidgets import QApplication
@@ -1357,15 +1464,8 @@ class MainWindow(QMainWindow):
     _dock_sized = False
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self.runtime.has_running_work() and not self._closing_confirmed:
-            answer = QMessageBox.question(
-                self,
-                "Turns are running",
-                "Agents are still working. Stop them and quit? Their turns are kept as interrupted "
-                "and can be resumed later.",
-            )
-            if answer != QMessageBox.StandardButton.Yes:
-                event.ignore()
-                return
+        if not self._confirm_leaving("Quit"):
+            event.ignore()
+            return
         self.runtime.shutdown()
         super().closeEvent(event)
