@@ -51,7 +51,7 @@ from control_center.core.records import Space
 from control_center.core.space_state import SpaceActivity, SpaceState, overall
 from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
 from control_center.runtime import TRANSCRIPT_PAGE, TranscriptPage, TurnNotStarted, WorkspaceRuntime
-from control_center.ui import theme
+from control_center.ui import geometry, theme
 from control_center.ui.bridge import RuntimeBridge, listener_for
 from control_center.ui.composer import Composer
 from control_center.ui.conversation import ConversationModel, ConversationView, copy_text
@@ -70,10 +70,21 @@ from control_center.ui.widgets import ElidedLabel, EmptyState
 #: explicitly so a panel whose preferred width grows (a long name, a wide tab) can never make the
 #: window grow by itself; panels elide, wrap, scroll or overflow into menus instead.
 MINIMUM_WINDOW = (900, 560)
+#: The main window's geometry is remembered under this name (the start-up shell opens at it).
+GEOMETRY_NAME = "mainWindow"
 #: The widest the status bar's usage line gets: the messages beside it keep the rest.
 USAGE_MAX_WIDTH = 340
 #: Below this width of the conversation area the Autonomy/Transport captions are hidden.
 HEADER_CAPTIONS_MIN_WIDTH = 560
+
+
+def side_widths(window_width: int) -> tuple[int, int]:
+    """The space list's and the docked Inbox's first widths in a window this wide: each a share
+    (the list 17 %, the Inbox 30 %) between its floor (the list's names, the Inbox's decision
+    buttons) and its ceiling, so the conversation keeps about half of a 1000 px window."""
+    spaces = max(170, min(260, window_width * 17 // 100))
+    inbox = max(320, min(430, window_width * 3 // 10))
+    return spaces, inbox
 
 
 def is_model_error(error: str) -> bool:
@@ -170,7 +181,7 @@ class MainWindow(QMainWindow):
         self._closing_confirmed = False
         self.setWindowTitle(f"Control Center — {runtime.ws.root.name}")
         self.setMinimumSize(*MINIMUM_WINDOW)
-        self.resize(1400, 860)
+        geometry.place(self, GEOMETRY_NAME)  # as last time on this screen, inside it
         self._build()
         self._connect()
         self._build_menus()
@@ -295,6 +306,7 @@ class MainWindow(QMainWindow):
         center.addWidget(self.tabs)
         center.setStretchFactor(1, 1)
         center.setSizes([260, 900])
+        self.center_splitter = center
         self.setCentralWidget(center)
 
         # inbox
@@ -1454,12 +1466,10 @@ class MainWindow(QMainWindow):
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         if not self._dock_sized:
-            # The Inbox takes about a third of the window (430 px at 1400; 320 px, room for its
-            # decision buttons, at 1000), never the conversation's room on a small screen.
             self._dock_sized = True
-            self.resizeDocks(
-                [self.inbox_dock], [max(320, min(430, self.width() * 3 // 10))], Qt.Orientation.Horizontal
-            )
+            spaces, inbox = side_widths(self.width())
+            self.resizeDocks([self.inbox_dock], [inbox], Qt.Orientation.Horizontal)
+            self.center_splitter.setSizes([spaces, max(1, self.center_splitter.width() - spaces)])
 
     _dock_sized = False
 
@@ -1467,5 +1477,6 @@ class MainWindow(QMainWindow):
         if not self._confirm_leaving("Quit"):
             event.ignore()
             return
+        geometry.remember(self, GEOMETRY_NAME)
         self.runtime.shutdown()
         super().closeEvent(event)
