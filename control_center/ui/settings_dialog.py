@@ -234,7 +234,7 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.scroll, 1)
         layout.addWidget(buttons)
-        fit_dialog(self, QSize(1040, 680))
+        fit_dialog(self, QSize(1040, 740))  # all of it, where the screen has the room
 
     def _build_plan_budget(self, settings: AppSettings) -> QHBoxLayout:
         """The budget an approved plan's work runs under; 0 on an axis means no limit there."""
