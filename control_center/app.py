@@ -43,7 +43,7 @@ def create_main_window(workspace_dir: str | os.PathLike[str], *, read_only: bool
     app.setWindowIcon(theme.app_icon())
     runtime = open_runtime(Path(workspace_dir), read_only=read_only)
     theme.apply_appearance(app, runtime.settings.appearance)
-    window = MainWindow(runtime)
+    window = MainWindow(runtime, switcher=_SWITCHER)
     runtime.resume_pipelines()
     return window
 
@@ -80,7 +80,7 @@ def start_gui(workspace: Path | None, *, read_only: bool = False) -> QWidget:
     problem = None
     if workspace is not None:
         try:
-            return _open_and_remember(workspace, settings, read_only=read_only)
+            return _open_and_remember(workspace, read_only=read_only)
         except Exception as exc:  # shown as a sentence on the welcome screen, never a traceback
             problem = diagnose(workspace, exc)
             print(f"error: {problem.message()}", file=sys.stderr)
@@ -92,7 +92,7 @@ def _welcome(settings: AppSettings, problem: Any = None) -> QWidget:
 
     app = _application()
     welcome = WelcomeWindow(
-        open_workspace=lambda p, read_only=False: _open_and_remember(p, settings, read_only=read_only)
+        open_workspace=lambda p, read_only=False: _open_and_remember(p, read_only=read_only)
     )
     welcome.show()
     if problem is not None:
@@ -158,13 +158,13 @@ def _show_main_window(
     from control_center.ui.main_window import MainWindow
 
     try:
-        window = MainWindow(runtime)
+        window = MainWindow(runtime, switcher=_SWITCHER)
         runtime.resume_pipelines()
     except Exception:
         runtime.shutdown()
         runtime.ws.close()
         raise
-    settings.remember_workspace(workspace)
+    _remember(window, workspace)
     shell.hand_over(window)
     _windows.append(window)
     _settle_after_start(window)
@@ -195,13 +195,65 @@ def run_gui(workspace: Path | None, *, read_only: bool = False) -> int:
 _windows: list[QMainWindow] = []
 
 
-def _open_and_remember(workspace: Path, settings: AppSettings, *, read_only: bool = False) -> QMainWindow:
+def _remember(window: Any, workspace: Path) -> None:
+    """The next start opens ``workspace``, and File ▸ Open recent lists it first. Written through
+    the runtime's own settings: the window saves those later (an appearance, the Settings
+    dialog), and a separate copy would write back what it read before this open."""
+    window.runtime.settings.remember_and_save(Path(workspace))
+
+
+def _open_and_remember(workspace: Path, *, read_only: bool = False) -> QMainWindow:
     window = create_main_window(workspace, read_only=read_only)
-    settings.remember_workspace(workspace)
+    _remember(window, workspace)
     window.show()
     _windows.append(window)
     _settle_after_start(window)
     return window
+
+
+def _retire(window: Any) -> None:
+    """A main window whose workspace the operator left (its running work already confirmed):
+    closed, its runtime stopped and its database let go."""
+    window._closing_confirmed = True
+    window.close()
+    window.runtime.ws.close()
+    if window in _windows:
+        _windows.remove(window)
+
+
+class _WorkspaceSwitcher:
+    """What File ▸ Open workspace…, Open recent and Close workspace do: windows are made here, in
+    the composition root, never by each other."""
+
+    def recent_workspaces(self) -> list[str]:
+        from control_center.harness.settings import AppSettings
+
+        return AppSettings.load().recent_workspaces
+
+    def open_instead(self, window: QMainWindow, workspace: Path, *, read_only: bool = False) -> QMainWindow:
+        """The workspace in a new main window at ``window``'s place, which then closes; a
+        workspace that cannot be opened raises and leaves ``window`` as it was."""
+        opened = create_main_window(workspace, read_only=read_only)
+        _remember(opened, workspace)
+        if window.isMaximized():
+            opened.showMaximized()
+        else:
+            opened.setGeometry(window.geometry())
+            opened.show()
+        _windows.append(opened)
+        _retire(window)
+        _settle_after_start(opened)
+        return opened
+
+    def close_to_welcome(self, window: QMainWindow) -> QWidget:
+        from control_center.harness.settings import AppSettings
+
+        welcome = _welcome(AppSettings.load())  # shown first: the app lives on
+        _retire(window)
+        return welcome
+
+
+_SWITCHER = _WorkspaceSwitcher()
 
 
 def cmd_gui(args: argparse.Namespace) -> int:

@@ -56,6 +56,14 @@ log = logging.getLogger(__name__)
 TRANSCRIPT_PAGE = 400
 
 
+@dataclass(frozen=True)
+class TurnNotStarted:
+    """A turn that never began (no Claude Code CLI, a turn already running there, the workspace
+    refused it): why, in one line. Nothing of it was stored, so the caller must say so."""
+
+    reason: str
+
+
 class RuntimeListener(Protocol):
     def turn_event(self, space_id: str | None, event: TurnEvent) -> None: ...
     def turn_finished(self, space_id: str | None, ended: TurnEnded) -> None: ...
@@ -418,10 +426,11 @@ class WorkspaceRuntime:
 
         key = f"{space_id}#{thread}" if thread else space_id
 
-        async def run() -> TurnEnded | None:
+        async def run() -> TurnEnded | TurnNotStarted | None:
             if key in self.running_spaces():
-                self._notify("error", "a turn is already running here; stop it or wait")
-                return None
+                reason = "a turn is already running here; stop it or wait"
+                self._notify("error", reason)
+                return TurnNotStarted(reason)
             req = RunRequest(
                 message=text, space_ref=space_id, provider=provider, conversation_id=thread, author=author
             )
@@ -443,30 +452,34 @@ class WorkspaceRuntime:
     def thread_transcript(self, conversation_id: str) -> concurrent.futures.Future[list[TranscriptItem]]:
         return self._call(lambda: transcript(self.ws.store.messages(conversation_id)))
 
-    async def _track(self, space_id: str, coro: Coroutine[Any, Any, TurnEnded]) -> TurnEnded | None:
+    async def _track(
+        self, space_id: str, coro: Coroutine[Any, Any, TurnEnded]
+    ) -> TurnEnded | TurnNotStarted | None:
+        """The turn's end; None when it was cancelled, TurnNotStarted when it could not begin."""
         from control_center.harness.loop import HarnessError
 
         task = asyncio.ensure_future(coro)
         self._turn_tasks[space_id] = task
+        outcome: TurnEnded | TurnNotStarted | None
         try:
-            ended = await task
+            outcome = await task
         except asyncio.CancelledError:
-            ended = None
+            outcome = None
         except (HarnessError, WorkspaceError) as exc:  # the turn could not start (here or on a worker)
             self._notify("error", str(exc))
-            ended = None
+            outcome = TurnNotStarted(str(exc) or type(exc).__name__)
         finally:
             self._turn_tasks.pop(space_id, None)
-        if ended is not None:
-            self._notify("turn_finished", space_id, ended)
-            await self._continue_pipelines_after(ended)
+        if isinstance(outcome, TurnEnded):
+            self._notify("turn_finished", space_id, outcome)
+            await self._continue_pipelines_after(outcome)
         self._notify("approvals_changed")
         self._notify("spaces_changed")
         self._publish_states()
-        return ended
+        return outcome
 
     def resume_turn(self, turn_id: str) -> concurrent.futures.Future[Any]:
-        async def run() -> TurnEnded | None:
+        async def run() -> TurnEnded | TurnNotStarted | None:
             turn = self.ws.store.turn(turn_id)
             space_id = turn.space_id if turn else None
             key = space_id or ""

@@ -107,6 +107,10 @@ def _default_mode_settings() -> ModelSettings:
     return ModelSettings(provider="auto")
 
 
+#: How many recently opened workspaces File ▸ Open recent lists.
+RECENT_WORKSPACES = 8
+
+
 @dataclass
 class AppSettings:
     provider: str = "auto"  # "auto": anthropic when a key exists, else the scripted model
@@ -118,6 +122,8 @@ class AppSettings:
     default_autonomy: Autonomy = Autonomy.ASK
     claude_cli: str | None = None
     last_workspace: str | None = None
+    #: The workspaces opened lately, newest first (File ▸ Open recent), at most RECENT_WORKSPACES.
+    recent_workspaces: list[str] = field(default_factory=list)
     #: Who this operator is in decisions' records; None: the OS user and host.
     operator_name: str | None = None
     #: Credential-like environment variables the operator lets tools and gates see (by exact name);
@@ -136,6 +142,11 @@ class AppSettings:
     models: dict[Mode, ModelSettings] = field(
         default_factory=lambda: {m: _default_mode_settings() for m in Mode}
     )
+
+    def remember_workspace(self, path: str) -> None:
+        """``path`` was just opened: the one the next start opens, first of the recent ones."""
+        self.last_workspace = path
+        self.recent_workspaces = [path, *(p for p in self.recent_workspaces if p != path)][:RECENT_WORKSPACES]
 
     def model_for(self, mode: Mode) -> ModelSettings:
         """The mode's own settings, with its own thinking cap; nothing leaks between modes."""
@@ -263,6 +274,7 @@ class AppSettings:
             "default_autonomy": self.default_autonomy.value,
             "claude_cli": self.claude_cli,
             "last_workspace": self.last_workspace,
+            "recent_workspaces": list(self.recent_workspaces),
             "operator_name": self.operator_name,
             "allowed_env": list(self.allowed_env),
             "model_retries": self.model_retries,
@@ -286,6 +298,9 @@ class AppSettings:
             pass
         out.claude_cli = data.get("claude_cli") or None
         out.last_workspace = data.get("last_workspace") or None
+        recent = data.get("recent_workspaces") or ()
+        if isinstance(recent, list | tuple):
+            out.recent_workspaces = [str(p) for p in recent if isinstance(p, str) and p][:RECENT_WORKSPACES]
         name = data.get("operator_name")
         out.operator_name = name.strip() if isinstance(name, str) and name.strip() else None
         allowed = data.get("allowed_env") or ()
@@ -357,10 +372,11 @@ class AppSettings:
                     tmp.unlink(missing_ok=True)
             raise SettingsError(f"cannot write settings file {path}: {exc.strerror or exc}") from None
 
-    def remember_workspace(self, workspace: Path) -> None:
-        """Keep ``workspace`` as the one to open next time, when the file can be written: a
-        convenience, so a read-only or full config folder (or a newer file) only skips it."""
-        self.last_workspace = str(Path(workspace).resolve())
+    def remember_and_save(self, workspace: Path) -> None:
+        """Keep ``workspace`` as the one to open next time (and first of the recent ones), when
+        the file can be written: a convenience, so a read-only or full config folder (or a newer
+        file) only skips it."""
+        self.remember_workspace(str(Path(workspace).resolve()))
         try:
             self.save()
         except SettingsError as exc:

@@ -1468,6 +1468,12 @@ class InboxView(QWidget):
             verb = "is" if len(names) == 1 else "are"
             self.viewers_label.setText(f"{who} {verb} looking at this item too")
 
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "_audit_style"):
+            # A theme switch: the detail's label colours are style sheets of the old palette.
+            self._apply_audit_style(self.selected_approval())
+
     def _apply_audit_style(self, a: Approval | None) -> None:
         c = theme.colors(self.palette())
         color: QColor = c.status(a.status.value) if a is not None else c.muted

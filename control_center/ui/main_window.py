@@ -6,19 +6,22 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
+    QFileDialog,
     QHBoxLayout,
     QInputDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -47,8 +50,8 @@ from control_center.core.profiles import profile_for
 from control_center.core.records import Space
 from control_center.core.space_state import SpaceActivity, SpaceState, overall
 from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
-from control_center.runtime import TRANSCRIPT_PAGE, TranscriptPage, WorkspaceRuntime
-from control_center.ui import theme
+from control_center.runtime import TRANSCRIPT_PAGE, TranscriptPage, TurnNotStarted, WorkspaceRuntime
+from control_center.ui import geometry, theme
 from control_center.ui.bridge import RuntimeBridge, listener_for
 from control_center.ui.composer import Composer
 from control_center.ui.conversation import ConversationModel, ConversationView, copy_text
@@ -60,14 +63,28 @@ from control_center.ui.operations import Operations
 from control_center.ui.retry_line import MODEL_RETRY_ITEM, RetryLine
 from control_center.ui.side_tabs import SideTabs
 from control_center.ui.space_list import SpaceListModel, SpaceListView
+from control_center.ui.status_area import StatusArea
 from control_center.ui.widgets import ElidedLabel, EmptyState
 
 #: The smallest window every panel stays usable in (a 1024x768 screen with a taskbar). It is set
 #: explicitly so a panel whose preferred width grows (a long name, a wide tab) can never make the
 #: window grow by itself; panels elide, wrap, scroll or overflow into menus instead.
 MINIMUM_WINDOW = (900, 560)
+#: The main window's geometry is remembered under this name (the start-up shell opens at it).
+GEOMETRY_NAME = "mainWindow"
+#: The widest the status bar's usage line gets: the messages beside it keep the rest.
+USAGE_MAX_WIDTH = 340
 #: Below this width of the conversation area the Autonomy/Transport captions are hidden.
 HEADER_CAPTIONS_MIN_WIDTH = 560
+
+
+def side_widths(window_width: int) -> tuple[int, int]:
+    """The space list's and the docked Inbox's first widths in a window this wide: each a share
+    (the list 17 %, the Inbox 30 %) between its floor (the list's names, the Inbox's decision
+    buttons) and its ceiling, so the conversation keeps about half of a 1000 px window."""
+    spaces = max(170, min(260, window_width * 17 // 100))
+    inbox = max(320, min(430, window_width * 3 // 10))
+    return spaces, inbox
 
 
 def is_model_error(error: str) -> bool:
@@ -104,16 +121,39 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Arrows / Home / Esc", "Plan Studio graph: dependency, dependent, same column / first node / clear"),
     ("F / + / -", "Plan Studio graph: fit / zoom in / zoom out"),
     ("J / K / Enter", "Review: next / previous finding / jump to its lines in the diff"),
+    ("Ctrl+O", "Open another workspace (File ▸ Open recent lists the last ones)"),
+    ("Ctrl+Shift+W", "Close the workspace (back to the welcome screen)"),
     ("Ctrl+,", "Settings"),
     ("F1", "This list"),
 )
 
 
+class WorkspaceSwitcher(Protocol):
+    """The composition root's way to put another workspace (or the welcome screen) in a main
+    window's place (app.py): the window asks, it never builds windows itself."""
+
+    def recent_workspaces(self) -> list[str]: ...
+
+    def open_instead(
+        self, window: QMainWindow, workspace: Path, *, read_only: bool = False
+    ) -> QMainWindow: ...
+
+    def close_to_welcome(self, window: QMainWindow) -> QWidget: ...
+
+
 class MainWindow(QMainWindow):
-    def __init__(self, runtime: WorkspaceRuntime, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        runtime: WorkspaceRuntime,
+        parent: QWidget | None = None,
+        *,
+        switcher: WorkspaceSwitcher | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("mainWindow")
         self.runtime = runtime
+        #: None: this window cannot leave its workspace (File's workspace items are off).
+        self.switcher = switcher
         self.bridge = RuntimeBridge(self)
         runtime.add_listener(listener_for(self.bridge))
         #: Every request's result comes back through here; failures reach the status area.
@@ -136,10 +176,12 @@ class MainWindow(QMainWindow):
         self._sending: set[str] = set()
         #: space id -> the agent's pending question there (typed text in the composer answers it).
         self._questions: dict[str, Approval] = {}
+        #: space id -> messages whose turn never began, with why (nothing of them is stored).
+        self._unsent: dict[str, list[TranscriptItem]] = {}
         self._closing_confirmed = False
         self.setWindowTitle(f"Control Center — {runtime.ws.root.name}")
         self.setMinimumSize(*MINIMUM_WINDOW)
-        self.resize(1400, 860)
+        geometry.place(self, GEOMETRY_NAME)  # as last time on this screen, inside it
         self._build()
         self._connect()
         self._build_menus()
@@ -212,7 +254,7 @@ class MainWindow(QMainWindow):
 
         self.conversation_model = ConversationModel(self)
         self.retry_line = RetryLine(
-            self.conversation_model, lambda text: self.statusBar().showMessage(text, 10_000), self
+            self.conversation_model, lambda text: self.status_area.show_info(text, 10_000), self
         )
         self.conversation_view = ConversationView()
         self.conversation_view.setModel(self.conversation_model)
@@ -264,6 +306,7 @@ class MainWindow(QMainWindow):
         center.addWidget(self.tabs)
         center.setStretchFactor(1, 1)
         center.setSizes([260, 900])
+        self.center_splitter = center
         self.setCentralWidget(center)
 
         # inbox
@@ -301,14 +344,22 @@ class MainWindow(QMainWindow):
         self.status_running.setMinimumWidth(
             self.status_running.fontMetrics().horizontalAdvance("9 running") + 8
         )
+        self.status_running.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        self.status_running.setMaximumWidth(USAGE_MAX_WIDTH)
         # Usage elides (whole line in its tooltip) so the running count keeps its room.
         self.status_usage = ElidedLabel("", mode=Qt.TextElideMode.ElideLeft)
         self.status_usage.setObjectName("statusUsage")
         self.status_usage.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        # Permanent widgets: a transient message (an announced decision, an error) never hides
-        # the workspace's state.
-        self.statusBar().addPermanentWidget(self.status_running, 1)
-        self.statusBar().addPermanentWidget(self.status_usage, 1)
+        # Its whole line when there is room, eliding down to a few letters when there is not; never
+        # more than a third of a small window (the messages keep the rest).
+        self.status_usage.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        self.status_usage.setMaximumWidth(USAGE_MAX_WIDTH)
+        # Messages get the room left of the workspace's state (permanent widgets, never hidden
+        # by a message); the usage line elides rather than take that room.
+        self.status_area = StatusArea()
+        self.statusBar().addWidget(self.status_area, 1)
+        self.statusBar().addPermanentWidget(self.status_running)
+        self.statusBar().addPermanentWidget(self.status_usage)
 
     def _connect(self) -> None:
         b = self.bridge
@@ -359,6 +410,19 @@ class MainWindow(QMainWindow):
 
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
+        self.open_workspace_action = action(
+            file_menu, "Open workspace…", self.open_workspace_dialog, "Ctrl+O"
+        )
+        self.recent_menu = file_menu.addMenu("Open recent")
+        self.recent_menu.setObjectName("recentWorkspacesMenu")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.close_workspace_action = action(
+            file_menu, "Close workspace", self.close_workspace, "Ctrl+Shift+W"
+        )
+        for act in (self.open_workspace_action, self.recent_menu.menuAction(), self.close_workspace_action):
+            act.setEnabled(self.switcher is not None)
+        self._fill_recent_menu()
+        file_menu.addSeparator()
         action(file_menu, "Settings…", self.open_settings, "Ctrl+,")
         file_menu.addSeparator()
         action(file_menu, "Quit", self.close, "Ctrl+Q")
@@ -568,20 +632,29 @@ class MainWindow(QMainWindow):
         self._update_usage_label()
 
     def _show_space_header(self, space: Space) -> None:
-        profile = profile_for(space.mode)
         self.space_title.setText(space.name)
-        color = theme.colors(self.palette()).mode(space.mode)
-        self.mode_badge.setText(f" {profile.label} ")
-        self.mode_badge.setStyleSheet(
-            f"background: {color.name()}; color: {theme.text_on(color).name()}; border-radius: 8px; "
-            "padding: 1px 8px; font-weight: 600;"
-        )
+        self._paint_mode_badge(space.mode)
         self.composer.set_mode(space.mode)
         self.autonomy_combo.setCurrentIndex(self.autonomy_combo.findData(space.autonomy.value))
         self.transport_combo.setCurrentIndex(self.transport_combo.findData(space.transport.value))
         self._show_guarantee(space.mode, space.transport)
         self.message_queue.show_space(space.id)
         self._update_activity()
+
+    def _paint_mode_badge(self, mode: Mode) -> None:
+        color = theme.colors(self.palette()).mode(mode)
+        self.mode_badge.setText(f" {profile_for(mode).label} ")
+        self.mode_badge.setStyleSheet(
+            f"background: {color.name()}; color: {theme.text_on(color).name()}; border-radius: 8px; "
+            "padding: 1px 8px; font-weight: 600;"
+        )
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        current = getattr(self, "_current", None)  # None too while the window is being built
+        if event.type() == QEvent.Type.PaletteChange and current is not None:
+            # A theme switch: colours fixed in style sheets are the old palette's until set again.
+            self._paint_mode_badge(current.mode)
 
     def _request_transcript(self, space_id: str, *, keep_position: bool = False) -> None:
         generation = self._conversation_generation
@@ -621,7 +694,7 @@ class MainWindow(QMainWindow):
             return
         if generation is not None and generation != self._conversation_generation:
             return  # the conversation changed since this page was read; a newer one follows
-        items = list(page.items)
+        items = list(page.items) + self._unsent.get(page.space_id, [])
         if not items:
             profile = profile_for(self._current.mode)
             hint = "; Shift+Tab changes the mode" if profile.operator_selectable else ""
@@ -792,14 +865,37 @@ class MainWindow(QMainWindow):
             self.conversation_view.scrollToBottom()
         self.operations.run(
             self.runtime.send_message(space_id, text),
-            lambda _ended: self._sent_done(space_id),
-            failure=lambda message: (self._sent_done(space_id), self._on_error(message)),
+            lambda outcome: self._sent_done(space_id, outcome, text),
+            failure=lambda message: (
+                self._on_error(message),
+                self._sent_done(space_id, TurnNotStarted(message), text),
+            ),
         )
         QTimer.singleShot(0, self._update_activity)
 
-    def _sent_done(self, space_id: str) -> None:
+    def _sent_done(self, space_id: str, outcome: object = None, text: str | None = None) -> None:
         self._sending.discard(space_id)
+        if isinstance(outcome, TurnNotStarted):
+            self._show_not_sent(space_id, outcome.reason, text)
         self._update_activity()
+
+    def _show_not_sent(self, space_id: str, reason: str, text: str | None) -> None:
+        """A turn that never began stored nothing: the conversation says why under the message
+        (kept there when the conversation is read again), and the text goes back into an empty
+        composer so it is not lost."""
+        what = "This message was not sent" if text is not None else "The turn could not resume"
+        note = TranscriptItem(f"unsent:{next(self._live_counter)}", ItemKind.ERROR, f"{what}: {reason}")
+        kept = self._unsent.setdefault(space_id, [])
+        if text is not None:
+            kept.append(TranscriptItem(f"unsent:{next(self._live_counter)}", ItemKind.USER, text))
+        kept.append(note)
+        if self._current is None or self._current.id != space_id:
+            return
+        self._conversation_generation += 1
+        self.conversation_model.append_item(note)
+        self.conversation_view.scrollToBottom()
+        if text is not None and not self.composer.input.toPlainText().strip():
+            self.composer.input.setPlainText(text)
 
     def _send_next_queued(self, space_id: str) -> None:
         """A queued message goes when the space's turn has ended (not when it was interrupted:
@@ -822,14 +918,17 @@ class MainWindow(QMainWindow):
         sid = space_id or (self._current.id if self._current else None)
         state = self._state_of(sid) if sid else None
         if state is None or not state.resumable or state.turn_id is None:
-            self.statusBar().showMessage("Nothing to resume in this space", 5000)
+            self.status_area.show_info("Nothing to resume in this space", 5000)
             return
         self._sending.add(state.space_id)
         self.resume_bar.hide()
         self.operations.run(
             self.runtime.resume_turn(state.turn_id),
-            lambda _ended: self._sent_done(state.space_id),
-            failure=lambda message: (self._sent_done(state.space_id), self._on_error(message)),
+            lambda outcome: self._sent_done(state.space_id, outcome),
+            failure=lambda message: (
+                self._on_error(message),
+                self._sent_done(state.space_id, TurnNotStarted(message)),
+            ),
             what="resume",
         )
         self._update_activity()
@@ -924,7 +1023,7 @@ class MainWindow(QMainWindow):
             return self.retry_line.handle(event)
         if self.conversation_model.row_of(MODEL_RETRY_ITEM) is not None:
             self.retry_line.clear()
-            self.statusBar().clearMessage()
+            self.status_area.clear_passing()
         return False
 
     def _on_turn_finished(self, space_id: str | None, ended: TurnEnded) -> None:
@@ -937,7 +1036,7 @@ class MainWindow(QMainWindow):
             self._reload_if_current(space_id)
             self._refresh_side_tabs(self._current)
         if ended.status.value == "failed" and ended.error:
-            self.statusBar().showMessage(f"Turn failed: {ended.error}", 10_000)
+            self.status_area.show_error(f"Turn failed: {ended.error}")
             if is_model_error(ended.error):
                 self.show_model_error(ended.turn, ended.error)
 
@@ -1074,7 +1173,7 @@ class MainWindow(QMainWindow):
         if self._current is None:
             return
         space_id = self._current.id
-        self.statusBar().showMessage("Compacting the conversation…", 5000)
+        self.status_area.show_info("Compacting the conversation…", 5000)
         self.operations.run(self.runtime.compact(space_id), lambda _done: self._after_compaction(space_id))
 
     def _after_compaction(self, space_id: str) -> None:
@@ -1115,7 +1214,7 @@ class MainWindow(QMainWindow):
             self._focus_inbox_item(approval_id)
 
     def _on_error(self, message: str) -> None:
-        self.statusBar().showMessage(message, 10_000)
+        self.status_area.show_error(message)
 
     # -- approvals ------------------------------------------------------------------------------
 
@@ -1202,7 +1301,7 @@ class MainWindow(QMainWindow):
         approval = outcome.approval
         done = {"grant": "Granted", "reject": "Rejected", "answered": "Answered"}.get(verb, verb)
         why = f" — {approval.reason}" if approval.reason else ""
-        self.statusBar().showMessage(f"{done}: {approval.summary}{why}", 8000)
+        self.status_area.show_info(f"{done}: {approval.summary}{why}", 8000)
 
     def _on_inline_decision(self, approval_id: str, decision: str) -> None:
         """A card's buttons: grant at once; reject and answer continue in the Inbox, where the
@@ -1287,6 +1386,66 @@ class MainWindow(QMainWindow):
         except SettingsError as exc:
             self._on_error(f"Settings not saved: {exc}")
 
+    # -- workspaces -----------------------------------------------------------------------------
+
+    def _fill_recent_menu(self) -> None:
+        """The recent workspaces but this one, newest first (read when the menu opens)."""
+        self.recent_menu.clear()
+        here = str(self.runtime.ws.root.resolve())
+        paths = [p for p in self.switcher.recent_workspaces() if p != here] if self.switcher else []
+        for path in paths:
+            act = self.recent_menu.addAction(f"{Path(path).name} — {path}")
+            act.setData(path)
+            act.triggered.connect(lambda _checked=False, path=path: self.open_workspace(Path(path)))
+        if not paths:
+            self.recent_menu.addAction("No other recent workspaces").setEnabled(False)
+
+    def open_workspace_dialog(self) -> None:
+        folder = QFileDialog.getExistingDirectory(
+            self, "Open a workspace folder", str(self.runtime.ws.root.parent)
+        )
+        if folder:
+            self.open_workspace(Path(folder))
+
+    def open_workspace(self, path: Path, *, read_only: bool = False) -> QWidget | None:
+        """Open ``path`` in this window's place (after confirming running work stops). A
+        workspace that cannot be opened is said in the status area; this one stays open."""
+        if self.switcher is None:
+            return None
+        if path.expanduser().resolve() == self.runtime.ws.root.resolve():
+            self.status_area.show_info(f"{path} is the workspace already open", 5000)
+            return self
+        confirmed_before = self._closing_confirmed
+        if not self._confirm_leaving("Open another workspace"):
+            return None
+        try:
+            return self.switcher.open_instead(self, path, read_only=read_only)
+        except Exception as exc:  # one sentence and the next step, never a traceback
+            from control_center.ui.workspace_errors import diagnose
+
+            self._closing_confirmed = confirmed_before  # this window stays: asked again at quit
+            self._on_error(diagnose(path, exc).message())
+            return None
+
+    def close_workspace(self) -> QWidget | None:
+        """Back to the welcome screen (after confirming running work stops)."""
+        if self.switcher is None or not self._confirm_leaving("Close the workspace"):
+            return None
+        return self.switcher.close_to_welcome(self)
+
+    def _confirm_leaving(self, what: str) -> bool:
+        """Running turns stop when this window closes: the operator says yes first."""
+        if self._closing_confirmed or not self.runtime.has_running_work():
+            return True
+        answer = QMessageBox.question(
+            self,
+            "Turns are running",
+            f"Agents are still working. Stop them and {what.lower()}? Their turns are kept as "
+            "interrupted and can be resumed later.",
+        )
+        self._closing_confirmed = answer == QMessageBox.StandardButton.Yes
+        return self._closing_confirmed
+
     def set_appearance(self, name: str) -> None:
         """Light, dark, high contrast (light or dark) or the system's: applied at once, kept."""
         from PySide6.QtWidgets import QApplication
@@ -1317,25 +1476,17 @@ class MainWindow(QMainWindow):
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         if not self._dock_sized:
-            # The Inbox takes about a third of the window (430 px at 1400; 320 px, room for its
-            # decision buttons, at 1000), never the conversation's room on a small screen.
             self._dock_sized = True
-            self.resizeDocks(
-                [self.inbox_dock], [max(320, min(430, self.width() * 3 // 10))], Qt.Orientation.Horizontal
-            )
+            spaces, inbox = side_widths(self.width())
+            self.resizeDocks([self.inbox_dock], [inbox], Qt.Orientation.Horizontal)
+            self.center_splitter.setSizes([spaces, max(1, self.center_splitter.width() - spaces)])
 
     _dock_sized = False
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self.runtime.has_running_work() and not self._closing_confirmed:
-            answer = QMessageBox.question(
-                self,
-                "Turns are running",
-                "Agents are still working. Stop them and quit? Their turns are kept as interrupted "
-                "and can be resumed later.",
-            )
-            if answer != QMessageBox.StandardButton.Yes:
-                event.ignore()
-                return
+        if not self._confirm_leaving("Quit"):
+            event.ignore()
+            return
+        geometry.remember(self, GEOMETRY_NAME)
         self.runtime.shutdown()
         super().closeEvent(event)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QTableWidget,
     QTableWidgetItem,
@@ -42,6 +43,7 @@ from control_center.harness.settings import (
     MAX_TOKENS_PER_RUN,
     AppSettings,
 )
+from control_center.ui.geometry import fit_dialog
 
 _COLUMNS = ("Provider", "Model id", "Max output", "Thinking", "Effort", "Step limit", "Tokens/run")
 _TIPS = (
@@ -215,12 +217,24 @@ class SettingsDialog(QDialog):
         )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
+        # The settings scroll; Save and Cancel stay in view below them on the smallest screen.
+        body = QWidget()
+        body_layout = QVBoxLayout(body)
+        body_layout.setContentsMargins(0, 0, 0, 0)
+        body_layout.addWidget(general)
+        body_layout.addWidget(defaults)
+        body_layout.addWidget(models, 1)
+        self.table.setMinimumHeight(
+            self.table.verticalHeader().length() + self.table.horizontalHeader().height() + 4
+        )
+        self.scroll = QScrollArea(objectName="settingsScroll")
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.scroll.setWidget(body)
         layout = QVBoxLayout(self)
-        layout.addWidget(general)
-        layout.addWidget(defaults)
-        layout.addWidget(models, 1)
+        layout.addWidget(self.scroll, 1)
         layout.addWidget(buttons)
-        self.resize(1040, 680)
+        fit_dialog(self, QSize(1040, 740))  # all of it, where the screen has the room
 
     def _build_plan_budget(self, settings: AppSettings) -> QHBoxLayout:
         """The budget an approved plan's work runs under; 0 on an axis means no limit there."""
@@ -279,6 +293,10 @@ class SettingsDialog(QDialog):
                 f"Default: {profile.max_turn_tokens:,} tokens per run",
             ),
         }
+        # 0 in these cells is not zero: it says what it means instead.
+        widgets[COL_THINKING].setSpecialValueText("off")  # type: ignore[attr-defined]
+        widgets[COL_STEPS].setSpecialValueText("default")  # type: ignore[attr-defined]
+        widgets[COL_TOKENS].setSpecialValueText("default")  # type: ignore[attr-defined]
         for column, widget in widgets.items():
             # A screen reader meets each cell alone: "Plan — Step limit", not "spin box 0".
             widget.setAccessibleName(f"{profile.label} — {_COLUMNS[column]}")

@@ -15,7 +15,7 @@ from typing import Any
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QMainWindow, QVBoxLayout, QWidget
 
-from control_center.ui import theme
+from control_center.ui import geometry, theme
 from control_center.ui.operations import post_to_gui
 
 #: If the window system never asks for a paint (a minimised start), the work starts anyway.
@@ -33,9 +33,9 @@ class StartupShell(QMainWindow):
         self.setObjectName("startupShell")
         name = workspace.expanduser().resolve().name or str(workspace)
         self.setWindowTitle(f"Control Center — {name}")
-        # The main window's own minimum and default size: the hand-over does not move anything.
+        # The main window's own minimum and geometry: the hand-over does not move anything.
         self.setMinimumSize(900, 560)
-        self.resize(1400, 860)
+        geometry.place(self, "mainWindow")
         body = QWidget(self)
         box = QVBoxLayout(body)
         box.addStretch(2)

@@ -92,7 +92,7 @@ def open_thread(window: MainWindow, item_id: str, parent: QWidget | None = None)
     item = window.conversation_model.item(row)
     message_id = item.id.split(":", 1)[0]
     if item.id.startswith(("local:", "live:", "tool:", "approval:", "nudge:")):
-        window.statusBar().showMessage(
+        window.status_area.show_info(
             "This message is still being written; open its thread in a moment.", 5000
         )
         return

@@ -29,9 +29,12 @@ class ElidedLabel(QLabel):
         self.setText(text)
 
     def setText(self, text: str) -> None:
+        changed = text != self._full
         self._full = text
         self.setAccessibleName(text)
         self._refresh()
+        if changed:  # the size hint is the whole text's: a layout must ask again (the shown text
+            self.updateGeometry()  # may not change, and then QLabel would not tell it)
 
     def text(self) -> str:
         """The whole text (what is painted may be elided)."""

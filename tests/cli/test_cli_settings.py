@@ -155,7 +155,7 @@ def test_the_app_never_rewrites_a_newer_settings_file(config: Path, monkeypatch:
     (config / "settings.json").write_bytes(NEWER)
     settings = AppSettings.load()  # the window and turns still start
     assert settings.provider == "auto"  # nothing read as if it meant what it means here
-    settings.remember_workspace(config / "ws")  # a convenience: skipped, never an error
+    settings.remember_and_save(config / "ws")  # a convenience: skipped, never an error
     settings.appearance = "light"
     with pytest.raises(SettingsError, match="written by a newer version"):
         settings.save()
@@ -225,7 +225,7 @@ def test_remembering_the_workspace_on_a_read_only_config_is_no_error(
     (config / "settings.json").write_text('{"version": 2}')
     (config / "settings.tmp").mkdir()  # the new file cannot be written: a real OSError
     settings = AppSettings.load()
-    settings.remember_workspace(config / "ws")
+    settings.remember_and_save(config / "ws")
     assert settings.last_workspace == str((config / "ws").resolve())
     assert (config / "settings.json").read_text() == '{"version": 2}'
     assert "could not remember" in caplog.text

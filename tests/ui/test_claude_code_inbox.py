@@ -77,7 +77,7 @@ def test_a_claude_code_question_is_answered_from_the_inbox_while_the_cli_waits(
 
         runtime.execution.resume = counted
         messages: list[str] = []
-        window.statusBar().messageChanged.connect(messages.append)
+        window.status_area.message_changed.connect(messages.append)
 
         def state() -> SpaceActivity:
             return window._state_of(space.id).activity

@@ -90,7 +90,7 @@ def test_a_retry_line_shows_while_the_endpoint_is_overloaded_then_clears(
         window.send_message("Hello?")
         qtbot.waitUntil(lambda: bool(_retry_line(window)), timeout=30_000)
         assert _retry_line(window) == "Model endpoint: retrying (1/5) in 2 s: 529 overloaded"
-        assert "529 overloaded" in window.statusBar().currentMessage()
+        assert "529 overloaded" in window.status_area.current_text()
         texts = lambda: [i.text for i in window.conversation_model.items()]  # noqa: E731
         qtbot.waitUntil(lambda: "Here after the wait." in texts(), timeout=30_000)
         assert window.conversation_model.row_of(MODEL_RETRY_ITEM) is None

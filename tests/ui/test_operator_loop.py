@@ -157,7 +157,7 @@ def test_a_question_is_answered_from_the_inbox_by_keyboard_and_the_turn_resumes(
     space = window.current_space()
     results = [r.text for r in store.messages(space.conversation_id) if r.kind == "tool_result"]
     assert results == ["The operator answered: notes.txt"]
-    assert "Answered: Question: Which file should I change?" in window.statusBar().currentMessage()
+    assert "Answered: Question: Which file should I change?" in window.status_area.current_text()
     qtbot.waitUntil(
         lambda: (
             next(i for i in window.conversation_model.items() if i.kind is ItemKind.QUESTION).data.get(
@@ -286,7 +286,7 @@ def test_cards_update_on_decisions(qtbot, workspace: Path) -> None:
     recorded = window.runtime.ws.store.approval(approval.id)
     assert recorded.decided_by  # who decided: the operator's recorded name
     assert card().data["decided_by"] == recorded.decided_by
-    assert "Rejected: Write out.txt (+1 −0) — not in this file" in window.statusBar().currentMessage()
+    assert "Rejected: Write out.txt (+1 −0) — not in this file" in window.status_area.current_text()
     # The rejected call's row says "rejected", not "error".
     qtbot.waitUntil(
         lambda: any(
@@ -312,7 +312,7 @@ def test_a_notification_fires_while_the_window_is_inactive_and_opens_the_space(
     assert space_id == asking.id
     assert text == "Asking needs you: Question: Which file should I change?"
     if window.notifier.tray is None:  # said once, in the status area
-        assert "notifications are not available" in window.statusBar().currentMessage()
+        assert "notifications are not available" in window.status_area.current_text()
     window.notifier._on_clicked()
     assert window.current_space().id == asking.id
 
