@@ -71,9 +71,18 @@ class CallScope:
 class CallPath:
     """Runs one call of a turn (see the module's docstring)."""
 
-    def __init__(self, ws: Workspace, env_allow: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        ws: Workspace,
+        env_allow: tuple[str, ...],
+        *,
+        agent_network: bool = True,
+        agent_writable: tuple[str, ...] = (),
+    ) -> None:
         self.ws = ws
         self.env_allow = env_allow
+        self.agent_network = agent_network
+        self.agent_writable = tuple(Path(p) for p in agent_writable)
 
     async def dispatch(
         self, ctx: CallScope, name: str, args: Any, *, approved: bool, call_id: str = ""
@@ -130,6 +139,8 @@ class CallPath:
                 read_only=ctx.profile.read_only,
                 env_allow=self.env_allow,
                 hidden=(self.ws.root,),
+                network=self.agent_network,
+                writable=self.agent_writable,
                 extras={
                     "cancel_event": ctx.cancel_event,
                     "output_file": tool_output_path(self.ws.root, call_id),

@@ -135,7 +135,12 @@ class Harness:
     @property
     def calls(self) -> CallPath:
         """The per-call path every transport's calls run on."""
-        return CallPath(self.ws, self.settings.allowed_env)
+        return CallPath(
+            self.ws,
+            self.settings.allowed_env,
+            agent_network=self.settings.agent_network,
+            agent_writable=self.settings.agent_writable,
+        )
 
     async def compact(self, space_ref: str) -> CompactionDone:
         """Compact the space's conversation by hand, with its mode's model (harness/context.py)."""

@@ -129,6 +129,10 @@ class AppSettings:
     #: Credential-like environment variables the operator lets tools and gates see (by exact name);
     #: every other *KEY*/*TOKEN*/*SECRET*/*PASSWORD* variable is withheld (harness.environment).
     allowed_env: tuple[str, ...] = ()
+    #: Agent mode's sandbox: whether its commands reach the network, and the folders besides the
+    #: worktree and /tmp they may write (caches: ~/.cache/pip, ~/.npm, ~/.cargo/registry).
+    agent_network: bool = True
+    agent_writable: tuple[str, ...] = ()
     #: How often a failed model call is retried before the turn fails; None: the default (5).
     model_retries: int | None = None
     #: The window's palette: "system" (its scheme and contrast preference), "light", "dark",
@@ -193,6 +197,8 @@ class AppSettings:
             "appearance": self.appearance,
             "plan_budget.max_tokens": self.plan_budget_tokens,
             "plan_budget.max_usd": self.plan_budget_usd,
+            "agent_sandbox.network": self.agent_network,
+            "agent_sandbox.writable": ":".join(self.agent_writable) or None,
         }
         for name in PROVIDERS:
             if PROVIDERS[name].base_url_env:
@@ -259,6 +265,10 @@ class AppSettings:
             self.plan_budget_tokens = tokens
         elif key == "plan_budget.max_usd":
             self.plan_budget_usd = _usd(value, key)
+        elif key == "agent_sandbox.network":
+            self.agent_network = _choice(value.strip().lower(), ["on", "off"], key) == "on"
+        elif key == "agent_sandbox.writable":
+            self.agent_writable = _folders(value, key)
         else:
             raise SettingsError(f"unknown setting {key!r} (see 'control-center settings show')")
 
@@ -277,6 +287,7 @@ class AppSettings:
             "recent_workspaces": list(self.recent_workspaces),
             "operator_name": self.operator_name,
             "allowed_env": list(self.allowed_env),
+            "agent_sandbox": {"network": self.agent_network, "writable": list(self.agent_writable)},
             "model_retries": self.model_retries,
             "appearance": self.appearance,
             "plan_budget": {"max_tokens": self.plan_budget_tokens, "max_usd": self.plan_budget_usd},
@@ -303,6 +314,12 @@ class AppSettings:
             out.recent_workspaces = [str(p) for p in recent if isinstance(p, str) and p][:RECENT_WORKSPACES]
         name = data.get("operator_name")
         out.operator_name = name.strip() if isinstance(name, str) and name.strip() else None
+        agent = data.get("agent_sandbox")
+        if isinstance(agent, dict):
+            out.agent_network = agent.get("network") is not False
+            folders = agent.get("writable") or ()
+            if isinstance(folders, list | tuple):
+                out.agent_writable = tuple(f for f in folders if isinstance(f, str) and os.path.isabs(f))
         allowed = data.get("allowed_env") or ()
         if isinstance(allowed, list | tuple):
             out.allowed_env = tuple(str(name) for name in allowed if isinstance(name, str) and name)
@@ -381,6 +398,17 @@ class AppSettings:
             self.save()
         except SettingsError as exc:
             log.warning("could not remember the workspace: %s", exc)
+
+
+def _folders(value: str, key: str) -> tuple[str, ...]:
+    """``a:b`` as absolute folders (``~`` expanded); empty: none."""
+    out: list[str] = []
+    for part in filter(None, (p.strip() for p in value.split(":"))):
+        path = os.path.expanduser(part)
+        if not os.path.isabs(path):
+            raise SettingsError(f"{key}: {part!r} is not an absolute folder (separate folders with ':')")
+        out.append(os.path.normpath(path))
+    return tuple(dict.fromkeys(out))
 
 
 def _read_file(path: Path) -> dict[str, Any] | None:

@@ -191,3 +191,44 @@ def test_the_operators_git_identity_is_readable_but_not_the_rest_of_the_home(
     assert "hunter2" not in done.stdout
     assert "no-netrc" in done.stdout
     assert (home / ".gitconfig").read_text() == "[user]\n\tname = Operator\n\temail = op@example.invalid\n"
+
+
+@needs_bwrap
+def test_agent_mode_settings_turn_the_network_off_and_open_a_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    from control_center.harness.settings import AppSettings
+    from control_center.harness.tools.base import ToolContext
+    from control_center.harness.tools.shell import run_command
+
+    home = tmp_path / "home"
+    cache = home / ".cache" / "pip"
+    cache.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    settings = AppSettings()
+    settings.set_key("agent_sandbox.network", "off")
+    settings.set_key("agent_sandbox.writable", str(cache))
+    again = AppSettings.from_json(settings.to_json())
+    assert again.agent_network is False
+    assert again.agent_writable == (str(cache),)
+    worktree = tmp_path / "wt"
+    worktree.mkdir()
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    probe = (
+        f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 2)\" "
+        f"&& echo reached || echo unreachable; echo hi > {cache}/kept && echo cached"
+    )
+    try:
+        for network, expected in ((True, "reached"), (False, "unreachable")):
+            ctx = ToolContext(worktree=worktree, read_only=False, network=network, writable=(cache,))
+            out = run_command(ctx, {"command": probe})
+            assert expected in out.content.split(), out.content
+            assert "cached" in out.content
+        assert (cache / "kept").read_text() == "hi\n"
+    finally:
+        listener.close()

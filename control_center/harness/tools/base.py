@@ -23,6 +23,9 @@ class ToolContext:
     #: Folders a sandboxed process must not see besides the operator's home (the workspace:
     #: its database, other spaces' worktrees).
     hidden: tuple[Path, ...] = ()
+    #: Agent mode's sandbox: the network, and folders writable besides the worktree (Settings).
+    network: bool = True
+    writable: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -236,6 +236,8 @@ def run_process(
     spool: Path | None = None,
     hidden: Sequence[Path] = (),
     confined: bool = False,
+    network: bool = True,
+    writable: Sequence[Path] = (),
 ) -> ProcessResult:
     """Run a command (a string goes through ``sh -c``) in ``cwd`` with stdout and stderr merged.
 
@@ -255,7 +257,7 @@ def run_process(
         # Agent mode: the worktree writable, the workspace, the operator's home, the keyring and
         # the bus out of sight (so no command reaches an approval or a secret); unwrapped only
         # where bubblewrap does not work.
-        argv = sandbox.agent_argv(argv, Path(cwd), network=True, hidden=hidden) or argv
+        argv = sandbox.agent_argv(argv, Path(cwd), network=network, hidden=hidden, writable=writable) or argv
     return _spawn_and_wait(
         argv, cwd, timeout_s, output_cap=output_cap, cancel_event=cancel_event, env=env, spool=spool
     )
@@ -355,6 +357,8 @@ def run_command(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         spool=_spool_path(ctx),
         hidden=ctx.hidden,
         confined=True,
+        network=ctx.network,
+        writable=ctx.writable,
     )
     data: dict[str, Any] = {
         "exit_code": result.exit_code,
