@@ -357,6 +357,16 @@ def gate_sandbox_available() -> bool:
     return sandbox_available()
 
 
+def boxed_argv(argv: Sequence[str], box: Sandbox | ClaudeSandbox) -> list[str] | None:
+    """``argv`` in ``box``, or None when bubblewrap is missing or does not work here."""
+    if not sandbox_available():
+        return None
+    bwrap = bwrap_path()
+    if bwrap is None:  # PATH changed since the probe
+        return None
+    return box.argv(argv, bwrap)
+
+
 def wrap_argv(
     argv: Sequence[str], worktree: Path, read_only: bool, *, hidden: Sequence[Path] = ()
 ) -> list[str]:
@@ -382,11 +392,6 @@ def agent_argv(
 ) -> list[str] | None:
     """``argv`` in an Agent-mode sandbox (the worktree and ``writable`` writable, the workspace and
     the operator's home hidden), or None without a working bubblewrap."""
-    if not sandbox_available():
-        return None
-    bwrap = bwrap_path()
-    if bwrap is None:
-        return None
     box = Sandbox(
         Path(worktree),
         writable=True,
@@ -395,7 +400,7 @@ def agent_argv(
         writable_paths=tuple(writable),
         git_writable=True,
     )
-    return box.argv(argv, bwrap)
+    return boxed_argv(argv, box)
 
 
 @dataclass(frozen=True)
@@ -488,12 +493,7 @@ def visible_host_sockets(
 
 def claude_sandbox_argv(argv: Sequence[str], box: ClaudeSandbox) -> list[str] | None:
     """``argv`` under the sandbox, or None when bubblewrap is missing or does not work here."""
-    if not sandbox_available():
-        return None
-    bwrap = bwrap_path()
-    if bwrap is None:
-        return None
-    return box.argv(argv, bwrap)
+    return boxed_argv(argv, box)
 
 
 def claude_agent_argv(
@@ -502,11 +502,6 @@ def claude_agent_argv(
     """``claude`` in Agent mode: the Agent-mode sandbox (worktree and commits writable, the host's
     network: its gateway and MCP server are on the loopback) with Claude's private home; None
     without a working bubblewrap."""
-    if not sandbox_available():
-        return None
-    bwrap = bwrap_path()
-    if bwrap is None:
-        return None
     box = Sandbox(
         Path(worktree),
         writable=True,
@@ -516,7 +511,7 @@ def claude_agent_argv(
         home=home,
         git_writable=True,
     )
-    return box.argv(argv, bwrap)
+    return boxed_argv(argv, box)
 
 
 def make_scratch_copy(worktree: Path) -> Path:
@@ -546,11 +541,6 @@ def gate_argv(
     """``argv`` wrapped in the gate box (``scratch`` mounted writable at the worktree's path), or
     None when bubblewrap cannot be used on this host (the caller then runs the gate unsandboxed
     in ``scratch`` and says so)."""
-    if not gate_sandbox_available():
-        return None
-    bwrap = bwrap_path()
-    if bwrap is None:
-        return None
     box = Sandbox(
         Path(worktree).resolve(),
         writable=True,
@@ -558,4 +548,4 @@ def gate_argv(
         network=network,
         hidden=tuple(hidden),
     )
-    return box.argv(argv, bwrap)
+    return boxed_argv(argv, box)
