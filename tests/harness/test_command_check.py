@@ -465,6 +465,56 @@ DENIED_FAMILIES: dict[str, list[str]] = {
         "enable -f x y",
         "hash -p /tmp/x ls",
     ],
+    "brace and glob patterns after an empty quote, whose words start with an alternative": [
+        'sort ""{-o,/tmp/x} f',
+        'sort ""{-o,x}"" f',
+        "sort ''\"\"{-o,x} f",
+        'sort """"{-o,x} f',
+        'sort f ""{-o,x}',
+        'git log ""{--output=x,-1}',
+        'git log ""{-1,--output=x}',
+        'uniq ""{-c,a} b',
+        'sed ""{-i,s/a/b/} f',
+        'sed -n p ""{-i,f}',
+        'rg ""{--pre=sh,x} f',
+        'rg x ""{--pre=sh,f}',
+        'find . ""{-delete,-print}',
+        'find ""{-delete,.}',
+        'find . -name ""{a,-delete}',
+        'printf ""{-vPATH,x} y',
+        'timeout ""{5,rm} ls',
+        'nice ""{-n5,rm} ls',
+        'env ""{-S,x} "rm y"',
+        'xargs ""{-i,x} rm {}',
+        'curl ""{-o,x} http://a',
+        'tree ""{-o,x}',
+        'sort ""{{-o,x},y} f',
+        'sort ""{1..2}{-o,x} f',
+        "sort $''{-o,x} f",
+    ],
+    "words that become several words (brace, glob, split) where the count or position matters": [
+        "uniq x{a,b}",
+        "uniq a{b,c}d",
+        "uniq *.txt",
+        "uniq a*",
+        "uniq -f 1* in",
+        "uniq -c x{a,b}",
+        "sort -k $x f",
+        'rg -e ""{x,--pre=sh} f',
+        'sort -k ""{1,-o} x',
+        "sort -t $x f",
+        "nice -n * ls",
+        "nice -n $x ls",
+        "timeout [5r]* ls",
+        "timeout 5* ls",
+        "timeout x{5,rm} ls",
+        "xargs -n $x ls",
+        "env -u $x ls",
+        "stdbuf -o $x ls",
+        "time -f $x ls",
+        "ionice -c $x ls",
+        "hostname x{a,b}",
+    ],
 }
 
 ALLOWED_LINES = [
@@ -601,6 +651,10 @@ def test_a_glob_may_expand_to_an_option_where_a_file_starts_with_a_dash(tmp_path
     # Without a known folder, or after a change of directory, a leading glob is refused.
     assert not classify_bash("sort *.txt")[0]
     assert not classify_bash("cd /tmp && sort *.txt", tmp_path)[0]
+    # An empty quote first does not make the glob's first character known.
+    for command in ('sort ""*.txt', "sort ''*.txt", 'sort """"*', 'sort $\'\'*'):
+        ok, reason = classify_bash(command, tmp_path)
+        assert not ok, command
 
 
 def test_denials_name_what_was_refused() -> None:

@@ -67,6 +67,9 @@ class Word:
     may_be_option: bool = False
     #: Holds an unquoted glob or brace pattern.
     pattern: bool = False
+    #: May become no word or several (word splitting, ``"$@"``, a glob, a brace pattern), so
+    #: the words after it may move: into an option's value, or past a count of operands.
+    several: bool = False
 
     @property
     def option_like(self) -> bool:
@@ -493,8 +496,14 @@ class _Walker:
         if special is Special.CD:
             return
         options, operands = self.options(name, rule, args)
-        if rule.max_operands is not None and len(operands) > rule.max_operands:
-            raise Denied(f"`{name}` with {len(operands)} operands writes the last one")
+        if rule.max_operands is not None:
+            if len(operands) > rule.max_operands:
+                raise Denied(f"`{name}` with {len(operands)} operands writes the last one")
+            for o in operands:
+                if o.several:
+                    raise Denied(
+                        f"`{name} {o.text}` may become several operands, and another one names a file it writes"
+                    )
         if rule.runs_command:
             self.wrapper(name, options, operands)
         elif special is Special.SED:
@@ -571,7 +580,7 @@ class _Walker:
                 if arity is Arity.REQUIRED and not has_value:
                     if i >= len(args):
                         raise Denied(f"`{name} {given}` without its value")
-                    options.append((matches[0], args[i]))
+                    options.append((matches[0], self._value(name, rule, given, args[i])))
                     i += 1
                 else:
                     options.append((matches[0], Word(value) if has_value else None))
@@ -599,12 +608,26 @@ class _Walker:
                 elif short is Arity.REQUIRED:
                     if i >= len(args):
                         raise Denied(f"`{name} -{letter}` without its value")
-                    options.append(("-" + letter, args[i]))
+                    options.append(("-" + letter, self._value(name, rule, "-" + letter, args[i])))
                     i += 1
                 else:
                     options.append(("-" + letter, None))
                 break
         return options, operands
+
+    def _value(self, name: str, rule: Rule, option: str, value: Word) -> Word:
+        """An option's value in the next word. One that may become several words moves the
+        words after it: into option places, past the operand count, or into the command name."""
+        if value.several and (
+            rule.runs_command
+            or rule.max_operands is not None
+            or (value.may_be_option and not self._glob_is_operand(value))
+        ):
+            raise Denied(
+                f"`{name} {option} {value.text}`: the value may become several words, "
+                "which moves the words after it"
+            )
+        return value
 
     def _glob_is_operand(self, word: Word) -> bool:
         """A glob whose first character is a pattern can expand to a file named like an
@@ -633,6 +656,8 @@ class _Walker:
         if name == "timeout":
             if not rest:
                 raise Denied("`timeout` without a command")
+            if rest[0].several:
+                raise Denied(f"`timeout {rest[0].text}`: the duration may become several words")
             rest = rest[1:]
         if not rest:
             if name in ("env", "nice", "time", "xargs", "exec", "command", "builtin"):
@@ -814,7 +839,10 @@ class _Parts:
     static: bool = True
     may_be_option: bool = False
     pattern: bool = False
-    started: bool = False  # the first character is decided
+    several: bool = False
+    #: The first character is decided: an empty quote ("" or '') decides nothing, as bash
+    #: joins what follows it (``""{-o,x}`` is the two words ``-o`` and ``x``).
+    started: bool = False
 
     def literal(self, s: str) -> None:
         if s and not self.started:
@@ -827,6 +855,7 @@ class _Parts:
         self.started = True
         self.static = False
         self.pattern = self.pattern or pattern
+        self.several = self.several or splits or pattern
         self.text.append(shown)
 
 
@@ -837,7 +866,7 @@ class _WordReader:
     def read(self, node: tree_sitter.Node, *, quoted: bool) -> Word:
         parts = _Parts()
         self._part(node, parts, quoted)
-        return Word("".join(parts.text), parts.static, parts.may_be_option, parts.pattern)
+        return Word("".join(parts.text), parts.static, parts.may_be_option, parts.pattern, parts.several)
 
     def _part(self, node: tree_sitter.Node, parts: _Parts, quoted: bool) -> None:
         kind = node.type
@@ -868,7 +897,6 @@ class _WordReader:
                     raise Denied(f"the word `{raw}` could not be read")
             if not node.children or all(not c.is_named and c.type == '"' for c in node.children):
                 parts.literal("")
-            parts.started = True  # "" is an empty argument, never an option
         elif kind == "concatenation":
             brace = _is_brace_pattern(node)
             for child in node.children:
@@ -922,12 +950,13 @@ class _WordReader:
         text = "".join(out)
         if has_pattern:
             if first and pattern_at_start:
+                static = parts.static
                 parts.unknown(text, splits=False, pattern=True)
-                parts.static = True  # its letters are known; only the expansion is not
-                parts.pattern = True
+                parts.static = static  # its letters are known; only the expansion is not
             else:
                 parts.literal(text)
                 parts.pattern = True
+                parts.several = True
         else:
             parts.literal(text)
 
