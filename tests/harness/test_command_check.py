@@ -5,14 +5,17 @@ random compositions of denied pieces stay denied."""
 from __future__ import annotations
 
 import shlex
+import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from control_center.harness.transports.command_check import classify_bash
-from control_center.harness.transports.command_rules import RULES, Rule, dangerous_variable
+from control_center.harness.transports.command_check import Word, _Context, _parser, _Walker, classify_bash
+from control_center.harness.transports.command_rules import RULES, Denied, Rule, dangerous_variable
 from control_center.harness.transports.sed_script import sed_script_problem
 
 # family -> command lines that must be refused
@@ -652,7 +655,7 @@ def test_a_glob_may_expand_to_an_option_where_a_file_starts_with_a_dash(tmp_path
     assert not classify_bash("sort *.txt")[0]
     assert not classify_bash("cd /tmp && sort *.txt", tmp_path)[0]
     # An empty quote first does not make the glob's first character known.
-    for command in ('sort ""*.txt', "sort ''*.txt", 'sort """"*', 'sort $\'\'*'):
+    for command in ('sort ""*.txt', "sort ''*.txt", 'sort """"*', "sort $''*"):
         ok, reason = classify_bash(command, tmp_path)
         assert not ok, command
 
@@ -812,3 +815,81 @@ def test_compositions_of_plain_reads_stay_allowed(command: str) -> None:
 def test_any_redirection_into_a_file_is_denied(piece: str, target: str, op: str) -> None:
     ok, _reason = classify_bash(f"{piece} {op} {target}")
     assert not ok
+
+
+# -- differential: the word model against bash itself ---------------------------------------------
+
+_WORD_PIECES = [
+    "",
+    "''",
+    '""',
+    "$''",
+    "x",
+    "-o",
+    "-",
+    "{",
+    "}",
+    ",",
+    "{-o,x}",
+    "{a,b}",
+    "{1..2}",
+    "*",
+    "?",
+    "$x",
+    '"$x"',
+    "$e",
+    '"$e"',
+    "${e}",
+    '"$@"',
+    "\\-",
+    "'-o'",
+]
+
+
+def _word_as_read(word: str) -> Word:
+    root = _parser().parse(f"echo {word}".encode()).root_node
+    command = root.named_children[0]
+    arguments = [c for c in command.named_children if c.type != "command_name"]
+    assert len(arguments) == 1, word
+    return _Walker(_Context(None)).word(arguments[0])
+
+
+def _bash_words(word: str, folder: Path) -> list[str]:
+    script = f'x="-o y"; e=; set -- "-a" "b c"; printf "%s\\0" {word}'
+    done = subprocess.run(
+        ["bash", "--norc", "--noprofile", "-c", script], cwd=folder, capture_output=True, timeout=10
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.decode().split("\0")[:-1]
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_WORD_PIECES), min_size=1, max_size=4))
+@example(['""', "{-o,x}"])
+@example(["''", '""', "*"])
+@example(['""', "{1..2}", "{-o,x}"])
+@example(["$''", "*"])
+@example(["x", "{a,b}"])
+def test_the_word_model_agrees_with_bash(pieces: list[str]) -> None:
+    """Whenever bash makes an option of a word or splits it, the reader says it may."""
+    word = "".join(pieces)
+    root = _parser().parse(f"echo {word}".encode()).root_node
+    command = root.named_children[0] if root.named_children else None
+    if root.has_error or command is None or command.type != "command" or len(command.named_children) != 2:
+        return  # not one word to the grammar: the check refuses such lines elsewhere
+    try:
+        read = _word_as_read(word)
+    except Denied:
+        return
+    folder = Path(tempfile.mkdtemp())
+    try:
+        (folder / "-n").write_text("")  # a glob may expand to an option-like name
+        (folder / "a").write_text("")
+        words = _bash_words(word, folder)
+    finally:
+        shutil.rmtree(folder)
+    if len(words) != 1:
+        assert read.several, (word, words)
+    if any(w.startswith("-") and w != "-" for w in words):
+        assert read.option_like, (word, words)

@@ -502,7 +502,7 @@ class _Walker:
             for o in operands:
                 if o.several:
                     raise Denied(
-                        f"`{name} {o.text}` may become several operands, and another one names a file it writes"
+                        f"`{name} {o.text}` may become several operands (another one is a file it writes)"
                     )
         if rule.runs_command:
             self.wrapper(name, options, operands)
