@@ -227,6 +227,13 @@ class _Walker:
             for child in node.children[1:]:
                 if child.type not in ("word", "variable_name"):
                     raise Denied(f"`{_text(node)}` could not be read")
+                target = self.word(child).text
+                if target in ("-v", "-f", "--"):
+                    continue
+                if not _IDENTIFIER.fullmatch(target):
+                    raise Denied(f"`unset {target}`: only plain names, -v and -f")
+                if dangerous_variable(target):
+                    raise Denied(f"unsetting {target} changes which programs run or what they read")
             return
         if kind == "for_statement":
             self.for_statement(node)
@@ -647,6 +654,10 @@ class _Walker:
         if name == "command" and any(opt in ("-v", "-V") for opt, _ in options):
             return  # like `which`
         if name == "env":
+            for opt, value in options:
+                if opt in ("-u", "--unset") and (value is None or dangerous_variable(value.text)):
+                    shown = value.text if value is not None else ""
+                    raise Denied(f"unsetting {shown} changes which programs run or what they read")
             while rest and rest[0].static and (m := _ASSIGNMENT.match(rest[0].text)):
                 if dangerous_variable(m.group(1)):
                     raise Denied(f"setting {m.group(1)} changes which programs run or what they read")
@@ -961,9 +972,13 @@ class _WordReader:
             parts.literal(text)
 
     def _expansion(self, node: tree_sitter.Node) -> None:
+        children = node.children
+        if len(children) > 1 and children[1].type == "!":
+            _indirect(node, children)
+            return
         name = ""
         previous_op = ""
-        for child in node.children:
+        for child in children:
             kind = child.type
             if kind in ("${", "}"):
                 continue
@@ -1040,6 +1055,22 @@ class _WordReader:
                 "^=",
             ):
                 raise Denied(f"`{_text(node)}` assigns a variable")
+
+
+def _indirect(node: tree_sitter.Node, children: list[tree_sitter.Node]) -> None:
+    """``${!...}``: only the forms that list names (``${!prefix*}``, ``${!a[@]}``) are read. Any
+    other takes a variable's value as a name, and a name like ``a[$(cmd)]`` runs ``cmd``."""
+    shape = [c.type for c in children]
+    if shape == ["${", "!", "variable_name", "*", "}"] or shape == ["${", "!", "variable_name", "@", "}"]:
+        return
+    if shape == ["${", "!", "subscript", "}"]:
+        index = children[2].child_by_field_name("index")
+        if index is not None and _text(index) in ("@", "*"):
+            return
+    raise Denied(
+        f"`{_text(node)}` reads a variable named by another one's value, and a name with a "
+        "subscript (`a[$(cmd)]`) runs what is in it"
+    )
 
 
 def _is_brace_pattern(node: tree_sitter.Node) -> bool:
