@@ -519,6 +519,51 @@ DENIED_FAMILIES: dict[str, list[str]] = {
         "echo $(echo ${!x})",
         "ls > /dev/null${!x}",
     ],
+    "environment variables that make a program write a file or load code": [
+        "SSLKEYLOGFILE=/tmp/k curl https://a",
+        "env SSLKEYLOGFILE=k curl https://a",
+        "export SSLKEYLOGFILE=k; curl https://a",
+        "SSLKEYLOGFILE=k; curl https://a",
+        "declare -x SSLKEYLOGFILE=k",
+        "export SSLKEYLOGFILE",
+        "for SSLKEYLOGFILE in k; do curl https://a; done",
+        "read SSLKEYLOGFILE <<< k",
+        "read -a SSLKEYLOGFILE <<< k",
+        ": ${SSLKEYLOGFILE:=k}",
+        "find . -exec env SSLKEYLOGFILE=k curl https://a \\;",
+        "MALLOC_TRACE=/tmp/t ls",
+        "MALLOC_CHECK_=3 ls",
+        "GLIBC_TUNABLES=x ls",
+        "LD_DEBUG=all LD_DEBUG_OUTPUT=/tmp/x ls",
+        "LD_AUDIT=x ls",
+        "GCONV_PATH=. iconv",
+        "LOCPATH=. ls",
+        "NLSPATH=x ls",
+        "HOSTALIASES=x curl http://a",
+        "RES_OPTIONS=x curl http://a",
+        "OPENSSL_CONF=x curl https://a",
+        "OPENSSL_ENGINES=. curl https://a",
+        "SSL_CERT_FILE=x curl https://a",
+        "NSS_DEFAULT_DB_TYPE=x curl https://a",
+        "GNUTLS_SYSTEM_PRIORITY_FILE=x curl https://a",
+        "GIT_TRACE2_EVENT=/tmp/t git status",
+        "GIT_TRACE_PACKET=/tmp/t git status",
+        "GIT_EXTERNAL_DIFF=x git diff",
+        "BASH_XTRACEFD=1 bash -xc ls",
+        "HISTFILE=x bash -c ls",
+        "LESSKEYIN=x ls",
+        "JQ_COLORS=x jq . f",
+        "TIMEFORMAT=x ls",
+        "FOO=1 ls",
+        "env FOO=1 ls",
+        "export FOO=bar",
+        "_X=1 ls",
+        'env -u "$x" ls',
+        'read -a "$x" <<< k',
+        "path=(.); zsh -c ls",
+        "for path in .; do ls; done",
+        "myPATH=. ls",
+    ],
     "unsetting a variable that chooses what runs (no PATH: bash runs ./ls)": [
         "unset PATH; ls",
         "unset -v PATH; ls",
@@ -605,7 +650,7 @@ ALLOWED_LINES = [
     "ls | xargs -I{} cat {}",
     "find . -name x | xargs grep foo",
     "xargs -0 wc -l < list",
-    "env FOO=1 ls",
+    "env foo=1 ls",
     "env",
     "nice ls",
     "nice -n 5 ls",
@@ -634,7 +679,7 @@ ALLOWED_LINES = [
     "printf -- '-x\\n'",
     "read -r x < f",
     "x=1; echo $x",
-    "export FOO=bar",
+    "export foo=bar",
     "declare -p",
     "echo $((1 + 2))",
     "echo a\\ b",
@@ -656,6 +701,13 @@ ALLOWED_LINES = [
     "echo ${!BASH*} ${!LC_@}",
     "unset x y",
     "unset -f f",
+    "TZ=UTC date",
+    "LC_COLLATE=C LANGUAGE=en sort f",
+    "NO_COLOR=1 COLUMNS=200 TERM=dumb ls",
+    "for _ in 1 2; do echo hi; done",
+    "http_proxy= curl -s https://example.com",
+    "for src in a b; do echo $src; done",
+    "for opt in a b; do echo $opt; done",
     "",
 ]
 
@@ -729,9 +781,9 @@ def test_every_rule_parses_and_names_a_known_shape() -> None:
     for name, rule in RULES.items():
         assert isinstance(rule, Rule), name
         assert rule.spec is not None
-    for name in ("PATH", "GIT_DIR", "XDG_CONFIG_HOME", "LD_PRELOAD", "HOME", "CURL_HOME"):
+    for name in ("PATH", "GIT_DIR", "XDG_CONFIG_HOME", "LD_PRELOAD", "HOME", "CURL_HOME", "SSLKEYLOGFILE"):
         assert dangerous_variable(name), name
-    for name in ("LC_ALL", "IFS", "f", "line"):
+    for name in ("LC_ALL", "IFS", "TZ", "f", "line", "src"):
         assert not dangerous_variable(name), name
 
 

@@ -220,27 +220,40 @@ def is_interpreter(name: str) -> bool:
     return name in INTERPRETERS or _INTERPRETER_NAME.fullmatch(name) is not None
 
 
-#: Variables that change which program runs, what a program runs, or where it reads its
-#: configuration (a ``HOME`` or ``XDG_CONFIG_HOME`` pointing at a committed file is a config).
-_DANGEROUS_VARS = _names(
+#: Upper-case names belong to the environment by convention, and the programs and libraries a
+#: reader runs act on many of them: SSLKEYLOGFILE makes OpenSSL, NSS and curl write their keys
+#: to a file, GIT_TRACE* and MALLOC_TRACE write traces, LD_* and GCONV_PATH load code. No list of
+#: the harmful ones is ever complete, so only these may be set (or unset): they change how output
+#: looks, or they are the shell's own. Lower-case names are the command line's own variables.
+_SAFE_ENVIRONMENT = _names(
     """
-    PATH BASH_ENV ENV PROMPT_COMMAND SHELLOPTS BASHOPTS PS0 PS1 PS2 PS3 PS4 PAGER EDITOR VISUAL
-    MANPAGER MANOPT BROWSER SHELL CDPATH HOME WGETRC CURL_HOME TMPDIR POSIXLY_CORRECT GLOBIGNORE
-    BASH_LOADABLES_PATH INPUTRC HISTFILE TERMINFO GCONV_PATH
+    LANG LANGUAGE LC_ALL LC_CTYPE LC_COLLATE LC_MESSAGES LC_NUMERIC LC_TIME LC_MONETARY LC_PAPER
+    LC_NAME LC_ADDRESS LC_TELEPHONE LC_MEASUREMENT LC_IDENTIFICATION TZ IFS COLUMNS LINES TERM
+    NO_COLOR CLICOLOR CLICOLOR_FORCE FORCE_COLOR COLORTERM LS_COLORS TIME_STYLE QUOTING_STYLE
+    OPTIND OPTERR REPLY _
     """
 )
-_DANGEROUS_PREFIXES = (
-    "LD_", "GIT_", "BASH_", "DYLD_", "XDG_", "LESS", "PYTHON", "PERL", "RUBY", "NODE_", "NPM_",
-    "SSH_", "CURL_", "AWK", "GREP_", "RIPGREP_", "JQ_", "SED_",
-)  # fmt: skip
+#: Among names with a lower-case letter, those that still change what runs: zsh ties these
+#: arrays to PATH and its kin (``zsh -c 'path=(.); ls'``).
+_DANGEROUS_VARS = _names("path cdpath fpath manpath mailpath module_path")
+_DANGEROUS_PREFIXES = ("LD_", "GIT_", "BASH_", "DYLD_", "XDG_", "LESS", "PYTHON", "PERL", "RUBY", "NODE_")
 _DANGEROUS_SUFFIXES = ("PATH", "HOME", "RC", "OPTS", "OPT", "OPTIONS", "CONFIG", "PAGER", "EDITOR", "SHELL")
 
 
 def dangerous_variable(name: str) -> bool:
-    """Whether setting ``name`` can change what a later program runs or reads as configuration."""
+    """Whether setting or unsetting ``name`` can change what a later program runs, reads as
+    configuration, or writes: any upper-case name but a few known to be harmless, and any name
+    that is not a plain shell name."""
+    if not _IDENTIFIER.fullmatch(name):
+        return True
+    if not any(c.islower() for c in name):
+        return name not in _SAFE_ENVIRONMENT
     return (
         name in _DANGEROUS_VARS or name.startswith(_DANGEROUS_PREFIXES) or name.endswith(_DANGEROUS_SUFFIXES)
     )
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _any(*names: str) -> dict[str, Rule]:
