@@ -14,7 +14,14 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from control_center.harness.transports.command_check import Word, _Context, _parser, _Walker, classify_bash
+from control_center.harness.transports.command_check import (
+    Word,
+    _Context,
+    _Line,
+    _parser,
+    _Walker,
+    classify_bash,
+)
 from control_center.harness.transports.command_rules import RULES, Denied, Rule, dangerous_variable
 from control_center.harness.transports.sed_script import sed_script_problem
 
@@ -319,6 +326,16 @@ DENIED_FAMILIES: dict[str, list[str]] = {
         "cd evil.git; git status",
         "pushd evil.git; git log",
         "env -C evil.git git log",
+        "c''d evil.git && git log",
+        "builtin cd evil.git; git log",
+        "command cd evil.git; git log",
+        "eval 'cd evil.git'; git log",
+        "for i in 1 2; do git log; cd evil.git; done",
+        "while true; do git status; pushd evil.git; done",
+        "git log; cd evil.git; git log",
+        "echo $(cd evil.git; git log)",
+        "env --ch=evil.git git log",
+        "env -Cevil.git git log",
         "GIT_DIR=evil.git git log",
         "env GIT_DIR=evil.git git log",
         "git -c core.pager=id log",
@@ -708,6 +725,7 @@ ALLOWED_LINES = [
     "http_proxy= curl -s https://example.com",
     "for src in a b; do echo $src; done",
     "for opt in a b; do echo $opt; done",
+    "env foo=1 git log -1",
     "",
 ]
 
@@ -746,6 +764,8 @@ def test_a_glob_may_expand_to_an_option_where_a_file_starts_with_a_dash(tmp_path
     # Without a known folder, or after a change of directory, a leading glob is refused.
     assert not classify_bash("sort *.txt")[0]
     assert not classify_bash("cd /tmp && sort *.txt", tmp_path)[0]
+    assert not classify_bash("sort *.txt; cd /tmp", tmp_path)[0]  # a loop would run it there
+    assert not classify_bash("for i in 1 2; do sort *.txt; c''d /tmp; done", tmp_path)[0]
     # An empty quote first does not make the glob's first character known.
     for command in ('sort ""*.txt', "sort ''*.txt", 'sort """"*', "sort $''*"):
         ok, reason = classify_bash(command, tmp_path)
@@ -943,7 +963,7 @@ def _word_as_read(word: str) -> Word:
     command = root.named_children[0]
     arguments = [c for c in command.named_children if c.type != "command_name"]
     assert len(arguments) == 1, word
-    return _Walker(_Context(None)).word(arguments[0])
+    return _Walker(_Context(_Line(None))).word(arguments[0])
 
 
 def _bash_words(word: str, folder: Path) -> list[str]:

@@ -76,11 +76,29 @@ class Word:
         return self.may_be_option or (self.text.startswith("-") and self.text != "-")
 
 
+_GIT_AFTER_CD = (
+    "`git` after a change of directory could open a repository committed in the change (its "
+    "configuration can run programs); run git from the worktree's top"
+)
+
+
 @dataclass
-class _Context:
+class _Line:
+    """What a whole command line shares, the command lines nested in it included."""
+
     cwd: Path | None
     #: Some command on the line changes directory, so "the current folder" is unknown.
     moves: bool = False
+    #: Why a decision so far holds only in the folder the line starts in (a change of
+    #: directory anywhere, even later, in a loop or an ``eval``, undoes it).
+    relies_on_folder: str | None = None
+    #: Whether an entry of ``cwd`` starts with ``-`` (read once).
+    dash_entry: bool | None = None
+
+
+@dataclass
+class _Context:
+    line: _Line
     depth: int = 0
 
 
@@ -91,7 +109,7 @@ def classify_bash(command: str, cwd: str | Path | None = None) -> tuple[bool, st
     """Whether a Bash command line is provably read-only, and why (a reason for the model).
     ``cwd`` is where it will run: a glob that cannot expand to an option there is an operand."""
     try:
-        check_line(command, _Context(Path(cwd) if cwd else None))
+        check_line(command, _Context(_Line(Path(cwd) if cwd else None)))
     except Denied as exc:
         return False, str(exc)
     except RecursionError:
@@ -109,18 +127,7 @@ def check_line(command: str, ctx: _Context) -> None:
     root = tree.root_node
     if root.has_error:
         raise Denied("the command line could not be read (bash would read it differently or not at all)")
-    if ctx.depth == 0 or not ctx.moves:
-        ctx.moves = ctx.moves or _changes_directory(root)
     _Walker(ctx).statement(root)
-
-
-def _changes_directory(root: tree_sitter.Node) -> bool:
-    for node in _descendants(root):
-        if node.type == "command_name" and node.text is not None:
-            name = node.text.decode("utf-8", "replace").strip("\\'\"")
-            if RULES.get(name, Rule()).special is Special.CD or name == "env":
-                return True
-    return False
 
 
 def _descendants(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
@@ -266,8 +273,8 @@ class _Walker:
             raise Denied(f"the command line holds a token this check does not know ({token!r})")
 
     def for_statement(self, node: tree_sitter.Node) -> None:
-        for child in node.children:
-            field_name = node.field_name_for_child(_index(node, child))
+        for i, child in enumerate(node.children):
+            field_name = node.field_name_for_child(i)
             if field_name == "variable":
                 name = _text(child)
                 if dangerous_variable(name):
@@ -286,8 +293,8 @@ class _Walker:
     def case_statement(self, node: tree_sitter.Node) -> None:
         for child in node.children:
             if child.type == "case_item":
-                for part in child.children:
-                    field_name = child.field_name_for_child(_index(child, part))
+                for i, part in enumerate(child.children):
+                    field_name = child.field_name_for_child(i)
                     if field_name == "value":
                         self.word(part)
                     elif part.is_named:
@@ -424,8 +431,8 @@ class _Walker:
     def command(self, node: tree_sitter.Node) -> None:
         name_node: tree_sitter.Node | None = None
         args: list[tree_sitter.Node] = []
-        for child in node.children:
-            field_name = node.field_name_for_child(_index(node, child))
+        for i, child in enumerate(node.children):
+            field_name = node.field_name_for_child(i)
             if child.type == "variable_assignment":
                 self.assignment(child)
             elif child.type in _REDIRECTS:
@@ -501,6 +508,7 @@ class _Walker:
                 raise Denied("`[` without its closing `]`")
             return
         if special is Special.CD:
+            self._moved()
             return
         options, operands = self.options(name, rule, args)
         if rule.max_operands is not None:
@@ -639,21 +647,41 @@ class _Walker:
     def _glob_is_operand(self, word: Word) -> bool:
         """A glob whose first character is a pattern can expand to a file named like an
         option (``-o``): only when nothing in the folder it runs in starts with ``-``."""
-        if not word.pattern or not word.static or self.ctx.cwd is None or self.ctx.moves:
+        line = self.ctx.line
+        if not word.pattern or not word.static or line.cwd is None or line.moves:
             return False
-        try:
-            return not any(entry.startswith("-") for entry in os.listdir(self.ctx.cwd))
-        except OSError:
+        if line.dash_entry is None:
+            try:
+                line.dash_entry = any(entry.startswith("-") for entry in os.listdir(line.cwd))
+            except OSError:
+                line.dash_entry = True
+        if line.dash_entry:
             return False
+        line.relies_on_folder = line.relies_on_folder or (
+            f"`{word.text}` was read as file names in the folder the line starts in, and the line "
+            "changes directory (there it could expand to an option)"
+        )
+        return True
+
+    def _rely_on_folder(self, reason: str) -> None:
+        if self.ctx.line.moves:
+            raise Denied(reason)
+        self.ctx.line.relies_on_folder = self.ctx.line.relies_on_folder or reason
+
+    def _moved(self) -> None:
+        self.ctx.line.moves = True
+        if self.ctx.line.relies_on_folder:
+            raise Denied(self.ctx.line.relies_on_folder)
 
     def nested(self, command: str) -> None:
-        inner = _Context(self.ctx.cwd, self.ctx.moves, self.ctx.depth + 1)
-        check_line(command, inner)
+        check_line(command, _Context(self.ctx.line, self.ctx.depth + 1))
 
     def wrapper(self, name: str, options: list[tuple[str, Word | None]], rest: list[Word]) -> None:
         if name == "command" and any(opt in ("-v", "-V") for opt, _ in options):
             return  # like `which`
         if name == "env":
+            if any(opt in ("-C", "--chdir") for opt, _ in options):
+                self._moved()
             for opt, value in options:
                 if opt in ("-u", "--unset") and (value is None or dangerous_variable(value.text)):
                     shown = value.text if value is not None else ""
@@ -712,11 +740,7 @@ class _Walker:
     # programs with code in their operands
 
     def git(self, args: list[Word]) -> None:
-        if self.ctx.moves:
-            raise Denied(
-                "`git` after a change of directory could open a repository committed in the "
-                "change (its configuration can run programs); run git from the worktree's top"
-            )
+        self._rely_on_folder(_GIT_AFTER_CD)
         for a in args:
             if not a.static and not (a.text and not a.may_be_option):
                 raise Denied(f"`git` with an argument only known at run time (`{a.text}`)")
@@ -816,13 +840,6 @@ _FIND_VALUED = _words(
     """
 )
 _FIND_NEWER = re.compile(r"-newer[aBcmt][aBcmt]")
-
-
-def _index(parent: tree_sitter.Node, child: tree_sitter.Node) -> int:
-    for i, c in enumerate(parent.children):
-        if c == child:
-            return i
-    raise ValueError("not a child")
 
 
 # -- words ------------------------------------------------------------------------------------------
@@ -1011,7 +1028,7 @@ class _WordReader:
             self.read(child, quoted=True)
 
     def _substitution(self, node: tree_sitter.Node) -> None:
-        inner = _Walker(_Context(self.walker.ctx.cwd, self.walker.ctx.moves, self.walker.ctx.depth + 1))
+        inner = _Walker(_Context(self.walker.ctx.line, self.walker.ctx.depth + 1))
         if inner.ctx.depth > _MAX_DEPTH:
             raise Denied("the command nests too deeply to check")
         for child in node.children:
