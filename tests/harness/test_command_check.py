@@ -1005,3 +1005,25 @@ def test_the_word_model_agrees_with_bash(pieces: list[str]) -> None:
         assert read.several, (word, words)
     if any(w.startswith("-") and w != "-" for w in words):
         assert read.option_like, (word, words)
+
+
+@pytest.mark.parametrize(
+    ("unit", "allowed"),
+    [
+        ("echo w ", True),
+        ("ls; ", True),
+        ('grep -n "x" f | ', False),  # a pipeline this long is refused, not parsed for minutes
+        ('a "x" |& ', False),
+        ("echo a{b,c} ", True),
+        ('echo "ab $x" ', True),
+        ("cat <<< $(echo x) ", True),
+        ("cat <(ls) ", True),
+        ("rm x; ", False),
+    ],
+)
+def test_a_400_kb_line_is_decided(unit: str, allowed: bool) -> None:
+    """The check is linear in the line's length (bench/bench_hook.py measures it; no test
+    fails on time): a 400 kB line is decided, either way."""
+    line = unit * (400_000 // len(unit)) + "ls"
+    ok, reason = classify_bash(line)
+    assert ok is allowed, reason
