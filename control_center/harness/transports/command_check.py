@@ -542,6 +542,12 @@ class _Walker:
         elif special is Special.DATE:
             if len(operands) > 1 or any(not o.static or not o.text.startswith("+") for o in operands):
                 raise Denied("`date` with an operand other than +FORMAT would set the clock")
+        elif special is Special.PAGER:
+            for o in operands:
+                if o.text.startswith("+") or o.may_be_option:  # a glob may name a file `+!cmd`
+                    raise Denied(
+                        f"`{name} {o.text}`: a `+` operand is a command for the pager (`+!cmd` runs one)"
+                    )
         elif special is Special.CURL:
             for opt, value in options:
                 if opt in ("-X", "--request") and (

@@ -36,6 +36,7 @@ class Special(Enum):
     READ = "read"
     DATE = "date"
     CURL = "curl"
+    PAGER = "pager"
     CD = "cd"
 
 
@@ -190,8 +191,6 @@ MUTATING: Mapping[str, str] = MappingProxyType(
         "nano": "edits files",
         "emacs": "edits files",
         "ed": "edits files",
-        "less": "runs commands from its prompt and option escapes",
-        "more": "runs commands from its prompt",
         "alias": "redefines commands",
         "shopt": "changes shell options",
         "trap": "runs commands on signals",
@@ -286,6 +285,7 @@ RULES: Mapping[str, Rule] = MappingProxyType(
                 "nl",
                 "od",
                 "hexdump",
+                "hd",
                 "strings",
                 "sha1sum",
                 "sha224sum",
@@ -338,6 +338,48 @@ RULES: Mapping[str, Rule] = MappingProxyType(
                 "logname",
                 "users",
             ]
+        ),
+        # A pager whose output is not a terminal (the hook's never is) copies its files like
+        # `cat`; what could write or run is refused: a log file, a lesskey file (it can set
+        # LESSOPEN), `+cmd` operands (checked by Special.PAGER) and the interactive commands,
+        # which need someone at the keyboard.
+        "less": Rule(
+            options="""
+            -F -R -r -S -N -n -X -E -e -i -I -M -m -s -q -Q -f -L -K -a -c -C -w -W -x: -z: -j:
+            -h: -y: -b: -p: -P: -#: --quit-if-one-screen --RAW-CONTROL-CHARS --raw-control-chars
+            --chop-long-lines --LINE-NUMBERS --line-numbers --no-init --QUIT-AT-EOF --quit-at-eof
+            --ignore-case --IGNORE-CASE --LONG-PROMPT --long-prompt --squeeze-blank-lines --quiet
+            --silent --QUIET --force --no-lessopen --quit-on-intr --tabs= --shift= --pattern=
+            --prompt= --header= --help --version
+            """,
+            forbidden={
+                "-o:": WRITES,
+                "-O:": WRITES,
+                "--log-file=": WRITES,
+                "--LOG-FILE=": WRITES,
+                "-k:": "reads key bindings that can set LESSOPEN (a command)",
+                "--lesskey-file=": "reads key bindings that can set LESSOPEN (a command)",
+                "--lesskey-src=": "reads key bindings that can set LESSOPEN (a command)",
+                "--lesskey-content=": "reads key bindings that can set LESSOPEN (a command)",
+                "-t:": "opens files named by a tags file",
+                "-T:": "opens files named by a tags file",
+                "--tag=": "opens files named by a tags file",
+                "--tag-file=": "opens files named by a tags file",
+            },
+            special=Special.PAGER,
+        ),
+        "more": Rule(
+            options="""
+            -d -l -f -p -c -s -u -e -n: --silent --logical --no-pause --print-over --clean-print
+            --squeeze --plain --exit-on-eof --lines= --help --version
+            """,
+            special=Special.PAGER,
+        ),
+        # xxd writes its second operand, and reads options only before the first.
+        "xxd": Rule(
+            options="-a -b -C -E -e -i -p -u -v -d -r -h -c: -g: -l: -n: -o: -s: -R:",
+            max_operands=1,
+            permute=False,
         ),
         "cd": Rule(any_args=True, special=Special.CD),
         "pushd": Rule(any_args=True, special=Special.CD),
