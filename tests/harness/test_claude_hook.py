@@ -401,3 +401,12 @@ def test_command_allows_everything_in_chat_mode() -> None:
     done = _hook("chat", json.dumps(bash("rm -rf x")).encode())
     assert done.returncode == 0
     assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "allow"
+
+
+def test_the_entry_point_runs_the_hook_without_the_cli() -> None:
+    from control_center.entry import _hook_mode
+
+    assert _hook_mode(["hook", "claude-code", "--mode", "plan"]) == "plan"
+    assert _hook_mode(["hook", "claude-code", "--mode=review"]) == "review"
+    assert _hook_mode(["hook", "claude-code", "--mode", "plan", "x"]) is None  # the CLI says why
+    assert _hook_mode(["hook", "claude-code"]) is None
