@@ -28,8 +28,26 @@ def workspace_named(argv: Sequence[str]) -> Path | None:
     return None
 
 
+def _hook_mode(argv: Sequence[str]) -> str | None:
+    """The MODE of exactly ``hook claude-code --mode MODE``, the line Claude Code runs once per
+    tool call; any other spelling goes through the CLI's parser, which says what is wrong."""
+    if len(argv) == 4 and argv[:3] == ["hook", "claude-code", "--mode"]:
+        return argv[3]
+    if len(argv) == 3 and argv[:2] == ["hook", "claude-code"] and argv[2].startswith("--mode="):
+        return argv[2].split("=", 1)[1]
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    mode = _hook_mode(args)
+    if mode is not None:
+        # The hook imports only the check and the profiles, not the CLI (half its start-up).
+        import argparse
+
+        from control_center.harness.transports.claude_hook import cmd_hook
+
+        return cmd_hook(argparse.Namespace(mode=mode))
     folder = workspace_named(args)
     if folder is not None:
         from control_center.store import health

@@ -66,7 +66,7 @@ ALLOWED = [
     "for f in a b; do cat $f; done",
     "if [ -f x ]; then cat x; fi",
     "find . -name x | xargs grep foo",
-    "env FOO=1 ls",
+    "env foo=1 ls",
     "timeout 5 ls",
     "command -v rm",
     "ls $(pwd)",
@@ -133,7 +133,7 @@ DENIED = [
     ("eval 'rm x'", "`rm`"),
     ("xargs rm", "`rm`"),
     ("ls | xargs -n1 sed -i s/a/b/", "xargs"),
-    ("env FOO=1 rm x", "`rm`"),
+    ("env foo=1 rm x", "`rm`"),
     ("env -i PATH=/x ls", "PATH"),
     ("PATH=/tmp ls", "PATH"),
     ("GIT_PAGER=x git log", "GIT_PAGER"),
@@ -401,3 +401,12 @@ def test_command_allows_everything_in_chat_mode() -> None:
     done = _hook("chat", json.dumps(bash("rm -rf x")).encode())
     assert done.returncode == 0
     assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "allow"
+
+
+def test_the_entry_point_runs_the_hook_without_the_cli() -> None:
+    from control_center.entry import _hook_mode
+
+    assert _hook_mode(["hook", "claude-code", "--mode", "plan"]) == "plan"
+    assert _hook_mode(["hook", "claude-code", "--mode=review"]) == "review"
+    assert _hook_mode(["hook", "claude-code", "--mode", "plan", "x"]) is None  # the CLI says why
+    assert _hook_mode(["hook", "claude-code"]) is None

@@ -5,14 +5,24 @@ random compositions of denied pieces stay denied."""
 from __future__ import annotations
 
 import shlex
+import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from control_center.harness.transports.command_check import classify_bash
-from control_center.harness.transports.command_rules import RULES, Rule, dangerous_variable
+from control_center.harness.transports.command_check import (
+    Word,
+    _Context,
+    _Line,
+    _parser,
+    _Walker,
+    classify_bash,
+)
+from control_center.harness.transports.command_rules import RULES, Denied, Rule, dangerous_variable
 from control_center.harness.transports.sed_script import sed_script_problem
 
 # family -> command lines that must be refused
@@ -316,6 +326,16 @@ DENIED_FAMILIES: dict[str, list[str]] = {
         "cd evil.git; git status",
         "pushd evil.git; git log",
         "env -C evil.git git log",
+        "c''d evil.git && git log",
+        "builtin cd evil.git; git log",
+        "command cd evil.git; git log",
+        "eval 'cd evil.git'; git log",
+        "for i in 1 2; do git log; cd evil.git; done",
+        "while true; do git status; pushd evil.git; done",
+        "git log; cd evil.git; git log",
+        "echo $(cd evil.git; git log)",
+        "env --ch=evil.git git log",
+        "env -Cevil.git git log",
         "GIT_DIR=evil.git git log",
         "env GIT_DIR=evil.git git log",
         "git -c core.pager=id log",
@@ -334,13 +354,42 @@ DENIED_FAMILIES: dict[str, list[str]] = {
         "tree -ox",
         "tree -aH .",
     ],
-    "pagers and their escapes": [
-        "less f",
+    "pagers and their escapes, log files and key bindings": [
         "less +!id f",
-        "more f",
-        "cat f | less",
         "man ls",
-        "git log | less -R",
+        "less ++!id f",
+        "less -- +!id f",
+        "less f +!id",
+        'less ""{+!id,f}',
+        "less $x",
+        "less *",
+        "less ?x",
+        "less -o log f",
+        "less -olog f",
+        "less --log-file=x f",
+        "less --log=x f",
+        "less -O log f",
+        "less --LOG-FILE=x f",
+        "less -k keys f",
+        "less --lesskey-file=keys f",
+        "less --lesskey-src=keys f",
+        "less --lesskey-c='#env\nLESSOPEN=|id' f",
+        "less -t tag",
+        "less -T tags -t x",
+        "less f -o log",
+        "less -+o f",
+        "cat f | less -o log",
+        "git log | less --log-file=x",
+        "more +!id f",
+        "more +/x f",
+        "LESSOPEN='|id %s' less f",
+        "LESSKEYIN=x less f",
+        "xxd f out",
+        "xxd -r dump out",
+        "xxd f -c 4",
+        "xxd -i f x.h",
+        "xxd f ''{-o,x}",
+        "xxd -c $x f",
     ],
     "redirections that write": [
         "cat a > b",
@@ -465,6 +514,137 @@ DENIED_FAMILIES: dict[str, list[str]] = {
         "enable -f x y",
         "hash -p /tmp/x ls",
     ],
+    "brace and glob patterns after an empty quote, whose words start with an alternative": [
+        'sort ""{-o,/tmp/x} f',
+        'sort ""{-o,x}"" f',
+        "sort ''\"\"{-o,x} f",
+        'sort """"{-o,x} f',
+        'sort f ""{-o,x}',
+        'git log ""{--output=x,-1}',
+        'git log ""{-1,--output=x}',
+        'uniq ""{-c,a} b',
+        'sed ""{-i,s/a/b/} f',
+        'sed -n p ""{-i,f}',
+        'rg ""{--pre=sh,x} f',
+        'rg x ""{--pre=sh,f}',
+        'find . ""{-delete,-print}',
+        'find ""{-delete,.}',
+        'find . -name ""{a,-delete}',
+        'printf ""{-vPATH,x} y',
+        'timeout ""{5,rm} ls',
+        'nice ""{-n5,rm} ls',
+        'env ""{-S,x} "rm y"',
+        'xargs ""{-i,x} rm {}',
+        'curl ""{-o,x} http://a',
+        'tree ""{-o,x}',
+        'sort ""{{-o,x},y} f',
+        'sort ""{1..2}{-o,x} f',
+        "sort $''{-o,x} f",
+    ],
+    "indirect expansion, whose target may name an array subscript that bash evaluates": [
+        "echo ${!x}",
+        'echo "${!x}"',
+        'x="a[\\$(id)]"; echo ${!x}',
+        "echo ${!x[0]}",
+        "echo ${!1}",
+        "echo ${!#}",
+        "echo ${!x:-a}",
+        "echo ${!x#a}",
+        "echo ${!x/a/b}",
+        "echo ${#!x}",
+        'echo "a${!x}b"',
+        ': "${!x}"',
+        "cat <<< ${!x}",
+        "cat <<EOF\n${!x}\nEOF",
+        "[[ -n ${!x} ]]",
+        "test -n ${!x}",
+        "case ${!x} in a) ;; esac",
+        "for i in ${!x}; do :; done",
+        "y=${!x}",
+        "echo ${y:-${!x}}",
+        "echo $(echo ${!x})",
+        "ls > /dev/null${!x}",
+    ],
+    "environment variables that make a program write a file or load code": [
+        "SSLKEYLOGFILE=/tmp/k curl https://a",
+        "env SSLKEYLOGFILE=k curl https://a",
+        "export SSLKEYLOGFILE=k; curl https://a",
+        "SSLKEYLOGFILE=k; curl https://a",
+        "declare -x SSLKEYLOGFILE=k",
+        "export SSLKEYLOGFILE",
+        "for SSLKEYLOGFILE in k; do curl https://a; done",
+        "read SSLKEYLOGFILE <<< k",
+        "read -a SSLKEYLOGFILE <<< k",
+        ": ${SSLKEYLOGFILE:=k}",
+        "find . -exec env SSLKEYLOGFILE=k curl https://a \\;",
+        "MALLOC_TRACE=/tmp/t ls",
+        "MALLOC_CHECK_=3 ls",
+        "GLIBC_TUNABLES=x ls",
+        "LD_DEBUG=all LD_DEBUG_OUTPUT=/tmp/x ls",
+        "LD_AUDIT=x ls",
+        "GCONV_PATH=. iconv",
+        "LOCPATH=. ls",
+        "NLSPATH=x ls",
+        "HOSTALIASES=x curl http://a",
+        "RES_OPTIONS=x curl http://a",
+        "OPENSSL_CONF=x curl https://a",
+        "OPENSSL_ENGINES=. curl https://a",
+        "SSL_CERT_FILE=x curl https://a",
+        "NSS_DEFAULT_DB_TYPE=x curl https://a",
+        "GNUTLS_SYSTEM_PRIORITY_FILE=x curl https://a",
+        "GIT_TRACE2_EVENT=/tmp/t git status",
+        "GIT_TRACE_PACKET=/tmp/t git status",
+        "GIT_EXTERNAL_DIFF=x git diff",
+        "BASH_XTRACEFD=1 bash -xc ls",
+        "HISTFILE=x bash -c ls",
+        "LESSKEYIN=x ls",
+        "JQ_COLORS=x jq . f",
+        "TIMEFORMAT=x ls",
+        "FOO=1 ls",
+        "env FOO=1 ls",
+        "export FOO=bar",
+        "_X=1 ls",
+        'env -u "$x" ls',
+        'read -a "$x" <<< k',
+        "path=(.); zsh -c ls",
+        "for path in .; do ls; done",
+        "myPATH=. ls",
+    ],
+    "unsetting a variable that chooses what runs (no PATH: bash runs ./ls)": [
+        "unset PATH; ls",
+        "unset -v PATH; ls",
+        "unset x PATH",
+        "unset LD_LIBRARY_PATH",
+        "unset P\\ATH",
+        "unset -v P\\ATH",
+        "unset -- PATH",
+        "unset -vPATH",
+        "env -u PATH ls",
+        "env --unset=HOME git log",
+    ],
+    "words that become several words (brace, glob, split) where the count or position matters": [
+        "uniq x{a,b}",
+        "uniq a{b,c}d",
+        "uniq *.txt",
+        "uniq a*",
+        "uniq -f 1* in",
+        "uniq -c x{a,b}",
+        "sort -k $x f",
+        'rg -e ""{x,--pre=sh} f',
+        'sort -k ""{1,-o} x',
+        "sort -t $x f",
+        "nice -n * ls",
+        "nice -n $x ls",
+        "timeout [5r]* ls",
+        "timeout 5* ls",
+        "timeout x{5,rm} ls",
+        "xargs -n $x ls",
+        "env -u $x ls",
+        "stdbuf -o $x ls",
+        "time -f $x ls",
+        "ionice -c $x ls",
+        "hostname x{a,b}",
+    ],
 }
 
 ALLOWED_LINES = [
@@ -516,7 +696,7 @@ ALLOWED_LINES = [
     "ls | xargs -I{} cat {}",
     "find . -name x | xargs grep foo",
     "xargs -0 wc -l < list",
-    "env FOO=1 ls",
+    "env foo=1 ls",
     "env",
     "nice ls",
     "nice -n 5 ls",
@@ -545,7 +725,7 @@ ALLOWED_LINES = [
     "printf -- '-x\\n'",
     "read -r x < f",
     "x=1; echo $x",
-    "export FOO=bar",
+    "export foo=bar",
     "declare -p",
     "echo $((1 + 2))",
     "echo a\\ b",
@@ -563,6 +743,35 @@ ALLOWED_LINES = [
     "diff <(sort a) <(sort b)",
     "uniq -c f",
     "head -n 20 f; tail -5 f",
+    "less f",
+    "more f",
+    "cat f | less",
+    "git log | less -R",
+    "less -RSN f g",
+    "less -p pattern f",
+    "less --chop-long-lines --line-numbers f",
+    "more -d f",
+    "xxd f",
+    "xxd -l 64 -c 16 f",
+    "xxd -p f | head",
+    "xxd -r -p dump",
+    "xxd -r dump | head",
+    "hd f",
+    "hd -n 32 f",
+    "hexdump -C f | head",
+    "od -An -tx1 f",
+    'echo ${!a[@]} ${!a[*]} "${!a[@]}"',
+    "echo ${!BASH*} ${!LC_@}",
+    "unset x y",
+    "unset -f f",
+    "TZ=UTC date",
+    "LC_COLLATE=C LANGUAGE=en sort f",
+    "NO_COLOR=1 COLUMNS=200 TERM=dumb ls",
+    "for _ in 1 2; do echo hi; done",
+    "http_proxy= curl -s https://example.com",
+    "for src in a b; do echo $src; done",
+    "for opt in a b; do echo $opt; done",
+    "env foo=1 git log -1",
     "",
 ]
 
@@ -601,6 +810,12 @@ def test_a_glob_may_expand_to_an_option_where_a_file_starts_with_a_dash(tmp_path
     # Without a known folder, or after a change of directory, a leading glob is refused.
     assert not classify_bash("sort *.txt")[0]
     assert not classify_bash("cd /tmp && sort *.txt", tmp_path)[0]
+    assert not classify_bash("sort *.txt; cd /tmp", tmp_path)[0]  # a loop would run it there
+    assert not classify_bash("for i in 1 2; do sort *.txt; c''d /tmp; done", tmp_path)[0]
+    # An empty quote first does not make the glob's first character known.
+    for command in ('sort ""*.txt', "sort ''*.txt", 'sort """"*', "sort $''*"):
+        ok, reason = classify_bash(command, tmp_path)
+        assert not ok, command
 
 
 def test_denials_name_what_was_refused() -> None:
@@ -632,9 +847,9 @@ def test_every_rule_parses_and_names_a_known_shape() -> None:
     for name, rule in RULES.items():
         assert isinstance(rule, Rule), name
         assert rule.spec is not None
-    for name in ("PATH", "GIT_DIR", "XDG_CONFIG_HOME", "LD_PRELOAD", "HOME", "CURL_HOME"):
+    for name in ("PATH", "GIT_DIR", "XDG_CONFIG_HOME", "LD_PRELOAD", "HOME", "CURL_HOME", "SSLKEYLOGFILE"):
         assert dangerous_variable(name), name
-    for name in ("LC_ALL", "IFS", "f", "line"):
+    for name in ("LC_ALL", "IFS", "TZ", "f", "line", "src"):
         assert not dangerous_variable(name), name
 
 
@@ -758,3 +973,103 @@ def test_compositions_of_plain_reads_stay_allowed(command: str) -> None:
 def test_any_redirection_into_a_file_is_denied(piece: str, target: str, op: str) -> None:
     ok, _reason = classify_bash(f"{piece} {op} {target}")
     assert not ok
+
+
+# -- differential: the word model against bash itself ---------------------------------------------
+
+_WORD_PIECES = [
+    "",
+    "''",
+    '""',
+    "$''",
+    "x",
+    "-o",
+    "-",
+    "{",
+    "}",
+    ",",
+    "{-o,x}",
+    "{a,b}",
+    "{1..2}",
+    "*",
+    "?",
+    "$x",
+    '"$x"',
+    "$e",
+    '"$e"',
+    "${e}",
+    '"$@"',
+    "\\-",
+    "'-o'",
+]
+
+
+def _word_as_read(word: str) -> Word:
+    root = _parser().parse(f"echo {word}".encode()).root_node
+    command = root.named_children[0]
+    arguments = [c for c in command.named_children if c.type != "command_name"]
+    assert len(arguments) == 1, word
+    return _Walker(_Context(_Line(None))).word(arguments[0])
+
+
+def _bash_words(word: str, folder: Path) -> list[str]:
+    script = f'x="-o y"; e=; set -- "-a" "b c"; printf "%s\\0" {word}'
+    done = subprocess.run(
+        ["bash", "--norc", "--noprofile", "-c", script], cwd=folder, capture_output=True, timeout=10
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.decode().split("\0")[:-1]
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_WORD_PIECES), min_size=1, max_size=4))
+@example(['""', "{-o,x}"])
+@example(["''", '""', "*"])
+@example(['""', "{1..2}", "{-o,x}"])
+@example(["$''", "*"])
+@example(["x", "{a,b}"])
+def test_the_word_model_agrees_with_bash(pieces: list[str]) -> None:
+    """Whenever bash makes an option of a word or splits it, the reader says it may."""
+    word = "".join(pieces)
+    root = _parser().parse(f"echo {word}".encode()).root_node
+    command = root.named_children[0] if root.named_children else None
+    if root.has_error or command is None or command.type != "command" or len(command.named_children) != 2:
+        return  # not one word to the grammar: the check refuses such lines elsewhere
+    try:
+        read = _word_as_read(word)
+    except Denied:
+        return
+    folder = Path(tempfile.mkdtemp())
+    try:
+        (folder / "-n").write_text("")  # a glob may expand to an option-like name
+        (folder / "a").write_text("")
+        words = _bash_words(word, folder)
+    finally:
+        shutil.rmtree(folder)
+    if len(words) != 1:
+        assert read.several, (word, words)
+    if any(w.startswith("-") and w != "-" for w in words):
+        assert read.option_like, (word, words)
+
+
+@pytest.mark.parametrize(
+    ("unit", "allowed"),
+    [
+        ("echo w ", True),
+        ("ls; ", True),
+        ('grep -n "x" f | ', False),  # a pipeline this long is refused, not parsed for minutes
+        ('a "x" |& ', False),
+        ("echo a{b,c} ", True),
+        ('echo "ab $x" ', True),
+        ("cat <<< $(echo x) ", True),
+        ("cat <(ls) ", True),
+        ("rm x; ", False),
+    ],
+)
+def test_a_400_kb_line_is_decided(unit: str, allowed: bool) -> None:
+    """The check is linear in the line's length (bench/bench_hook.py measures it; no test
+    fails on time): a 400 kB line is decided, either way."""
+    line = unit * (400_000 // len(unit)) + "ls"
+    ok, reason = classify_bash(line)
+    assert ok is allowed, reason

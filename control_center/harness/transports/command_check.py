@@ -43,6 +43,9 @@ from control_center.harness.transports.git_rules import check_git
 from control_center.harness.transports.sed_script import sed_script_problem
 
 _MAX_DEPTH = 8
+#: tree-sitter-bash takes time growing with the square of a pipeline's length (400 kB of
+#: `a "x" | ` takes minutes); other lines it reads in linear time. No read needs this many.
+_MAX_PIPES = 1000
 _SYSTEM_BIN_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"})
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -67,17 +70,38 @@ class Word:
     may_be_option: bool = False
     #: Holds an unquoted glob or brace pattern.
     pattern: bool = False
+    #: May become no word or several (word splitting, ``"$@"``, a glob, a brace pattern), so
+    #: the words after it may move: into an option's value, or past a count of operands.
+    several: bool = False
 
     @property
     def option_like(self) -> bool:
         return self.may_be_option or (self.text.startswith("-") and self.text != "-")
 
 
+_GIT_AFTER_CD = (
+    "`git` after a change of directory could open a repository committed in the change (its "
+    "configuration can run programs); run git from the worktree's top"
+)
+
+
 @dataclass
-class _Context:
+class _Line:
+    """What a whole command line shares, the command lines nested in it included."""
+
     cwd: Path | None
     #: Some command on the line changes directory, so "the current folder" is unknown.
     moves: bool = False
+    #: Why a decision so far holds only in the folder the line starts in (a change of
+    #: directory anywhere, even later, in a loop or an ``eval``, undoes it).
+    relies_on_folder: str | None = None
+    #: Whether an entry of ``cwd`` starts with ``-`` (read once).
+    dash_entry: bool | None = None
+
+
+@dataclass
+class _Context:
+    line: _Line
     depth: int = 0
 
 
@@ -88,7 +112,7 @@ def classify_bash(command: str, cwd: str | Path | None = None) -> tuple[bool, st
     """Whether a Bash command line is provably read-only, and why (a reason for the model).
     ``cwd`` is where it will run: a glob that cannot expand to an option there is an operand."""
     try:
-        check_line(command, _Context(Path(cwd) if cwd else None))
+        check_line(command, _Context(_Line(Path(cwd) if cwd else None)))
     except Denied as exc:
         return False, str(exc)
     except RecursionError:
@@ -101,23 +125,14 @@ def check_line(command: str, ctx: _Context) -> None:
         raise Denied("the command nests too deeply to check")
     if "\x00" in command:
         raise Denied("the command contains a NUL byte")
+    if command.count("|") > _MAX_PIPES:
+        raise Denied(f"the command line holds more than {_MAX_PIPES} `|`, too many to check")
     source = command.encode("utf-8", errors="surrogateescape")
     tree = _parser().parse(source)
     root = tree.root_node
     if root.has_error:
         raise Denied("the command line could not be read (bash would read it differently or not at all)")
-    if ctx.depth == 0 or not ctx.moves:
-        ctx.moves = ctx.moves or _changes_directory(root)
     _Walker(ctx).statement(root)
-
-
-def _changes_directory(root: tree_sitter.Node) -> bool:
-    for node in _descendants(root):
-        if node.type == "command_name" and node.text is not None:
-            name = node.text.decode("utf-8", "replace").strip("\\'\"")
-            if RULES.get(name, Rule()).special is Special.CD or name == "env":
-                return True
-    return False
 
 
 def _descendants(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
@@ -224,6 +239,13 @@ class _Walker:
             for child in node.children[1:]:
                 if child.type not in ("word", "variable_name"):
                     raise Denied(f"`{_text(node)}` could not be read")
+                target = self.word(child).text
+                if target in ("-v", "-f", "--"):
+                    continue
+                if not _IDENTIFIER.fullmatch(target):
+                    raise Denied(f"`unset {target}`: only plain names, -v and -f")
+                if dangerous_variable(target):
+                    raise Denied(f"unsetting {target} changes which programs run or what they read")
             return
         if kind == "for_statement":
             self.for_statement(node)
@@ -256,8 +278,8 @@ class _Walker:
             raise Denied(f"the command line holds a token this check does not know ({token!r})")
 
     def for_statement(self, node: tree_sitter.Node) -> None:
-        for child in node.children:
-            field_name = node.field_name_for_child(_index(node, child))
+        for i, child in enumerate(node.children):
+            field_name = node.field_name_for_child(i)
             if field_name == "variable":
                 name = _text(child)
                 if dangerous_variable(name):
@@ -276,8 +298,8 @@ class _Walker:
     def case_statement(self, node: tree_sitter.Node) -> None:
         for child in node.children:
             if child.type == "case_item":
-                for part in child.children:
-                    field_name = child.field_name_for_child(_index(child, part))
+                for i, part in enumerate(child.children):
+                    field_name = child.field_name_for_child(i)
                     if field_name == "value":
                         self.word(part)
                     elif part.is_named:
@@ -414,8 +436,8 @@ class _Walker:
     def command(self, node: tree_sitter.Node) -> None:
         name_node: tree_sitter.Node | None = None
         args: list[tree_sitter.Node] = []
-        for child in node.children:
-            field_name = node.field_name_for_child(_index(node, child))
+        for i, child in enumerate(node.children):
+            field_name = node.field_name_for_child(i)
             if child.type == "variable_assignment":
                 self.assignment(child)
             elif child.type in _REDIRECTS:
@@ -491,10 +513,17 @@ class _Walker:
                 raise Denied("`[` without its closing `]`")
             return
         if special is Special.CD:
+            self._moved()
             return
         options, operands = self.options(name, rule, args)
-        if rule.max_operands is not None and len(operands) > rule.max_operands:
-            raise Denied(f"`{name}` with {len(operands)} operands writes the last one")
+        if rule.max_operands is not None:
+            if len(operands) > rule.max_operands:
+                raise Denied(f"`{name}` with {len(operands)} operands writes the last one")
+            for o in operands:
+                if o.several:
+                    raise Denied(
+                        f"`{name} {o.text}` may become several operands (another one is a file it writes)"
+                    )
         if rule.runs_command:
             self.wrapper(name, options, operands)
         elif special is Special.SED:
@@ -513,6 +542,12 @@ class _Walker:
         elif special is Special.DATE:
             if len(operands) > 1 or any(not o.static or not o.text.startswith("+") for o in operands):
                 raise Denied("`date` with an operand other than +FORMAT would set the clock")
+        elif special is Special.PAGER:
+            for o in operands:
+                if o.text.startswith("+") or o.may_be_option:  # a glob may name a file `+!cmd`
+                    raise Denied(
+                        f"`{name} {o.text}`: a `+` operand is a command for the pager (`+!cmd` runs one)"
+                    )
         elif special is Special.CURL:
             for opt, value in options:
                 if opt in ("-X", "--request") and (
@@ -571,7 +606,7 @@ class _Walker:
                 if arity is Arity.REQUIRED and not has_value:
                     if i >= len(args):
                         raise Denied(f"`{name} {given}` without its value")
-                    options.append((matches[0], args[i]))
+                    options.append((matches[0], self._value(name, rule, given, args[i])))
                     i += 1
                 else:
                     options.append((matches[0], Word(value) if has_value else None))
@@ -599,31 +634,69 @@ class _Walker:
                 elif short is Arity.REQUIRED:
                     if i >= len(args):
                         raise Denied(f"`{name} -{letter}` without its value")
-                    options.append(("-" + letter, args[i]))
+                    options.append(("-" + letter, self._value(name, rule, "-" + letter, args[i])))
                     i += 1
                 else:
                     options.append(("-" + letter, None))
                 break
         return options, operands
 
+    def _value(self, name: str, rule: Rule, option: str, value: Word) -> Word:
+        """An option's value in the next word. One that may become several words moves the
+        words after it: into option places, past the operand count, or into the command name."""
+        if value.several and (
+            rule.runs_command
+            or rule.max_operands is not None
+            or (value.may_be_option and not self._glob_is_operand(value))
+        ):
+            raise Denied(
+                f"`{name} {option} {value.text}`: the value may become several words, "
+                "which moves the words after it"
+            )
+        return value
+
     def _glob_is_operand(self, word: Word) -> bool:
         """A glob whose first character is a pattern can expand to a file named like an
         option (``-o``): only when nothing in the folder it runs in starts with ``-``."""
-        if not word.pattern or not word.static or self.ctx.cwd is None or self.ctx.moves:
+        line = self.ctx.line
+        if not word.pattern or not word.static or line.cwd is None or line.moves:
             return False
-        try:
-            return not any(entry.startswith("-") for entry in os.listdir(self.ctx.cwd))
-        except OSError:
+        if line.dash_entry is None:
+            try:
+                line.dash_entry = any(entry.startswith("-") for entry in os.listdir(line.cwd))
+            except OSError:
+                line.dash_entry = True
+        if line.dash_entry:
             return False
+        line.relies_on_folder = line.relies_on_folder or (
+            f"`{word.text}` was read as file names in the folder the line starts in, and the line "
+            "changes directory (there it could expand to an option)"
+        )
+        return True
+
+    def _rely_on_folder(self, reason: str) -> None:
+        if self.ctx.line.moves:
+            raise Denied(reason)
+        self.ctx.line.relies_on_folder = self.ctx.line.relies_on_folder or reason
+
+    def _moved(self) -> None:
+        self.ctx.line.moves = True
+        if self.ctx.line.relies_on_folder:
+            raise Denied(self.ctx.line.relies_on_folder)
 
     def nested(self, command: str) -> None:
-        inner = _Context(self.ctx.cwd, self.ctx.moves, self.ctx.depth + 1)
-        check_line(command, inner)
+        check_line(command, _Context(self.ctx.line, self.ctx.depth + 1))
 
     def wrapper(self, name: str, options: list[tuple[str, Word | None]], rest: list[Word]) -> None:
         if name == "command" and any(opt in ("-v", "-V") for opt, _ in options):
             return  # like `which`
         if name == "env":
+            if any(opt in ("-C", "--chdir") for opt, _ in options):
+                self._moved()
+            for opt, value in options:
+                if opt in ("-u", "--unset") and (value is None or dangerous_variable(value.text)):
+                    shown = value.text if value is not None else ""
+                    raise Denied(f"unsetting {shown} changes which programs run or what they read")
             while rest and rest[0].static and (m := _ASSIGNMENT.match(rest[0].text)):
                 if dangerous_variable(m.group(1)):
                     raise Denied(f"setting {m.group(1)} changes which programs run or what they read")
@@ -633,6 +706,8 @@ class _Walker:
         if name == "timeout":
             if not rest:
                 raise Denied("`timeout` without a command")
+            if rest[0].several:
+                raise Denied(f"`timeout {rest[0].text}`: the duration may become several words")
             rest = rest[1:]
         if not rest:
             if name in ("env", "nice", "time", "xargs", "exec", "command", "builtin"):
@@ -676,11 +751,7 @@ class _Walker:
     # programs with code in their operands
 
     def git(self, args: list[Word]) -> None:
-        if self.ctx.moves:
-            raise Denied(
-                "`git` after a change of directory could open a repository committed in the "
-                "change (its configuration can run programs); run git from the worktree's top"
-            )
+        self._rely_on_folder(_GIT_AFTER_CD)
         for a in args:
             if not a.static and not (a.text and not a.may_be_option):
                 raise Denied(f"`git` with an argument only known at run time (`{a.text}`)")
@@ -782,13 +853,6 @@ _FIND_VALUED = _words(
 _FIND_NEWER = re.compile(r"-newer[aBcmt][aBcmt]")
 
 
-def _index(parent: tree_sitter.Node, child: tree_sitter.Node) -> int:
-    for i, c in enumerate(parent.children):
-        if c == child:
-            return i
-    raise ValueError("not a child")
-
-
 # -- words ------------------------------------------------------------------------------------------
 
 _ANSI_ESCAPES = {
@@ -814,7 +878,10 @@ class _Parts:
     static: bool = True
     may_be_option: bool = False
     pattern: bool = False
-    started: bool = False  # the first character is decided
+    several: bool = False
+    #: The first character is decided: an empty quote ("" or '') decides nothing, as bash
+    #: joins what follows it (``""{-o,x}`` is the two words ``-o`` and ``x``).
+    started: bool = False
 
     def literal(self, s: str) -> None:
         if s and not self.started:
@@ -827,6 +894,7 @@ class _Parts:
         self.started = True
         self.static = False
         self.pattern = self.pattern or pattern
+        self.several = self.several or splits or pattern
         self.text.append(shown)
 
 
@@ -837,7 +905,7 @@ class _WordReader:
     def read(self, node: tree_sitter.Node, *, quoted: bool) -> Word:
         parts = _Parts()
         self._part(node, parts, quoted)
-        return Word("".join(parts.text), parts.static, parts.may_be_option, parts.pattern)
+        return Word("".join(parts.text), parts.static, parts.may_be_option, parts.pattern, parts.several)
 
     def _part(self, node: tree_sitter.Node, parts: _Parts, quoted: bool) -> None:
         kind = node.type
@@ -868,7 +936,6 @@ class _WordReader:
                     raise Denied(f"the word `{raw}` could not be read")
             if not node.children or all(not c.is_named and c.type == '"' for c in node.children):
                 parts.literal("")
-            parts.started = True  # "" is an empty argument, never an option
         elif kind == "concatenation":
             brace = _is_brace_pattern(node)
             for child in node.children:
@@ -922,19 +989,24 @@ class _WordReader:
         text = "".join(out)
         if has_pattern:
             if first and pattern_at_start:
+                static = parts.static
                 parts.unknown(text, splits=False, pattern=True)
-                parts.static = True  # its letters are known; only the expansion is not
-                parts.pattern = True
+                parts.static = static  # its letters are known; only the expansion is not
             else:
                 parts.literal(text)
                 parts.pattern = True
+                parts.several = True
         else:
             parts.literal(text)
 
     def _expansion(self, node: tree_sitter.Node) -> None:
+        children = node.children
+        if len(children) > 1 and children[1].type == "!":
+            _indirect(node, children)
+            return
         name = ""
         previous_op = ""
-        for child in node.children:
+        for child in children:
             kind = child.type
             if kind in ("${", "}"):
                 continue
@@ -967,7 +1039,7 @@ class _WordReader:
             self.read(child, quoted=True)
 
     def _substitution(self, node: tree_sitter.Node) -> None:
-        inner = _Walker(_Context(self.walker.ctx.cwd, self.walker.ctx.moves, self.walker.ctx.depth + 1))
+        inner = _Walker(_Context(self.walker.ctx.line, self.walker.ctx.depth + 1))
         if inner.ctx.depth > _MAX_DEPTH:
             raise Denied("the command nests too deeply to check")
         for child in node.children:
@@ -1011,6 +1083,22 @@ class _WordReader:
                 "^=",
             ):
                 raise Denied(f"`{_text(node)}` assigns a variable")
+
+
+def _indirect(node: tree_sitter.Node, children: list[tree_sitter.Node]) -> None:
+    """``${!...}``: only the forms that list names (``${!prefix*}``, ``${!a[@]}``) are read. Any
+    other takes a variable's value as a name, and a name like ``a[$(cmd)]`` runs ``cmd``."""
+    shape = [c.type for c in children]
+    if shape == ["${", "!", "variable_name", "*", "}"] or shape == ["${", "!", "variable_name", "@", "}"]:
+        return
+    if shape == ["${", "!", "subscript", "}"]:
+        index = children[2].child_by_field_name("index")
+        if index is not None and _text(index) in ("@", "*"):
+            return
+    raise Denied(
+        f"`{_text(node)}` reads a variable named by another one's value, and a name with a "
+        "subscript (`a[$(cmd)]`) runs what is in it"
+    )
 
 
 def _is_brace_pattern(node: tree_sitter.Node) -> bool:

@@ -36,6 +36,7 @@ class Special(Enum):
     READ = "read"
     DATE = "date"
     CURL = "curl"
+    PAGER = "pager"
     CD = "cd"
 
 
@@ -190,8 +191,6 @@ MUTATING: Mapping[str, str] = MappingProxyType(
         "nano": "edits files",
         "emacs": "edits files",
         "ed": "edits files",
-        "less": "runs commands from its prompt and option escapes",
-        "more": "runs commands from its prompt",
         "alias": "redefines commands",
         "shopt": "changes shell options",
         "trap": "runs commands on signals",
@@ -220,27 +219,40 @@ def is_interpreter(name: str) -> bool:
     return name in INTERPRETERS or _INTERPRETER_NAME.fullmatch(name) is not None
 
 
-#: Variables that change which program runs, what a program runs, or where it reads its
-#: configuration (a ``HOME`` or ``XDG_CONFIG_HOME`` pointing at a committed file is a config).
-_DANGEROUS_VARS = _names(
+#: Upper-case names belong to the environment by convention, and the programs and libraries a
+#: reader runs act on many of them: SSLKEYLOGFILE makes OpenSSL, NSS and curl write their keys
+#: to a file, GIT_TRACE* and MALLOC_TRACE write traces, LD_* and GCONV_PATH load code. No list of
+#: the harmful ones is ever complete, so only these may be set (or unset): they change how output
+#: looks, or they are the shell's own. Lower-case names are the command line's own variables.
+_SAFE_ENVIRONMENT = _names(
     """
-    PATH BASH_ENV ENV PROMPT_COMMAND SHELLOPTS BASHOPTS PS0 PS1 PS2 PS3 PS4 PAGER EDITOR VISUAL
-    MANPAGER MANOPT BROWSER SHELL CDPATH HOME WGETRC CURL_HOME TMPDIR POSIXLY_CORRECT GLOBIGNORE
-    BASH_LOADABLES_PATH INPUTRC HISTFILE TERMINFO GCONV_PATH
+    LANG LANGUAGE LC_ALL LC_CTYPE LC_COLLATE LC_MESSAGES LC_NUMERIC LC_TIME LC_MONETARY LC_PAPER
+    LC_NAME LC_ADDRESS LC_TELEPHONE LC_MEASUREMENT LC_IDENTIFICATION TZ IFS COLUMNS LINES TERM
+    NO_COLOR CLICOLOR CLICOLOR_FORCE FORCE_COLOR COLORTERM LS_COLORS TIME_STYLE QUOTING_STYLE
+    OPTIND OPTERR REPLY _
     """
 )
-_DANGEROUS_PREFIXES = (
-    "LD_", "GIT_", "BASH_", "DYLD_", "XDG_", "LESS", "PYTHON", "PERL", "RUBY", "NODE_", "NPM_",
-    "SSH_", "CURL_", "AWK", "GREP_", "RIPGREP_", "JQ_", "SED_",
-)  # fmt: skip
+#: Among names with a lower-case letter, those that still change what runs: zsh ties these
+#: arrays to PATH and its kin (``zsh -c 'path=(.); ls'``).
+_DANGEROUS_VARS = _names("path cdpath fpath manpath mailpath module_path")
+_DANGEROUS_PREFIXES = ("LD_", "GIT_", "BASH_", "DYLD_", "XDG_", "LESS", "PYTHON", "PERL", "RUBY", "NODE_")
 _DANGEROUS_SUFFIXES = ("PATH", "HOME", "RC", "OPTS", "OPT", "OPTIONS", "CONFIG", "PAGER", "EDITOR", "SHELL")
 
 
 def dangerous_variable(name: str) -> bool:
-    """Whether setting ``name`` can change what a later program runs or reads as configuration."""
+    """Whether setting or unsetting ``name`` can change what a later program runs, reads as
+    configuration, or writes: any upper-case name but a few known to be harmless, and any name
+    that is not a plain shell name."""
+    if not _IDENTIFIER.fullmatch(name):
+        return True
+    if not any(c.islower() for c in name):
+        return name not in _SAFE_ENVIRONMENT
     return (
         name in _DANGEROUS_VARS or name.startswith(_DANGEROUS_PREFIXES) or name.endswith(_DANGEROUS_SUFFIXES)
     )
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _any(*names: str) -> dict[str, Rule]:
@@ -273,6 +285,7 @@ RULES: Mapping[str, Rule] = MappingProxyType(
                 "nl",
                 "od",
                 "hexdump",
+                "hd",
                 "strings",
                 "sha1sum",
                 "sha224sum",
@@ -325,6 +338,48 @@ RULES: Mapping[str, Rule] = MappingProxyType(
                 "logname",
                 "users",
             ]
+        ),
+        # A pager whose output is not a terminal (the hook's never is) copies its files like
+        # `cat`; what could write or run is refused: a log file, a lesskey file (it can set
+        # LESSOPEN), `+cmd` operands (checked by Special.PAGER) and the interactive commands,
+        # which need someone at the keyboard.
+        "less": Rule(
+            options="""
+            -F -R -r -S -N -n -X -E -e -i -I -M -m -s -q -Q -f -L -K -a -c -C -w -W -x: -z: -j:
+            -h: -y: -b: -p: -P: -#: --quit-if-one-screen --RAW-CONTROL-CHARS --raw-control-chars
+            --chop-long-lines --LINE-NUMBERS --line-numbers --no-init --QUIT-AT-EOF --quit-at-eof
+            --ignore-case --IGNORE-CASE --LONG-PROMPT --long-prompt --squeeze-blank-lines --quiet
+            --silent --QUIET --force --no-lessopen --quit-on-intr --tabs= --shift= --pattern=
+            --prompt= --header= --help --version
+            """,
+            forbidden={
+                "-o:": WRITES,
+                "-O:": WRITES,
+                "--log-file=": WRITES,
+                "--LOG-FILE=": WRITES,
+                "-k:": "reads key bindings that can set LESSOPEN (a command)",
+                "--lesskey-file=": "reads key bindings that can set LESSOPEN (a command)",
+                "--lesskey-src=": "reads key bindings that can set LESSOPEN (a command)",
+                "--lesskey-content=": "reads key bindings that can set LESSOPEN (a command)",
+                "-t:": "opens files named by a tags file",
+                "-T:": "opens files named by a tags file",
+                "--tag=": "opens files named by a tags file",
+                "--tag-file=": "opens files named by a tags file",
+            },
+            special=Special.PAGER,
+        ),
+        "more": Rule(
+            options="""
+            -d -l -f -p -c -s -u -e -n: --silent --logical --no-pause --print-over --clean-print
+            --squeeze --plain --exit-on-eof --lines= --help --version
+            """,
+            special=Special.PAGER,
+        ),
+        # xxd writes its second operand, and reads options only before the first.
+        "xxd": Rule(
+            options="-a -b -C -E -e -i -p -u -v -d -r -h -c: -g: -l: -n: -o: -s: -R:",
+            max_operands=1,
+            permute=False,
         ),
         "cd": Rule(any_args=True, special=Special.CD),
         "pushd": Rule(any_args=True, special=Special.CD),
