@@ -23,6 +23,7 @@ import sys
 import time
 from pathlib import Path
 
+from control_center.harness.own_command import own_argv
 from control_center.harness.transports.command_check import classify_bash
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,8 +56,9 @@ def main() -> None:
 
     bare = _time_process([sys.executable, "-I", "-c", "pass"], b"", args.runs, env)
     payload = json.dumps({"tool_name": "Bash", "tool_input": {"command": LINES[0]}}).encode()
+    # Exactly the command Claude Code is given (isolated interpreter, our package by path).
     hook = _time_process(
-        [sys.executable, "-m", "control_center", "hook", "claude-code", "--mode", "plan"],
+        own_argv("hook", "claude-code", "--mode", "plan"),
         payload,
         args.runs,
         env,
