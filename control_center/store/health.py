@@ -282,6 +282,22 @@ def stamp_keeping_connection(db: Path) -> type[sqlite3.Connection]:
     return StampKeepingConnection
 
 
+#: Below this much free space an I/O error is the disk being full, not the file being broken.
+_FULL_BELOW_BYTES = 1 << 20
+
+
+def disk_full(db: Path) -> int | None:
+    """The bytes still free where ``db`` lives when that is (nearly) nothing, else None: SQLite
+    reports a write that found no room as a plain "disk I/O error" (the WAL's shared memory,
+    a journal), which must not be read as damage."""
+    try:
+        st = os.statvfs(db.parent)
+    except OSError:
+        return None
+    free = st.f_bavail * st.f_frsize
+    return free if free < _FULL_BELOW_BYTES else None
+
+
 def is_damage(message: str) -> bool:
     """An SQLite error message that means the file (not the query or the lock) is broken."""
     text = message.lower()

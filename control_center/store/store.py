@@ -300,6 +300,14 @@ class Store:
         """One line naming the database and the cause; damage to an SQLite file marks it and
         refuses every later write."""
         cause = str(exc.orig) if exc.orig is not None else str(exc).splitlines()[0]
+        if self.path is not None and ("disk is full" in cause or health.is_damage(cause)):
+            free = health.disk_full(self.path)
+            if free is not None or "disk is full" in cause:
+                # Not damage: the write found no room, and SQLite rolled it back.
+                return StoreError(
+                    f"workspace database {self.location}: the disk is full ({free or 0} bytes free); "
+                    "nothing was written: free some space and try again"
+                )
         if self.path is not None and health.is_damage(cause):
             self.damaged = cause
             if not self.read_only:  # a read-only open leaves the folder as it found it
