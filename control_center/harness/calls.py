@@ -78,8 +78,11 @@ class CallPath:
         *,
         agent_network: bool = True,
         agent_writable: tuple[str, ...] = (),
+        other_workspaces: tuple[Path, ...] = (),
     ) -> None:
         self.ws = ws
+        #: What a sandboxed process must not see: this workspace and the operator's others.
+        self.hidden = (ws.root, *other_workspaces)
         self.env_allow = env_allow
         self.agent_network = agent_network
         self.agent_writable = tuple(Path(p) for p in agent_writable)
@@ -138,7 +141,7 @@ class CallPath:
                 worktree=ctx.turn.worktree,
                 read_only=ctx.profile.read_only,
                 env_allow=self.env_allow,
-                hidden=(self.ws.root,),
+                hidden=self.hidden,
                 network=self.agent_network,
                 writable=self.agent_writable,
                 extras={
@@ -208,7 +211,7 @@ class CallPath:
                 GATE_TIMEOUT_S,
                 network=gate.network,
                 env_allow=self.env_allow,
-                hidden=(self.ws.root,),
+                hidden=self.hidden,
             )
             results.append(AxisResult(gate.name, AxisStatus(outcome.status), outcome.detail))
         return results

@@ -140,6 +140,7 @@ class Harness:
             self.settings.allowed_env,
             agent_network=self.settings.agent_network,
             agent_writable=self.settings.agent_writable,
+            other_workspaces=self.settings.workspace_roots(),
         )
 
     async def compact(self, space_ref: str) -> CompactionDone:

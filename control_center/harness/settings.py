@@ -152,6 +152,12 @@ class AppSettings:
         self.last_workspace = path
         self.recent_workspaces = [path, *(p for p in self.recent_workspaces if p != path)][:RECENT_WORKSPACES]
 
+    def workspace_roots(self) -> tuple[Path, ...]:
+        """Every workspace folder this operator opened lately: a sandbox hides them all (their
+        databases and spaces), not only the one whose turn runs."""
+        named = [self.last_workspace, *self.recent_workspaces]
+        return tuple(dict.fromkeys(Path(p) for p in named if p and os.path.isabs(p)))
+
     def model_for(self, mode: Mode) -> ModelSettings:
         """The mode's own settings, with its own thinking cap; nothing leaks between modes."""
         base = self.models.get(mode, _default_mode_settings())

@@ -232,3 +232,19 @@ def test_agent_mode_settings_turn_the_network_off_and_open_a_cache(
         assert (cache / "kept").read_text() == "hi\n"
     finally:
         listener.close()
+
+
+def test_every_workspace_the_operator_opened_is_hidden_from_a_turn(tmp_path: Path) -> None:
+    from control_center.harness.calls import CallPath
+    from control_center.harness.settings import AppSettings
+    from tests.helpers import make_workspace
+
+    settings = AppSettings()
+    for name in ("old", "other"):
+        settings.remember_workspace(str(tmp_path / name))
+    ws = make_workspace(tmp_path)
+    try:
+        path = CallPath(ws, (), other_workspaces=settings.workspace_roots())
+        assert set(path.hidden) == {ws.root, tmp_path / "old", tmp_path / "other"}
+    finally:
+        ws.close()

@@ -654,11 +654,17 @@ async def _run_claude(launch: _Launch, message: str, resume_session: str | None)
     inside: dict[str, str] = {}
     # What Claude needs to run inside a sandbox: the CLI, and our interpreter for the hook.
     readable = (*cli_needs(cli), Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable), PACKAGE_ROOT)
+    # What no sandbox shows: this workspace, the operator's other ones, the operator's home.
+    hidden = (ws.root, *launch.host.settings.workspace_roots(), *_operator_home())
     if not launch.os_layer and not profile.read_only:
         # Agent mode: Claude and every command it runs write the worktree, and see neither the
         # workspace (its database, other spaces), nor the operator's home, nor the keyring.
         confined = sandbox.claude_agent_argv(
-            argv, Path(turn.worktree), launch.home, hidden=(ws.root, *_operator_home()), readable=readable
+            argv,
+            Path(turn.worktree),
+            launch.home,
+            hidden=hidden,
+            readable=readable,
         )
         argv = confined or argv
     if launch.os_layer:
@@ -668,7 +674,7 @@ async def _run_claude(launch: _Launch, message: str, resume_session: str | None)
             launch.home,
             # The operator's home too: read-only is not enough where a request can leave (a key
             # read in ~/.ssh could go out to the model endpoint).
-            hidden=(ws.root, *_operator_home()),
+            hidden=hidden,
             readable=readable,
             egress=None
             if egress is None
