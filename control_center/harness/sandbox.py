@@ -21,6 +21,7 @@ so (SPEC §3, §9: the tool surface is the first copy of a read-only posture).""
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import pwd
@@ -201,6 +202,7 @@ def _seccomp_file(unix_sockets: bool) -> Path | None:
     if program is None:
         return None
     folder = Path(tempfile.mkdtemp(prefix="cc-seccomp-"))
+    atexit.register(shutil.rmtree, folder, True)
     path = folder / ("filter-unix.bpf" if unix_sockets else "filter.bpf")
     path.write_bytes(program)
     return path
@@ -280,6 +282,11 @@ class Sandbox:
             mounts.append(("--ro-bind", own, own))
         source = str((self.worktree_source or worktree).resolve())
         mounts.append(("--bind" if self.writable else "--ro-bind", source, str(worktree)))
+        own_git = Path(source) / ".git"
+        if self.writable and self.worktree_source is None and _is_dir(own_git):
+            # A repository checked out in place: its git folder is in the writable worktree.
+            controls = _git_control_files(own_git)
+            mounts += [("--ro-bind", str(p), str(worktree / p.relative_to(source))) for p in controls]
         # A hidden folder inside the worktree (a workspace kept in its repository) goes over it.
         mounts += [("--tmpfs", "", str(f)) for f in sorted(inner, key=lambda p: len(p.parts))]
         for path in self.writable_paths:

@@ -248,3 +248,18 @@ def test_every_workspace_the_operator_opened_is_hidden_from_a_turn(tmp_path: Pat
         assert set(path.hidden) == {ws.root, tmp_path / "old", tmp_path / "other"}
     finally:
         ws.close()
+
+
+@needs_bwrap
+def test_an_agent_command_in_a_repository_checked_out_in_place_cannot_plant_hooks(tmp_path: Path) -> None:
+    from tests.helpers import make_repo
+
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".git" / "hooks").mkdir(exist_ok=True)
+    script = "echo x > .git/hooks/post-checkout && echo planted; echo ok > notes.txt && echo wrote"
+    argv = sandbox.agent_argv(["sh", "-c", script], repo, network=False)
+    assert argv is not None
+    done = subprocess.run(argv, cwd=repo, capture_output=True, text=True)
+    assert "wrote" in done.stdout
+    assert "planted" not in done.stdout
+    assert not (repo / ".git" / "hooks" / "post-checkout").exists()
