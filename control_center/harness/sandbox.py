@@ -168,23 +168,12 @@ def tools_in(hidden: Iterable[Path]) -> tuple[Path, ...]:
 _HOME_SETTINGS = (".gitconfig", ".config/git/config", ".config/git/ignore", ".config/git/attributes")
 
 
-def _home_settings(homes: Iterable[Path]) -> list[Path]:
+def _files_in(folders: Iterable[Path], names: Iterable[str]) -> list[Path]:
+    """The files ``folder/name`` that exist, for every folder and name (unreadable ones skipped)."""
+    wanted = tuple(names)
     found: list[Path] = []
-    for home in homes:
-        for name in _HOME_SETTINGS:
-            candidate = home / name
-            try:
-                if candidate.is_file():
-                    found.append(candidate)
-            except OSError:
-                continue
-    return found
-
-
-def _toolchain_secrets(toolchains: Iterable[Path]) -> list[Path]:
-    found: list[Path] = []
-    for folder in toolchains:
-        for name in _TOOLCHAIN_SECRETS:
+    for folder in folders:
+        for name in wanted:
             candidate = folder / name
             try:
                 if candidate.is_file():
@@ -273,10 +262,10 @@ class Sandbox:
             if git_writable:
                 mounts += [("--ro-bind", str(p), str(p)) for p in _git_control_files(common)]
         toolchains = tools_in(hidden)
-        for path in (*self.readable, *toolchains, *_home_settings(operator_homes())):
+        for path in (*self.readable, *toolchains, *_files_in(operator_homes(), _HOME_SETTINGS)):
             if _exists(path):
                 mounts.append(("--ro-bind", str(path.resolve()), str(path.resolve())))
-        mounts += [("--ro-bind", "/dev/null", str(p)) for p in _toolchain_secrets(toolchains)]
+        mounts += [("--ro-bind", "/dev/null", str(p)) for p in _files_in(toolchains, _TOOLCHAIN_SECRETS)]
         if self.own_sockets is not None:
             own = str(self.own_sockets.resolve())
             mounts.append(("--ro-bind", own, own))
