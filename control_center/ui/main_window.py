@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QShowEvent
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
@@ -79,10 +79,11 @@ HEADER_CAPTIONS_MIN_WIDTH = 560
 
 
 def side_widths(window_width: int) -> tuple[int, int]:
-    """The space list's and the docked Inbox's first widths in a window this wide: each a share
-    (the list 17 %, the Inbox 30 %) between its floor (the list's names, the Inbox's decision
-    buttons) and its ceiling, so the conversation keeps about half of a 1000 px window."""
-    spaces = max(170, min(260, window_width * 17 // 100))
+    """The space list's and the docked Inbox's widths in a window this wide: each a share (the
+    list 19 %, the Inbox 30 %) between its floor (about 18 characters of a name; the Inbox's
+    decision buttons) and its ceiling, so the conversation keeps about half of a 1000 px window
+    and a 1400 px one shows whole names."""
+    spaces = max(190, min(290, window_width * 19 // 100))
     inbox = max(320, min(430, window_width * 3 // 10))
     return spaces, inbox
 
@@ -306,6 +307,7 @@ class MainWindow(QMainWindow):
         center.addWidget(self.tabs)
         center.setStretchFactor(1, 1)
         center.setSizes([260, 900])
+        center.splitterMoved.connect(self._on_list_dragged)
         self.center_splitter = center
         self.setCentralWidget(center)
 
@@ -1458,6 +1460,9 @@ class MainWindow(QMainWindow):
         for act in self.appearance_actions.actions():
             act.setChecked(act.data() == name)
 
+    def _on_list_dragged(self, *_: object) -> None:
+        self._list_dragged = True
+
     def show_shortcuts(self) -> None:
         from control_center.ui.dialogs import ShortcutsDialog
 
@@ -1477,11 +1482,35 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if not self._dock_sized:
             self._dock_sized = True
-            spaces, inbox = side_widths(self.width())
-            self.resizeDocks([self.inbox_dock], [inbox], Qt.Orientation.Horizontal)
-            self.center_splitter.setSizes([spaces, max(1, self.center_splitter.width() - spaces)])
+            self._fit_sides()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self._dock_sized and not self._sides_pending:
+            # After the layout has given the splitter and the dock their new room.
+            self._sides_pending = True
+            QTimer.singleShot(0, self._fit_sides)
+
+    def _fit_sides(self) -> None:
+        """The docked Inbox and the space list at their shares of the window's width (the list
+        until the operator drags its edge: then that width stays; a dragged dock keeps its width
+        until the window is resized)."""
+        self._sides_pending = False
+        spaces, inbox = side_widths(self.width())
+        self.resizeDocks([self.inbox_dock], [inbox], Qt.Orientation.Horizontal)
+        # Once the dock's width is laid out: the splitter has the rest.
+        QTimer.singleShot(0, lambda: self._fit_list(spaces))
+
+    def _fit_list(self, spaces: int) -> None:
+        if self._list_dragged:
+            return
+        total = sum(self.center_splitter.sizes()) or self.center_splitter.width()
+        self.center_splitter.setSizes([spaces, max(1, total - spaces)])
 
     _dock_sized = False
+    _sides_pending = False
+    #: The operator dragged the list's edge: its width is theirs from then on.
+    _list_dragged = False
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self._confirm_leaving("Quit"):

@@ -80,6 +80,18 @@ class SpaceDelegate(QStyledItemDelegate):
         # first paint's width kept the rows wide after the pane shrank, clipping the badges.
         return QSize(1, self.ROW_HEIGHT)
 
+    @staticmethod
+    def _small_font(font: QFont) -> QFont:
+        small = QFont(font)
+        small.setPointSizeF(max(7.0, font.pointSizeF() - 1.5))
+        return small
+
+    @staticmethod
+    def name_rect(row: QRect, font: QFont) -> QRect:
+        """Where a row this size paints the space's name: the top line after the activity dot."""
+        r = row.adjusted(10, 4, -10, -4)
+        return QRect(r.left() + 14, r.top(), r.width() - 14, r.height() // 2 + 2)
+
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
         space: Space | None = index.data(SpaceRole)
         if space is None:
@@ -94,40 +106,42 @@ class SpaceDelegate(QStyledItemDelegate):
             QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
         )
         r = option.rect.adjusted(10, 4, -10, -4)
+        # The name has the whole top line (it is what the operator reads); the badge shares the
+        # second line with the autonomy / activity text.
+        name_rect = self.name_rect(option.rect, option.font)
+        bottom = QRect(
+            name_rect.left(), r.top() + r.height() // 2, r.right() - name_rect.left(), r.height() // 2
+        )
         # mode badge
         label = profile_for(space.mode).label
-        badge_font = QFont(option.font)
-        badge_font.setPointSizeF(max(7.0, option.font.pointSizeF() - 1.5))
+        badge_font = self._small_font(option.font)
         badge_font.setBold(True)
         fm_badge = QFontMetrics(badge_font)
         bw = fm_badge.horizontalAdvance(label) + 12
-        badge = QRect(r.right() - bw, r.top() + (r.height() - 18) // 2, bw, 18)
+        bh = min(16, bottom.height())
+        badge = QRect(bottom.right() - bw, bottom.top() + (bottom.height() - bh) // 2, bw, bh)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(colors.mode(space.mode))
-        painter.drawRoundedRect(badge, 9, 9)
+        painter.drawRoundedRect(badge, bh / 2, bh / 2)
         painter.setFont(badge_font)
         painter.setPen(theme.text_on(colors.mode(space.mode)))
         painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
         # activity dot
         activity = index.data(ActivityRole)
-        x = r.left()
         if activity:
             dot = colors.status("running" if activity in ("running", "pipeline") else activity)
             painter.setBrush(dot)
             painter.setPen(Qt.PenStyle.NoPen)
-            painter.drawEllipse(QRect(x, r.center().y() - 4, 8, 8))
-        x += 14
+            painter.drawEllipse(QRect(r.left(), name_rect.center().y() - 4, 8, 8))
         # name and sub line
         name_font = QFont(option.font)
         name_font.setBold(True)
         painter.setFont(name_font)
         painter.setPen(text_color)
-        name_rect = QRect(x, r.top(), badge.left() - x - 8, r.height() // 2 + 2)
         name = QFontMetrics(name_font).elidedText(space.name, Qt.TextElideMode.ElideRight, name_rect.width())
         painter.drawText(name_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, name)
-        sub_font = QFont(option.font)
-        sub_font.setPointSizeF(max(7.0, option.font.pointSizeF() - 1.5))
+        sub_font = self._small_font(option.font)
         painter.setFont(sub_font)
         painter.setPen(text_color if selected else colors.muted)
         sub = {
@@ -139,7 +153,7 @@ class SpaceDelegate(QStyledItemDelegate):
         }.get(activity or "", space.autonomy.value.replace("_", " "))
         if space.is_pr:
             sub = f"{space.pr_head} → {space.pr_base} · {sub}"
-        sub_rect = QRect(x, r.top() + r.height() // 2, badge.left() - x - 8, r.height() // 2)
+        sub_rect = QRect(bottom.left(), bottom.top(), badge.left() - bottom.left() - 6, bottom.height())
         sub = QFontMetrics(sub_font).elidedText(sub, Qt.TextElideMode.ElideRight, sub_rect.width())
         painter.drawText(sub_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, sub)
         painter.restore()
@@ -154,5 +168,5 @@ class SpaceListView(QListView):
         self.setItemDelegate(SpaceDelegate(self))
         self.setUniformItemSizes(True)
         self.setSelectionMode(QListView.SelectionMode.SingleSelection)
-        self.setMinimumWidth(150)  # names elide (full name in the tooltip)
+        self.setMinimumWidth(150)  # names elide below it (full name in the tooltip)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

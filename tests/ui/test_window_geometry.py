@@ -106,3 +106,45 @@ def test_zero_in_the_model_table_says_what_it_means(qtbot: Any) -> None:
         assert isinstance(spin, QSpinBox)
         spin.setValue(0)
         assert spin.text() == ("off" if column == COL_THINKING else "default")
+
+
+def _name_room(window: Any, row: int) -> tuple[int, int]:
+    """(room the space list gives row's name, width its name needs) as painted now."""
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    view = window.space_list
+    index = window.space_model.index(row)
+    delegate = view.itemDelegate()
+    rect = view.visualRect(index)
+    font = QFont(view.font())
+    font.setBold(True)
+    need = QFontMetrics(font).horizontalAdvance(window.space_model.space(row).name)
+    return delegate.name_rect(rect, view.font()).width(), need
+
+
+def test_space_names_are_readable_at_1400_and_most_of_them_at_1000(qtbot: Any, tmp_path: Path) -> None:
+    root = tmp_path / "demo"
+    create_demo(root).close()
+    window = create_main_window(root)
+    qtbot.addWidget(window)
+    window._closing_confirmed = True
+    window.show()
+    qtbot.waitExposed(window)
+    # Opened at one size, then resized (a maximised window, a restored geometry): the list keeps
+    # its share of the width, not the width of the first paint.
+    window.resize(1400, 900)
+    qtbot.waitUntil(lambda: window.space_list.width() >= 230, timeout=3000)
+    for row in range(window.space_model.rowCount()):
+        room, need = _name_room(window, row)
+        assert room >= need, (window.space_model.space(row).name, room, need)
+    window.resize(1000, 650)
+    qtbot.waitUntil(lambda: window.space_list.width() < 230, timeout=3000)
+    rooms = [_name_room(window, row) for row in range(window.space_model.rowCount())]
+    assert min(room for room, _ in rooms) >= 140  # about 18 characters of a bold name
+    assert sum(room >= need for room, need in rooms) >= len(rooms) - 1
+    # Dragged by the operator: the list keeps the operator's width on the next resize.
+    window.center_splitter.moveSplitter(300, 1)
+    dragged = window.space_list.width()
+    window.resize(1400, 900)
+    qtbot.wait(100)
+    assert abs(window.space_list.width() - dragged) <= 2
