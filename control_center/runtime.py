@@ -54,6 +54,9 @@ log = logging.getLogger(__name__)
 
 #: How many of a conversation's newest messages a space opens with.
 TRANSCRIPT_PAGE = 400
+#: How long Stop waits for a cancelled turn to record its own end before it withdraws what the
+#: turn waited on.
+STOP_WAIT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -366,7 +369,8 @@ class WorkspaceRuntime:
         decided = self.ws.store.approvals_by_id(
             [i.data["approval_id"] for i in items if i.data and i.data.get("approval_id")]
         )
-        items = [_with_approval_status(i, decided) for i in items]
+        by_call = {str(a.payload["call_id"]): a for a in decided.values() if a.payload.get("call_id")}
+        items = [_with_approval_status(i, decided, by_call) for i in items]
         active = self.ws.store.active_turn(space_id)
         items = [_settled_tool(i, active) for i in items]
         oldest = rows[0].seq if rows else None
@@ -490,12 +494,25 @@ class WorkspaceRuntime:
         return self._submit(run())
 
     def cancel(self, space_id: str) -> concurrent.futures.Future[Any]:
+        """Stop the space's turn (it becomes interrupted, resumable) and its pipelines. A turn
+        waiting for the operator (suspended, or inside its own process) has what it waits on
+        withdrawn with the reason, so no Inbox item is left waiting for a turn that stopped."""
+
         async def run() -> None:
+            from control_center.harness.stop_wait import stop_waiting_turn
             from control_center.pipeline.service import cancel_pipeline
 
+            holder = await asyncio.to_thread(self.ws.store.active_turn, space_id)
             task = self._turn_tasks.get(space_id)
             if task is not None:
                 task.cancel()
+                await asyncio.wait({task}, timeout=STOP_WAIT_S)  # its own end is recorded first
+            if holder is not None:
+                withdrawn = await asyncio.to_thread(stop_waiting_turn, self.ws, holder.id)
+                if withdrawn or task is None:
+                    self._notify("approvals_changed")
+                    self._notify("spaces_changed")
+                    self._publish_states()
             for pid, ptask in list(self._pipeline_tasks.items()):
                 row = self.ws.store.pipeline(pid)
                 if row is not None and row.space_id == space_id:
@@ -963,15 +980,24 @@ class WorkspaceRuntime:
         self._thread.join(timeout=5)
 
 
-def _with_approval_status(item: TranscriptItem, approvals: dict[str, Approval]) -> TranscriptItem:
+def _with_approval_status(
+    item: TranscriptItem, approvals: dict[str, Approval], by_call: dict[str, Approval]
+) -> TranscriptItem:
+    """A card with its item's decision; a waiting call's row as its decided item says (the live
+    view's rule: ConversationModel.apply_approvals)."""
+    from dataclasses import replace
+
+    from control_center.core.approval_summary import approval_card_data, call_status_after
+
     approval_id = item.data.get("approval_id") if item.data else None
     approval = approvals.get(approval_id) if approval_id else None
     if approval is not None:
-        from dataclasses import replace
-
-        from control_center.core.approval_summary import approval_card_data
-
         return replace(item, data={**item.data, **approval_card_data(approval)})
+    decided = by_call.get(item.tool.call_id) if item.tool is not None else None
+    if item.tool is not None and decided is not None:
+        status = call_status_after(decided, item.tool.status)
+        if status is not None:
+            return replace(item, tool=replace(item.tool, status=status))
     return item
 
 

@@ -146,7 +146,21 @@ def approval_card_data(a: Approval) -> dict[str, Any]:
         "decided_at": (a.decided_at or "")[:16].replace("T", " ") or None,
         "reason": a.reason,
         "summary": a.summary,
+        "withdrawn": a.withdrawn,
     }
-    if a.status is ApprovalStatus.ANSWERED:
+    if a.status is ApprovalStatus.ANSWERED and "answer" in a.payload:
         data["answer"] = a.payload.get("answer", "")
     return data
+
+
+def call_status_after(approval: Approval, status: str) -> str | None:
+    """A waiting tool call's row status once its Inbox item is decided: "running" once granted,
+    "rejected" by the operator, "withdrawn" when its turn was stopped; None when the row already
+    says more (its result arrived)."""
+    if approval.status is ApprovalStatus.GRANTED:
+        return "running" if status == "awaiting_approval" else None
+    if approval.status is not ApprovalStatus.REJECTED:
+        return None
+    if status not in ("running", "awaiting_approval", "error"):
+        return None
+    return "withdrawn" if approval.withdrawn else "rejected"

@@ -52,6 +52,10 @@ class Decision(StrEnum):
         return ApprovalStatus.GRANTED if self is Decision.GRANT else ApprovalStatus.REJECTED
 
 
+#: Who withdraws an Inbox item nobody can act on any more (its turn was stopped or ended).
+SYSTEM_ACTOR = "control-center"
+
+
 @dataclass(frozen=True)
 class Approval:
     id: str
@@ -66,6 +70,11 @@ class Approval:
     decided_at: str | None = None
     decided_by: str | None = None
     reason: str | None = None
+
+    @property
+    def withdrawn(self) -> bool:
+        """Settled by Control Center itself, not by the operator (its turn stopped or ended)."""
+        return self.status.settled and self.decided_by == SYSTEM_ACTOR
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
+from control_center.core.approvals import SYSTEM_ACTOR, Approval, ApprovalKind, ApprovalStatus
 from control_center.core.events import TurnStatus
 from control_center.core.modes import Autonomy
 from control_center.core.profiles import CapabilityProfile
@@ -220,8 +220,6 @@ class CallPath:
 #: How often a call from another transport looks for the operator's decision (any process may
 #: record it: the app, ``control-center approvals decide``).
 DECISION_POLL_S = 0.25
-#: Who withdraws an approval nobody can act on any more.
-SYSTEM_ACTOR = "control-center"
 #: Turn-state key: approvals opened over another transport that a call has already used.
 _USED_APPROVALS = "used_approvals"
 #: Turn-state key: the Inbox item a waiting turn waits on (as a suspended built-in turn has it).

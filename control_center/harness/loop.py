@@ -632,7 +632,7 @@ class BuiltinDriver:
                 settled = suspension_for(approval.kind).outcome(approval) if approval else missing_outcome()
                 approved = settled is None
                 if approval is not None and approval.status is ApprovalStatus.REJECTED:
-                    status_note = "rejected"
+                    status_note = "withdrawn" if approval.withdrawn else "rejected"
             else:
                 ctx.emit(ToolCallEvent(call_id, name, args if isinstance(args, dict) else {"_": args}))
             if settled is not None:

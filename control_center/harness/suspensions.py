@@ -45,6 +45,12 @@ class Suspension(Protocol):
 
 
 def _rejected(approval: Approval) -> ToolOutput:
+    if approval.withdrawn:
+        why = f" ({approval.reason})" if approval.reason else ""
+        return ToolOutput(
+            f"This call did not run: its approval was withdrawn{why}. Ask before trying it again.",
+            is_error=True,
+        )
     why = f": {approval.reason}" if approval.reason else ""
     return ToolOutput(f"The operator rejected this call{why}. Do not retry it as is.", is_error=True)
 
@@ -115,7 +121,8 @@ class Question:
         return approval
 
     def outcome(self, approval: Approval) -> ToolOutput | None:
-        if approval.status is ApprovalStatus.ANSWERED:
+        # Withdrawn questions are settled "answered" too, with no answer in them.
+        if approval.status is ApprovalStatus.ANSWERED and "answer" in approval.payload:
             return ToolOutput(f"The operator answered: {approval.payload.get('answer', '')}")
         why = f" ({approval.reason})" if approval.reason else ""
         return ToolOutput(

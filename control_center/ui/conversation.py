@@ -56,7 +56,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from control_center.core.approval_summary import approval_card_data
+from control_center.core.approval_summary import approval_card_data, call_status_after
 from control_center.core.approvals import Approval, ApprovalStatus
 from control_center.core.modes import Mode
 from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
@@ -173,33 +173,34 @@ class ConversationModel(QAbstractListModel):
 
     def apply_approvals(self, approvals: list[Approval]) -> None:
         """Cards follow decisions live: an approval or question card shows who decided, when and
-        why; a rejected tool call's row says "rejected" (not "error")."""
+        why; a waiting call's row follows its item: "running" once granted, "rejected" (not
+        "error") when the operator rejected it, "withdrawn" when its turn was stopped."""
         by_id = {a.id: a for a in approvals}
-        rejected_calls = {
+        decided_calls = {
             str(a.payload.get("call_id")): a
             for a in approvals
-            if a.status is ApprovalStatus.REJECTED and a.payload.get("call_id")
+            if a.status in (ApprovalStatus.REJECTED, ApprovalStatus.GRANTED) and a.payload.get("call_id")
         }
         for row, item in enumerate(self._items):
             changed = None
             approval = by_id.get(str(item.data.get("approval_id"))) if item.data else None
             if approval is not None:
                 changed = replace(item, data={**item.data, **approval_card_data(approval)})
-            elif (
-                item.tool is not None
-                and item.tool.call_id in rejected_calls
-                and item.tool.status in ("running", "awaiting_approval", "error")
-            ):
-                changed = replace(item, tool=replace(item.tool, status="rejected"))
+            elif item.tool is not None and item.tool.call_id in decided_calls:
+                status = call_status_after(decided_calls[item.tool.call_id], item.tool.status)
+                if status is not None:
+                    changed = replace(item, tool=replace(item.tool, status=status))
             if changed is not None and changed != item:
                 self._items[row] = changed
                 idx = self.index(row)
                 self.dataChanged.emit(idx, idx, [ItemRole, Qt.ItemDataRole.DisplayRole])
 
-    def settle_running_tools(self, status: str = "stopped") -> None:
-        """After Stop: every tool row still "running" settles at once."""
+    def settle_running_tools(self, status: str = "stopped", *, waiting_too: bool = True) -> None:
+        """After Stop: every tool row still "running" settles at once (with ``waiting_too``, rows
+        awaiting approval as well: their turn is gone)."""
+        settles = ("running", "awaiting_approval") if waiting_too else ("running",)
         for row, item in enumerate(self._items):
-            if item.tool is not None and item.tool.status in ("running", "awaiting_approval"):
+            if item.tool is not None and item.tool.status in settles:
                 self._items[row] = replace(item, tool=replace(item.tool, status=status))
                 idx = self.index(row)
                 self.dataChanged.emit(idx, idx, [ItemRole, Qt.ItemDataRole.DisplayRole])
@@ -558,15 +559,16 @@ class ConversationDelegate(QStyledItemDelegate):
         y = _V + _P
         rects = {"icon": QRect(_H + _P, y, _ICON, _ICON), "title": QRect(x, y, tw, title_h)}
         y += title_h + 4
-        body = item.text or item.data.get("summary", "") or " "
+        body = _card_text(item) or " "
         text_h = f.fm.boundingRect(QRect(0, 0, tw, _BIG), _WRAP, body).height()
         rects["text"] = QRect(x, y, tw, text_h)
         y += text_h
         footer = _card_footer(item)
-        if footer:
+        if footer:  # wrapped: the reason is what the operator reads, whole
             y += 4
-            rects["footer"] = QRect(x, y, tw, f.fm_italic.height())
-            y += f.fm_italic.height()
+            footer_h = f.fm_italic.boundingRect(QRect(0, 0, tw, _BIG), _WRAP, footer).height()
+            rects["footer"] = QRect(x, y, tw, footer_h)
+            y += footer_h
         if buttons:
             y += _GAP
             bx = x
@@ -895,7 +897,7 @@ class ConversationDelegate(QStyledItemDelegate):
     ) -> None:
         r = layout.rects
         is_approval = item.kind is ItemKind.APPROVAL
-        status = str(item.data.get("status", "pending"))
+        status = _card_status(item)
         border = c.status(status) if is_approval else c.accent
         self._paint_card(painter, r["card"], c, border)
         theme.icon("warning" if is_approval else "question").paint(painter, r["icon"])
@@ -911,11 +913,7 @@ class ConversationDelegate(QStyledItemDelegate):
         if "footer" in r:
             painter.setFont(f.italic)
             painter.setPen(c.status(status) if is_approval else c.muted)
-            painter.drawText(
-                r["footer"],
-                int(Qt.AlignmentFlag.AlignVCenter),
-                f.fm_italic.elidedText(_card_footer(item), Qt.TextElideMode.ElideRight, r["footer"].width()),
-            )
+            painter.drawText(r["footer"], _WRAP, _card_footer(item))
         for name, label in (("grant", "Grant"), ("reject", "Reject"), ("answer", "Answer…")):
             if name in r:
                 self._paint_button(painter, r[name], label, option, default=name != "reject")
@@ -1015,10 +1013,19 @@ _APPROVAL_TITLES = {
 }
 
 
+def _card_status(item: TranscriptItem) -> str:
+    """pending, granted, rejected, answered, superseded, or withdrawn (its turn was stopped)."""
+    return "withdrawn" if item.data.get("withdrawn") else str(item.data.get("status", "pending"))
+
+
 def _card_title(item: TranscriptItem) -> str:
+    """What the card asks while it waits; what became of it once decided."""
+    status = _card_status(item)
     if item.kind is ItemKind.QUESTION:
-        return "The agent asks"
+        return "The agent asks" if status in ("pending", "answered") else f"Question · {status}"
     title = _APPROVAL_TITLES.get(str(item.data.get("approval_kind", "tool_call")), "Approval needed")
+    if status != "pending" and title == "Approval needed":
+        title = status.capitalize()
     tool = item.data.get("tool")
     return f"{title} · {tool}" if tool else title
 
@@ -1032,13 +1039,17 @@ def _card_text(item: TranscriptItem) -> str:
 
 
 def _card_footer(item: TranscriptItem) -> str:
+    status = _card_status(item)
+    if status == "withdrawn":
+        reason = item.data.get("reason")
+        when = item.data.get("decided_at") or ""
+        return "Withdrawn" + (f" at {when}" if when else "") + (f": {reason}" if reason else "")
     if item.kind is ItemKind.QUESTION:
         answer = item.data.get("answer")
         if answer is not None:
             who = item.data.get("decided_by") or "operator"
             return f"Answered by {who}: {answer}"
         return "Waiting for your answer — type it in the message box below, or in the Inbox"
-    status = str(item.data.get("status", "pending"))
     if status == "pending":
         return ""
     if status == "superseded":

@@ -584,12 +584,15 @@ class MainWindow(QMainWindow):
         self.notifier.set_state(f"{base}\n{summary}", bool(waiting))
         if self._current is not None:
             current = self._state_of(self._current.id)
-            # A turn waiting for the operator inside its own live process (a Claude Code call) is
-            # still running here: Stop applies to it.
+            # Stop applies to a running turn and to one that holds the space waiting for the
+            # operator (suspended, or inside its own live process): it withdraws what it waits on.
+            busy = self._busy(self._current.id)
             running = (
-                current.activity is SpaceActivity.RUNNING or self._current.id in self.runtime.running_spaces()
+                busy
+                or current.activity is SpaceActivity.RUNNING
+                or self._current.id in self.runtime.running_spaces()
             )
-            self.composer.set_running(running, busy=self._busy(self._current.id))
+            self.composer.set_running(running, busy=busy)
             self._show_resume(current)
             question = self._questions.get(self._current.id)
             self.composer.set_answering(str(question.payload.get("question", "")) if question else None)
@@ -910,11 +913,17 @@ class MainWindow(QMainWindow):
             self._send_now(space_id, text)
 
     def stop_turn(self) -> None:
-        """Stop: the runtime cancels the turn (it becomes interrupted, resumable); its running
-        rows settle at once instead of waiting for the transcript to reload."""
-        if self._current is not None:
-            self.runtime.cancel(self._current.id)
-            self.conversation_model.settle_running_tools("stopped")
+        """Stop: the runtime cancels the turn (it becomes interrupted, resumable); a turn waiting
+        for the operator has what it waits on withdrawn. Rows that were running settle at once;
+        a waiting call's row follows its withdrawn item (apply_approvals), never ahead of it."""
+        if self._current is None:
+            return
+        space_id = self._current.id
+        if not self._busy(space_id) and space_id not in self.runtime.running_spaces():
+            self.status_area.show_info("Nothing runs in this space to stop", 5000)
+            return
+        self.operations.run(self.runtime.cancel(space_id), lambda _r: None, what="stop")
+        self.conversation_model.settle_running_tools("stopped", waiting_too=False)
 
     def resume_turn(self, space_id: str | None = None) -> None:
         sid = space_id or (self._current.id if self._current else None)

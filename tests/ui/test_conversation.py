@@ -281,3 +281,42 @@ def test_a_streamed_chunk_is_one_change_of_the_document(
         for n in range(doc.blockCount())
     ]
     assert sum(tinted) == 30
+
+
+def test_a_decided_card_says_what_became_of_it_with_the_whole_reason(
+    model: ConversationModel, view: ConversationView
+) -> None:
+    from control_center.ui.conversation import _card_footer, _card_title
+
+    reason = "the operator stopped the turn while it waited, " * 4
+    data = {"approval_id": "A", "tool": "write_file", "summary": "Write out.txt"}
+    pending = TranscriptItem(
+        "ap", ItemKind.APPROVAL, "Write out.txt waits", data={**data, "status": "pending"}
+    )
+    rejected = TranscriptItem(
+        "ap",
+        ItemKind.APPROVAL,
+        "x",
+        data={**data, "status": "rejected", "decided_by": "ann", "reason": reason},
+    )
+    withdrawn = TranscriptItem(
+        "ap",
+        ItemKind.APPROVAL,
+        "x",
+        data={
+            **data,
+            "status": "rejected",
+            "decided_by": "control-center",
+            "reason": reason,
+            "withdrawn": True,
+        },
+    )
+    assert _card_title(pending) == "Approval needed · write_file"
+    assert _card_title(rejected) == "Rejected · write_file"
+    assert _card_title(withdrawn) == "Withdrawn · write_file"
+    assert _card_footer(withdrawn).startswith("Withdrawn")
+    # The reason wraps onto as many lines as it needs (it was cut to one line).
+    model.set_items([rejected])
+    delegate = view.itemDelegate()
+    footer = delegate.layout_for(rejected, 420).rects["footer"]
+    assert footer.height() >= 3 * view.fontMetrics().height()
