@@ -372,9 +372,35 @@ class WorkspaceRuntime:
         by_call = {str(a.payload["call_id"]): a for a in decided.values() if a.payload.get("call_id")}
         items = [_with_approval_status(i, decided, by_call) for i in items]
         active = self.ws.store.active_turn(space_id)
-        items = [_settled_tool(i, active) for i in items]
+        items = self._with_kept_output([_settled_tool(i, active) for i in items])
         oldest = rows[0].seq if rows else None
         return TranscriptPage(space_id, items, truncated, oldest, older=before_seq is not None)
+
+    def _with_kept_output(self, items: list[TranscriptItem]) -> list[TranscriptItem]:
+        """A call stopped while it ran shows what it printed (its spool, kept on Stop), as the
+        live row did, until its result reaches the conversation on resume."""
+        from dataclasses import replace
+
+        from control_center.harness.output_stream import STREAM_MAX_BYTES, SpoolTail
+
+        stopped = [i for i in items if i.tool is not None and i.tool.status == "stopped" and i.turn_id]
+        if not stopped:
+            return items
+        spools: dict[str, str] = {}
+        for turn_id in {i.turn_id for i in stopped if i.turn_id}:
+            for record in self.ws.store.call_records(turn_id):
+                if record.spool and Path(record.spool).is_file():
+                    spools[record.call_id] = record.spool
+        out = []
+        for item in items:
+            spool = spools.get(item.tool.call_id) if item in stopped and item.tool is not None else None
+            if spool is not None and item.tool is not None and item.tool.result is None:
+                tail = SpoolTail(Path(spool))
+                tail.pos = max(0, Path(spool).stat().st_size - STREAM_MAX_BYTES)
+                text, _ = tail.read()
+                item = replace(item, tool=replace(item.tool, result=text or None, full_output=spool))
+            out.append(item)
+        return out
 
     def load_approvals(self, changed_since: str | None = None) -> concurrent.futures.Future[list[Approval]]:
         return self._call(lambda: self.ws.store.approvals(changed_since=changed_since))

@@ -93,10 +93,35 @@ class ToolResultEvent:
 
 
 @dataclass(frozen=True)
+class ToolOutputDelta:
+    """What a running call (a command) printed since the last delta, as it prints it. Bounded:
+    when more arrived between two deltas, ``text`` is its end and ``skipped`` counts the bytes
+    left out (the whole output is in ``output_file``)."""
+
+    id: str
+    name: str
+    text: str
+    output_file: str | None = None
+    skipped: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": "tool_output",
+            "id": self.id,
+            "name": self.name,
+            "text": self.text,
+            "output_file": self.output_file,
+            "skipped": self.skipped,
+        }
+
+
+@dataclass(frozen=True)
 class ApprovalRequested:
     approval: str
     kind: str
     summary: str = ""
+    #: The tool call that waits on it (a tool_call approval), so its row says it waits.
+    call_id: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -104,6 +129,7 @@ class ApprovalRequested:
             "approval": self.approval,
             "kind": self.kind,
             "summary": self.summary,
+            "call_id": self.call_id,
         }
 
 
@@ -206,6 +232,7 @@ TurnEvent = (
     | ThinkingDelta
     | ToolCallEvent
     | ToolResultEvent
+    | ToolOutputDelta
     | ApprovalRequested
     | QuestionAsked
     | NudgeEvent
@@ -223,6 +250,7 @@ _EVENT_TYPES: dict[str, type[Any]] = {
     "thinking": ThinkingDelta,
     "tool_call": ToolCallEvent,
     "tool_result": ToolResultEvent,
+    "tool_output": ToolOutputDelta,
     "approval_requested": ApprovalRequested,
     "question_asked": QuestionAsked,
     "nudge": NudgeEvent,

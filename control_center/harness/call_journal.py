@@ -12,6 +12,7 @@ recorded after, so no crash, resume or race can run it twice.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -93,9 +94,28 @@ async def run_at_most_once(
     prior = store.begin_call(turn_id, call_id, name=name, args=dict(args), pid=os.getpid(), spool=spool)
     if prior is not None:
         return replay(prior)
-    out = await run(spool)
+    try:
+        out = await run(spool)
+    except asyncio.CancelledError:
+        # The operator's Stop: known, not "may have run" — recorded with what it printed, which
+        # is what the resumed turn is told.
+        stopped = stopped_outcome(name, str(spool))
+        store.finish_call(turn_id, call_id, output=stopped.content, is_error=True)
+        raise
     store.finish_call(turn_id, call_id, output=out.content, is_error=out.is_error)
     return out
+
+
+def stopped_outcome(name: str, spool: str | None) -> ToolOutput:
+    """What the model is told about a call the operator stopped while it ran."""
+    captured = _spool_tail(spool)
+    body = f"Output printed before the stop:\n{captured}" if captured.strip() else "It printed nothing."
+    return ToolOutput(
+        f"{name} was stopped by the operator while it ran (killed with its child processes); what "
+        f"it did before the stop stays done. It was not run again.\n{body}",
+        is_error=True,
+        data={"outcome": "stopped"},
+    )
 
 
 def settle_unfinished(

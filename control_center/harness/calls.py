@@ -25,6 +25,7 @@ from control_center.core.schema import MAX_TOOL_INPUT_DEPTH, validate
 from control_center.core.surface import Deny, guardrail, materialize_surface, needs_approval
 from control_center.core.tools import ToolSpec
 from control_center.harness import call_journal, extra_tools
+from control_center.harness.output_stream import OutputStream
 from control_center.harness.recorder import EventSink, TurnRecorder
 from control_center.harness.suspensions import WaitingCall, missing_outcome, suspension_for
 from control_center.harness.tools.base import ToolContext, ToolError, ToolOutput
@@ -164,7 +165,9 @@ class CallPath:
                 # model is shown of a call that may have run.
                 spooled = replace(tool_ctx, extras={**tool_ctx.extras, "output_file": spool})
                 try:
-                    return await run_bounded(name, fn, spooled, args, *extra)
+                    # ... and to the window as it is printed.
+                    async with OutputStream(spool, call_id, name, ctx.emit):
+                        return await run_bounded(name, fn, spooled, args, *extra)
                 except (ToolError, WorkspaceError) as exc:
                     return ToolOutput(str(exc), is_error=True)
 

@@ -85,7 +85,7 @@ class ToolCallApproval:
             },
             turn_id=call.turn_id,
         )
-        call.emit(ApprovalRequested(approval.id, self.kind.value, summary))
+        call.emit(ApprovalRequested(approval.id, self.kind.value, summary, call.call_id))
         return approval
 
     def outcome(self, approval: Approval) -> ToolOutput | None:

@@ -195,6 +195,37 @@ class ConversationModel(QAbstractListModel):
                 idx = self.index(row)
                 self.dataChanged.emit(idx, idx, [ItemRole, Qt.ItemDataRole.DisplayRole])
 
+    def append_tool_output(self, call_id: str, text: str, output_file: str | None, skipped: int = 0) -> None:
+        """A running call printed ``text``: its row says running and keeps the newest
+        LIVE_OUTPUT_CHARS of it (the whole output is the file, one click away)."""
+        row = self.row_of(f"tool:{call_id}")
+        if row is None:
+            return
+        item = self._items[row]
+        tool = item.tool
+        if tool is None or tool.status not in ("running", "awaiting_approval"):
+            return
+        shown = (tool.result or "") + (LEFT_OUT_LINE if skipped else "") + text
+        if len(shown) > LIVE_OUTPUT_CHARS:
+            cut = shown.find("\n", len(shown) - LIVE_OUTPUT_CHARS)
+            shown = shown[cut + 1 if cut >= 0 else len(shown) - LIVE_OUTPUT_CHARS :]
+        self._items[row] = replace(
+            item,
+            tool=replace(tool, status="running", result=shown, full_output=output_file or tool.full_output),
+        )
+        idx = self.index(row)
+        self.dataChanged.emit(idx, idx, [ItemRole, Qt.ItemDataRole.DisplayRole])
+
+    def mark_waiting(self, call_id: str) -> None:
+        """The call waits for the operator's decision (its row said running)."""
+        row = self.row_of(f"tool:{call_id}")
+        item = self._items[row] if row is not None else None
+        if item is None or item.tool is None or item.tool.status != "running":
+            return
+        self._items[row] = replace(item, tool=replace(item.tool, status="awaiting_approval"))
+        idx = self.index(row)
+        self.dataChanged.emit(idx, idx, [ItemRole, Qt.ItemDataRole.DisplayRole])
+
     def settle_running_tools(self, status: str = "stopped", *, waiting_too: bool = True) -> None:
         """After Stop: every tool row still "running" settles at once (with ``waiting_too``, rows
         awaiting approval as well: their turn is gone)."""
@@ -308,6 +339,11 @@ _ICON = 16
 _WRAP = int(Qt.TextFlag.TextWordWrap) | int(Qt.AlignmentFlag.AlignLeft) | int(Qt.AlignmentFlag.AlignTop)
 _BIG = 1_000_000
 _RESULT_LINES = 40
+#: A running (or stopped) call's row shows its newest lines this many even when folded.
+_LIVE_LINES = 6
+#: How much of a running call's output its row keeps (the whole output is the call's file).
+LIVE_OUTPUT_CHARS = 16_000
+LEFT_OUT_LINE = "[… output left out here: open the whole output …]\n"
 _DIFF_LINES = 300
 _INPUT_LINES = 60
 
@@ -321,6 +357,8 @@ class _Layout:
     #: Expanded tool body: (style, text) per line.
     lines: list[tuple[str, str]] = field(default_factory=list)
     doc: QTextDocument | None = None
+    #: A tool row opened by the operator (a folded running row shows its newest lines too).
+    expanded: bool = False
 
 
 class _Fonts:
@@ -535,6 +573,8 @@ class ConversationDelegate(QStyledItemDelegate):
         lines: list[tuple[str, str]] = []
         if expanded and item.tool is not None:
             lines = _tool_body_lines(item.tool)
+        elif item.tool is not None:
+            lines = _live_tail_lines(item.tool, _LIVE_LINES)
         mono_h = f.fm_mono.height()
         label_h = f.fm_bold.height() + 4
         body_h = sum(label_h if style == "label" else mono_h for style, _ in lines)
@@ -543,7 +583,7 @@ class ConversationDelegate(QStyledItemDelegate):
         rects = {"card": card, "toggle": QRect(_H, _V, inner, header_h)}
         if lines:
             rects["body"] = QRect(_H + _P, _V + header_h, inner - 2 * _P, body_h - _P)
-        return _Layout(card.height() + 2 * _V, rects, lines=lines)
+        return _Layout(card.height() + 2 * _V, rects, lines=lines, expanded=expanded)
 
     def _approval_buttons(self, item: TranscriptItem) -> list[tuple[str, str]]:
         if self.decisions and item.data.get("status", "pending") == "pending":
@@ -782,7 +822,7 @@ class ConversationDelegate(QStyledItemDelegate):
         self._paint_card(painter, r["card"], c)
         header = r["toggle"].adjusted(_P, 0, -_P, 0)
         cy = header.y() + (header.height() - _ICON) // 2
-        expanded = bool(layout.lines)
+        expanded = layout.expanded
         painter.setFont(f.base)
         painter.setPen(c.muted)
         painter.drawText(
@@ -1074,7 +1114,9 @@ def _tool_body_lines(tool: ToolView) -> list[tuple[str, str]]:
             lines.append((_diff_style(ln), ln))
         if len(diff_lines) > _DIFF_LINES:
             lines.append(("meta", f"… {len(diff_lines) - _DIFF_LINES} more lines"))
-    if tool.result is not None:
+    if tool.result is not None and tool.status in _LIVE_STATUSES:
+        lines += _live_tail_lines(tool, _RESULT_LINES)
+    elif tool.result is not None:
         lines.append(("label", "Error" if tool.is_error else "Result"))
         result_lines = tool.result.splitlines() or [""]
         style = "error" if tool.is_error else "plain"
@@ -1084,6 +1126,24 @@ def _tool_body_lines(tool: ToolView) -> list[tuple[str, str]]:
             gap = f"… {more} more lines" if more > 0 else "… the model saw part of this output"
             lines.append(("meta", f"{gap} (O or double-click: open it whole)"))
     return lines
+
+
+#: Rows whose output is what was printed so far (not a result): its newest lines are shown.
+_LIVE_STATUSES = ("running", "stopped")
+
+
+def _live_tail_lines(tool: ToolView, count: int) -> list[tuple[str, str]]:
+    """The newest ``count`` lines a running or stopped call printed, under a label saying which."""
+    if tool.status not in _LIVE_STATUSES or not tool.result:
+        return []
+    printed = tool.result.splitlines()
+    label = "Output so far" if tool.status == "running" else "Output before the stop"
+    lines: list[tuple[str, str]] = [("label", label)]
+    if len(printed) > count or tool.full_output:
+        earlier = len(printed) - count
+        gap = f"… {earlier} earlier lines" if earlier > 0 else "…"
+        lines.append(("meta", f"{gap} (O or double-click: open the whole output)"))
+    return lines + [("plain", ln) for ln in printed[-count:]]
 
 
 def _diff_style(line: str) -> str:

@@ -38,6 +38,7 @@ from control_center.core.events import (
     TextDelta,
     ThinkingDelta,
     ToolCallEvent,
+    ToolOutputDelta,
     ToolResultEvent,
     TurnEnded,
     TurnEvent,
@@ -997,6 +998,8 @@ class MainWindow(QMainWindow):
         if isinstance(event, ToolCallEvent):
             view = ToolView(event.id, event.name, dict(event.input), "running")
             model.append_item(TranscriptItem(f"tool:{event.id}", ItemKind.TOOL, event.name, tool=view))
+        elif isinstance(event, ToolOutputDelta):
+            model.append_tool_output(event.id, event.text, event.output_file, event.skipped)
         elif isinstance(event, ToolResultEvent):
             row = model.row_of(f"tool:{event.id}")
             if row is not None:
@@ -1008,6 +1011,8 @@ class MainWindow(QMainWindow):
                     )
                     model.replace_item(TranscriptItem(old.id, old.kind, old.text, tool=view))
         elif isinstance(event, ApprovalRequested):
+            if event.call_id:
+                model.mark_waiting(event.call_id)
             model.append_item(
                 TranscriptItem(
                     f"approval:{event.approval}",

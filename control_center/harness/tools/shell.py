@@ -309,7 +309,8 @@ def _spawn_and_wait(
         start_error=None,
         duration_s=time.monotonic() - started,
         cancelled=cancelled,
-        full_output=capture.kept_whole(),
+        # A stopped command's spool stays whole: it is what the resumed turn is told was printed.
+        full_output=capture.spool if cancelled and not capture.alive() else capture.kept_whole(),
     )
 
 
