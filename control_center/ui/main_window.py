@@ -1304,12 +1304,24 @@ class MainWindow(QMainWindow):
             what="the decision",
         )
 
+    def question_waiting(self, space_id: str) -> Approval | None:
+        """The agent's question that waits in ``space_id`` (typed text answers it), if any."""
+        return self._questions.get(space_id)
+
+    def space_is_held(self, space_id: str) -> bool:
+        """A turn holds the space (running, or waiting for the operator): another cannot start."""
+        return self._busy(space_id)
+
     def answer_question(self, approval_id: str, text: str) -> None:
-        self.operations.run(
-            self.runtime.answer(approval_id, text),
-            lambda outcome: self._announce(outcome, "answered"),
-            what="the answer",
-        )
+        def answered(outcome: Any) -> None:
+            if outcome is not None:  # the composer stops offering to answer it at once
+                for sid, question in list(self._questions.items()):
+                    if question.id == approval_id:
+                        del self._questions[sid]
+                self._update_activity()
+            self._announce(outcome, "answered")
+
+        self.operations.run(self.runtime.answer(approval_id, text), answered, what="the answer")
 
     def _announce(self, outcome: Any, verb: str) -> None:
         if outcome is None:  # the runtime already reported why (error_reported)

@@ -5,15 +5,28 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
 from control_center.core.events import TextDelta, TurnEnded
 from control_center.core.records import Space
 from control_center.core.transcript import ItemKind, TranscriptItem
+from control_center.runtime import TurnNotStarted
 from control_center.ui.conversation import ConversationModel, ConversationView
 
 if TYPE_CHECKING:
     from control_center.ui.main_window import MainWindow
+
+
+REPLY_PLACEHOLDER = "Reply in this thread…"
+
+
+def plain_text(markdown: str) -> str:
+    """What a message reads as, without its markdown marks (a one-line quote of it)."""
+    doc = QTextDocument()
+    doc.setMarkdown(markdown)
+    return " ".join(doc.toPlainText().split())
 
 
 class ThreadDialog(QDialog):
@@ -28,7 +41,9 @@ class ThreadDialog(QDialog):
         self.conversation_id = conversation_id
         self.key = f"{space.id}#{conversation_id}"
         self._live: str | None = None
-        quote = QLabel(parent_item.text[:300] + ("…" if len(parent_item.text) > 300 else ""))
+        parent_text = plain_text(parent_item.text)
+        quote = QLabel(parent_text[:300] + ("…" if len(parent_text) > 300 else ""))
+        quote.setTextFormat(Qt.TextFormat.PlainText)
         quote.setWordWrap(True)
         quote.setObjectName("threadParent")
         quote.setStyleSheet("padding: 6px; border-left: 3px solid palette(mid);")
@@ -37,14 +52,15 @@ class ThreadDialog(QDialog):
         self.view.setModel(self.model)
         self.input = QPlainTextEdit()
         self.input.setObjectName("threadInput")
-        self.input.setPlaceholderText("Reply in this thread…")
+        self.input.setPlaceholderText(REPLY_PLACEHOLDER)
         self.input.setAccessibleName("Reply in this thread")
         self.input.setMaximumHeight(90)
-        send = QPushButton("Send")
-        send.clicked.connect(self._send)
+        self.send_button = QPushButton("Send")
+        self.send_button.setObjectName("threadSendButton")
+        self.send_button.clicked.connect(self._send)
         row = QHBoxLayout()
         row.addWidget(self.input, 1)
-        row.addWidget(send)
+        row.addWidget(self.send_button)
         layout = QVBoxLayout(self)
         layout.addWidget(quote)
         layout.addWidget(self.view, 1)
@@ -52,7 +68,21 @@ class ThreadDialog(QDialog):
         self.resize(640, 560)
         window.bridge.turn_event_received.connect(self._on_event)
         window.bridge.turn_finished.connect(self._on_finished)
+        window.bridge.approvals_changed.connect(self._show_what_the_box_does)
+        window.bridge.space_states_changed.connect(self._show_what_the_box_does)
+        self._show_what_the_box_does()
         self._reload()
+
+    def _show_what_the_box_does(self, *_: object) -> None:
+        """While the agent waits on a question in this space, what is typed here answers it."""
+        question = self.window_.question_waiting(self.space.id)
+        if question is not None:
+            asked = str(question.payload.get("question", ""))
+            self.input.setPlaceholderText(f"Answer the agent: {asked}  (Send answers it)")
+            self.send_button.setText("Answer")
+        else:
+            self.input.setPlaceholderText(REPLY_PLACEHOLDER)
+            self.send_button.setText("Send")
 
     def _reload(self) -> None:
         self.window_.operations.run(self.window_.runtime.thread_transcript(self.conversation_id), self._show)
@@ -61,13 +91,53 @@ class ThreadDialog(QDialog):
         self.model.set_items(items)
         self.view.scrollToBottom()
 
+    def _note(self, kind: ItemKind, text: str) -> None:
+        self.model.append_item(TranscriptItem(f"note:{self.model.rowCount()}", kind, text))
+        self.view.scrollToBottom()
+
     def _send(self) -> None:
+        """Send the reply; or, while the agent waits on a question in this space, answer it;
+        or, while the space's turn holds it otherwise, say it was not sent (the text stays)."""
         text = self.input.toPlainText().strip()
         if not text:
             return
+        window = self.window_
+        question = window.question_waiting(self.space.id)
+        if question is not None:
+            self.input.clear()
+            window.answer_question(question.id, text)
+            asked = str(question.payload.get("question", ""))
+            self._note(ItemKind.NOTE, f"Sent as your answer to “{asked}”: {text}")
+            return
+        if window.space_is_held(self.space.id):
+            self._note(
+                ItemKind.ERROR,
+                "Not sent: this space's turn is still running or waiting for you (one turn at a time "
+                "per space). Your reply stays in the box; send it when the turn ends.",
+            )
+            return
         self.input.clear()
-        self.model.append_item(TranscriptItem(f"local:{self.model.rowCount()}", ItemKind.USER, text))
-        self.window_.runtime.send_message(self.space.id, text, thread=self.conversation_id)
+        local = TranscriptItem(f"local:{self.model.rowCount()}", ItemKind.USER, text)
+        self.model.append_item(local)
+
+        def done(outcome: object) -> None:
+            if isinstance(outcome, TurnNotStarted):
+                self._not_sent(local, text, outcome.reason)
+
+        window.operations.run(
+            window.runtime.send_message(self.space.id, text, thread=self.conversation_id),
+            done,
+            failure=lambda message: self._not_sent(local, text, message),
+        )
+
+    def _not_sent(self, local: TranscriptItem, text: str, why: str) -> None:
+        """The reply never became a turn: its bubble goes, the text comes back, and why shows."""
+        row = self.model.row_of(local.id)
+        if row is not None:
+            self.model.set_items([i for i in self.model.items() if i.id != local.id])
+        if not self.input.toPlainText().strip():
+            self.input.setPlainText(text)
+        self._note(ItemKind.ERROR, f"Not sent: {why}")
 
     def _on_event(self, key: Any, event: Any) -> None:
         if key != self.key:
