@@ -744,12 +744,21 @@ class WorkspaceRuntime:
             if old.mode is not mode:
                 from control_center.core.profiles import profile_for
 
-                self.ws.store.add_message(
-                    space.conversation_id,
-                    role="system",
-                    kind="note",
-                    text=f"Mode changed to {profile_for(mode).label}; it takes effect from the next turn.",
-                )
+                store = self.ws.store
+                text = f"Mode changed to {profile_for(mode).label}; it takes effect from the next turn."
+                # Shift+Tab through the modes writes one note: the newest message, when it is
+                # the note of the previous change, says the mode now chosen instead.
+                last = store.messages(space.conversation_id, limit=1)
+                if last and last[0].kind == "note" and last[0].meta.get("mode_change"):
+                    store.update_message_text(last[0].id, text, mode=mode.value)
+                else:
+                    store.add_message(
+                        space.conversation_id,
+                        role="system",
+                        kind="note",
+                        text=text,
+                        meta={"mode_change": True, "mode": mode.value},
+                    )
             self._notify("spaces_changed")
             return space
 

@@ -496,6 +496,16 @@ class Store:
             row.meta = {**row.meta, **meta}
             s.add(row)
 
+    def update_message_text(self, message_id: str, text: str, **meta: Any) -> None:
+        """Rewrite a system note in place (a run of mode changes is one note, not one each)."""
+        with self._write() as s:
+            row = s.get(MessageRow, message_id)
+            if row is None:
+                raise NotFound(f"no message {message_id!r}")
+            row.text = text
+            row.meta = {**row.meta, **meta}
+            s.add(row)
+
     def messages(self, conversation_id: str, *, limit: int | None = None) -> list[MessageRecord]:
         """Rows in order. Callers inside the store layer's clients turn them into values at once
         (the transcript builder); rows are detached and safe to read on any thread."""

@@ -22,6 +22,8 @@ from control_center.core.profiles import OPERATOR_MODES, profile_for
 from control_center.ui import theme
 
 PLACEHOLDER = "Message the agent…  (Ctrl+Enter to send, Shift+Tab to change mode)"
+#: A space whose mode the operator cannot change (a review room): no Shift+Tab to offer.
+FIXED_MODE_PLACEHOLDER = "Message the agent…  (Ctrl+Enter to send)"
 
 
 class ComposerInput(QPlainTextEdit):
@@ -151,6 +153,7 @@ class Composer(QWidget):
             self.mode_combo.blockSignals(False)
             self.mode_combo.setEnabled(False)
             self.mode_combo.setToolTip("This space's mode is set by the system and cannot be changed here")
+        self._show_placeholder()
 
     def set_available(self, available: bool, reason: str = "") -> None:
         """Without a space there is nobody to send to: the composer says so and takes no text
@@ -161,11 +164,8 @@ class Composer(QWidget):
         self.input.setEnabled(available)
         self.mode_combo.setEnabled(available and not self._locked)
         self.send_button.setEnabled(available)
-        if available:
-            self.input.setPlaceholderText(self._usual_placeholder)
-        else:
-            self._usual_placeholder = self.input.placeholderText()
-            self.input.setPlaceholderText(reason)
+        self._unavailable_reason = reason
+        self._show_placeholder()
 
     def is_available(self) -> bool:
         return getattr(self, "_available", True)
@@ -185,12 +185,23 @@ class Composer(QWidget):
 
     def set_answering(self, question: str | None) -> None:
         """While the agent waits on a question, what is typed here is the answer."""
+        self._question = question
         if question is not None:
-            self.input.setPlaceholderText(f"Answer the agent: {question}  (Ctrl+Enter sends the answer)")
             self.send_button.setText("Answer")
             self.send_button.setToolTip("Send this as the answer to the agent's question (Ctrl+Enter)")
+        self._show_placeholder()
+
+    def _show_placeholder(self) -> None:
+        """What the empty box says: why it takes nothing, the question it answers, or what it
+        sends (Shift+Tab offered only where the mode can change)."""
+        if not self.is_available():
+            text = getattr(self, "_unavailable_reason", "")
+        elif getattr(self, "_question", None) is not None:
+            text = f"Answer the agent: {self._question}  (Ctrl+Enter sends the answer)"
         else:
-            self.input.setPlaceholderText(PLACEHOLDER)
+            text = FIXED_MODE_PLACEHOLDER if self._locked else PLACEHOLDER
+        if self.input.placeholderText() != text:
+            self.input.setPlaceholderText(text)
 
     def is_running(self) -> bool:
         return self._running

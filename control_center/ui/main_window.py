@@ -623,6 +623,10 @@ class MainWindow(QMainWindow):
             self._activate(self.space_model.space(current.row()))
 
     def _activate(self, space: Space, *, sync: bool = False) -> None:
+        if self._current is None or self._current.id != space.id:
+            # Another space opens on its conversation: what the operator types has the composer
+            # in view (a Review or Plan Studio tab left in front has none).
+            self.tabs.setCurrentIndex(0)
         self._current = space
         self._page_limit = TRANSCRIPT_PAGE
         self._show_space_header(space)

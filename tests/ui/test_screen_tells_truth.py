@@ -1,0 +1,71 @@
+"""Smaller truths of issue 27 item 9, on the real window: Shift+Tab writes one mode note, not one
+each; a review space opens on its conversation, whose placeholder does not offer Shift+Tab."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+
+from control_center.app import create_main_window
+from control_center.core.modes import Autonomy, Mode
+from control_center.demo import REVIEW_SPACE, create_demo
+from control_center.workspace import Workspace
+from tests.helpers import make_repo
+
+
+def _window(qtbot: Any, root: Path) -> Any:
+    window = create_main_window(root)
+    qtbot.addWidget(window)
+    window._closing_confirmed = True
+    window.show()
+    qtbot.waitExposed(window)
+    return window
+
+
+def test_shift_tab_through_the_modes_writes_one_note(qtbot: Any, tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    ws = Workspace.init(root, make_repo(tmp_path / "repo"))
+    space = ws.create_space("Main", mode=Mode.CHAT, autonomy=Autonomy.ASK)
+    ws.close()
+    window = _window(qtbot, root)
+    store = window.runtime.ws.store
+    window.composer.input.setFocus()
+    for expected in (Mode.PLAN, Mode.ORCHESTRATE, Mode.CHAT, Mode.PLAN):
+        qtbot.keyClick(window.composer.input, Qt.Key.Key_Backtab, Qt.KeyboardModifier.ShiftModifier)
+        qtbot.waitUntil(lambda m=expected: store.space(space.id).mode is m, timeout=5000)
+        qtbot.waitUntil(lambda m=expected: window.composer.mode_combo.currentData() == m.value, timeout=5000)
+    notes = [m for m in store.messages(space.conversation_id) if m.kind == "note"]
+    assert len(notes) == 1
+    assert "Plan" in notes[0].text
+    qtbot.waitUntil(
+        lambda: (
+            [i.text for i in window.conversation_model.items() if "Mode changed" in i.text] == [notes[0].text]
+        ),
+        timeout=5000,
+    )
+
+
+def test_a_review_space_opens_on_its_conversation_without_a_shift_tab_promise(
+    qtbot: Any, tmp_path: Path
+) -> None:
+    root = tmp_path / "demo"
+    ws = create_demo(root)
+    second = ws.open_review(base="main", head="feature/divide", name="Second review")
+    ws.close()
+    window = _window(qtbot, root)
+    first = window.runtime.ws.store.find_space(REVIEW_SPACE)
+    window.select_space(first.id)
+    qtbot.waitUntil(lambda: window.review_panel is not None, timeout=5000)
+    window.show_tab(window.review_panel)
+    assert window.tabs.currentIndex() != 0
+    window.select_space(second.id)
+    qtbot.waitUntil(lambda: window.review_panel is not None, timeout=5000)
+    # Typed text has a visible home: the conversation tab with its composer is in front.
+    assert window.tabs.currentIndex() == 0
+    assert window.composer.isVisible()
+    assert "Shift+Tab" not in window.composer.input.placeholderText()
+    agent = window.runtime.ws.store.find_space("Agent · add multiply")
+    window.select_space(agent.id)
+    assert "Shift+Tab" in window.composer.input.placeholderText()
