@@ -249,6 +249,8 @@ class Store:
         self._write_lock = threading.RLock()
         #: Set when an operation found the file damaged: every later write is refused.
         self.damaged: str | None = None
+        if self.path is not None and not read_only:
+            health.keep_reserve(self.path)
 
     @property
     def backend(self) -> str:
@@ -303,7 +305,9 @@ class Store:
         if self.path is not None and ("disk is full" in cause or health.is_damage(cause)):
             free = health.disk_full(self.path)
             if free is not None or "disk is full" in cause:
-                # Not damage: the write found no room, and SQLite rolled it back.
+                # Not damage: the write found no room, and SQLite rolled it back. The reserve
+                # goes back to the disk so the caller's next write (a turn ending failed) fits.
+                health.release_reserve(self.path)
                 return StoreError(
                     f"workspace database {self.location}: the disk is full ({free or 0} bytes free); "
                     "nothing was written: free some space and try again"
