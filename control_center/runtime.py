@@ -372,6 +372,13 @@ class WorkspaceRuntime:
         oldest = rows[0].seq if rows else None
         return TranscriptPage(space_id, items, truncated, oldest, older=before_seq is not None)
 
+    def search_messages(self, query: str, space_id: str | None = None) -> concurrent.futures.Future[Any]:
+        """Messages of every conversation holding every word of ``query`` (store full-text index)."""
+        return self._call(lambda: self.ws.store.search_messages(query, space_id=space_id))
+
+    def messages_from(self, message_id: str) -> concurrent.futures.Future[int]:
+        return self._call(lambda: self.ws.store.messages_from(message_id))
+
     def load_approvals(self, changed_since: str | None = None) -> concurrent.futures.Future[list[Approval]]:
         return self._call(lambda: self.ws.store.approvals(changed_since=changed_since))
 
