@@ -9,6 +9,7 @@ import os
 import re
 import secrets
 import sqlite3
+import time
 from typing import Any, Protocol
 
 from sqlalchemy import Connection, Engine, event, text
@@ -39,6 +40,10 @@ class Dialect(Protocol):
 
     #: SQL for "now" in seconds since the epoch, in the database's clock.
     epoch_now: str
+
+    def stamp_write(self, conn: Connection) -> None:
+        """Mark this process's write unit where other processes' watchers look (SQLite only;
+        PostgreSQL's triggers announce every row)."""
 
     def search_messages(
         self, conn: Connection, words: list[str], space_id: str | None, limit: int
@@ -88,6 +93,17 @@ class SQLiteDialect:
     def notify(self, conn: Connection, channel: str, payload: str) -> None:
         return None  # no LISTEN/NOTIFY: readers poll
 
+    def stamp_write(self, conn: Connection) -> None:
+        from control_center.store.changes import writer_key
+
+        conn.execute(
+            text(
+                "INSERT INTO workspace_meta (key, value) VALUES (:key, :value) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+            ),
+            {"key": writer_key(), "value": str(time.time_ns())},
+        )
+
     def search_messages(
         self, conn: Connection, words: list[str], space_id: str | None, limit: int
     ) -> list[Any]:
@@ -124,6 +140,9 @@ class PostgresDialect:
 
     def notify(self, conn: Connection, channel: str, payload: str) -> None:
         conn.execute(text("SELECT pg_notify(:channel, :payload)"), {"channel": channel, "payload": payload})
+
+    def stamp_write(self, conn: Connection) -> None:
+        return None  # the change feed's triggers announce every changed row
 
     def search_messages(
         self, conn: Connection, words: list[str], space_id: str | None, limit: int

@@ -252,6 +252,26 @@ class Store:
         self.damaged: str | None = None
         if self.path is not None and not read_only:
             health.keep_reserve(self.path)
+            self._prune_writer_stamps()
+
+    def _prune_writer_stamps(self) -> None:
+        """Drop the change stamps of SQLite writers whose process has ended (store.changes)."""
+        from control_center.store.changes import WRITER_PREFIX, writer_pid
+
+        try:
+            with Session(self.engine) as s:
+                keys = s.exec(
+                    select(WorkspaceMeta.key).where(col(WorkspaceMeta.key).startswith(WRITER_PREFIX))
+                ).all()
+                dead = [k for k in keys if not _pid_alive(writer_pid(k))]
+                for key in dead:
+                    row = s.get(WorkspaceMeta, key)
+                    if row is not None:
+                        s.delete(row)
+                if dead:
+                    s.commit()
+        except DBAPIError:
+            return  # best effort: a stale stamp only costs a watcher one look
 
     @property
     def backend(self) -> str:
@@ -293,6 +313,7 @@ class Store:
                 # connection, e.g. another process on the same workspace.
                 self.dialect.begin_write(s.connection())
                 yield s
+                self.dialect.stamp_write(s.connection())
                 s.commit()
         except IntegrityError:
             raise  # a constraint said no (a claim lost, a duplicate): the callers' business
@@ -1467,3 +1488,15 @@ class Store:
             for v, o, sp, ap, age in rows
             if float(age) <= fresher_than_s
         ]
+
+
+def _pid_alive(pid: int | None) -> bool:
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
