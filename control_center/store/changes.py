@@ -142,6 +142,7 @@ async def watch_sqlite(path: Path, *, every_s: float | None = None) -> AsyncIter
     is tried again at the next poll."""
     own = writer_key()
     uri = f"{path.resolve().as_uri()}?mode=ro"  # noqa: ASYNC240 — once, before the first poll
+    wal = path.with_name(path.name + "-wal")
     conn: sqlite3.Connection | None = None
     version: int | None = None
     seen: dict[str, str] = {}
@@ -149,6 +150,11 @@ async def watch_sqlite(path: Path, *, every_s: float | None = None) -> AsyncIter
         await asyncio.sleep(SQLITE_POLL_S if every_s is None else every_s)
         try:
             if conn is None:
+                if not wal.exists():
+                    # Nobody has the file open for writing (a writer's first connection makes
+                    # the WAL): nothing to watch yet, and opening now would leave -shm beside a
+                    # workspace that a read-only window must not touch.
+                    continue
                 conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
                 version = conn.execute("PRAGMA data_version").fetchone()[0]
                 seen = _stamps(conn, own)
