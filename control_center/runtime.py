@@ -33,7 +33,7 @@ from control_center.core.events import (
     TurnStarted,
     TurnStatus,
 )
-from control_center.core.modes import Autonomy, Mode
+from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.records import Presence, Space, Turn
 from control_center.core.space_state import SpaceState, TurnSnapshot, fold_space_state
 from control_center.core.transcript import TranscriptItem
@@ -740,11 +740,29 @@ class WorkspaceRuntime:
 
     # -- spaces ---------------------------------------------------------------------------------
 
-    def create_space(self, name: str, mode: Mode, autonomy: Autonomy) -> concurrent.futures.Future[Space]:
+    def create_space(
+        self,
+        name: str,
+        mode: Mode,
+        autonomy: Autonomy,
+        *,
+        transport: Transport = Transport.BUILTIN,
+        base: str = "HEAD",
+    ) -> concurrent.futures.Future[Space]:
         def work() -> Space:
-            space = self.ws.create_space(name, mode=mode, autonomy=autonomy)
+            space = self.ws.create_space(name, mode=mode, autonomy=autonomy, transport=transport, base=base)
             self._notify("spaces_changed")
             return space
+
+        return self._call(work)
+
+    def list_branches(self) -> concurrent.futures.Future[list[str]]:
+        """The repository's local branches (where a new space may start)."""
+        from control_center.workspace import git
+
+        def work() -> list[str]:
+            out = git(self.ws.repo, "for-each-ref", "--format=%(refname:short)", "refs/heads", check=False)
+            return [b for b in out.stdout.split() if b]
 
         return self._call(work)
 

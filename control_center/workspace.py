@@ -238,9 +238,11 @@ class Workspace:
         autonomy: Autonomy = Autonomy.ASK,
         transport: Transport = Transport.BUILTIN,
         operator: bool = True,
+        base: str = "HEAD",
     ) -> Space:
-        """A new space on its own worktree and branch. ``operator`` requests may only pick
-        operator-selectable modes (review is set by the system for PR spaces)."""
+        """A new space on its own worktree and branch, started at ``base`` (a branch, tag or
+        commit of the repository). ``operator`` requests may only pick operator-selectable
+        modes (review is set by the system for PR spaces)."""
         self._refuse_if_read_only()
         name = name.strip()
         if not name:
@@ -249,14 +251,24 @@ class Workspace:
             raise WorkspaceError(self._not_selectable(mode))
         if self.store.find_space(name):
             raise WorkspaceError(f"a space named {name!r} already exists")
+        base = base.strip() or "HEAD"
+        self._require_commit(base)
         sid = new_id()
         branch = f"cc/{_slug(name)}-{sid[-6:]}"  # the id's random end
         worktree = self.root / WORKTREES_DIR / sid
-        git(self.repo, "worktree", "add", "-b", branch, str(worktree), "HEAD")
+        git(self.repo, "worktree", "add", "-b", branch, str(worktree), base)
         if self.is_team and self._has_origin():
             # Every machine of the team (workers, other operators) takes the space from the remote.
             git(self.repo, "push", "-q", "origin", f"{branch}:refs/heads/{branch}")
         return self._record_space(sid, name, mode, autonomy, transport, worktree, branch)
+
+    def _require_commit(self, ref: str) -> None:
+        """``ref`` names a commit of the repository (one line otherwise)."""
+        # A ref that looks like an option would be parsed as one by rev-parse and worktree add.
+        if not ref or ref.startswith("-") or any(c.isspace() or c == "\x00" for c in ref):
+            raise WorkspaceError(f"{ref!r} is not a valid git ref")
+        if git(self.repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False).returncode:
+            raise WorkspaceError(f"unknown git ref {ref!r} in {self.repo}")
 
     def open_review(
         self,
@@ -270,13 +282,7 @@ class Workspace:
         """A PR space: review mode, worktree detached at the head."""
         self._refuse_if_read_only()
         for ref in (base, head):
-            # A ref that looks like an option would be parsed as one by rev-parse and worktree add.
-            if not ref or ref.startswith("-") or any(c.isspace() or c == "\x00" for c in ref):
-                raise WorkspaceError(f"{ref!r} is not a valid git ref")
-            if git(
-                self.repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False
-            ).returncode:
-                raise WorkspaceError(f"unknown git ref {ref!r} in {self.repo}")
+            self._require_commit(ref)
         seen: set[str] = set()
         for g in gates:
             if g.name in seen:

@@ -28,6 +28,17 @@ class Transport(StrEnum):
     CLAUDE_CODE = "claude-code"
 
 
+#: How each transport is named to the operator (a member without an entry shows its value).
+TRANSPORT_LABELS: dict[Transport, str] = {
+    Transport.BUILTIN: "Built-in harness",
+    Transport.CLAUDE_CODE: "Claude Code",
+}
+
+
+def transport_label(transport: Transport) -> str:
+    return TRANSPORT_LABELS.get(transport, transport.value)
+
+
 class Tier(IntEnum):
     """Ordered: read < write < execute."""
 

@@ -46,7 +46,7 @@ from control_center.core.events import (
     UsageEvent,
 )
 from control_center.core.guarantees import guarantee_for, layers_line, operator_note
-from control_center.core.modes import Autonomy, Mode, Transport
+from control_center.core.modes import Autonomy, Mode, Transport, transport_label
 from control_center.core.profiles import profile_for
 from control_center.core.records import Space
 from control_center.core.space_state import SpaceActivity, SpaceState, overall
@@ -235,8 +235,8 @@ class MainWindow(QMainWindow):
             self.autonomy_combo.addItem(level.value.replace("_", " "), level.value)
         self.transport_combo = QComboBox()
         self.transport_combo.setObjectName("spaceTransportCombo")
-        self.transport_combo.addItem("Built-in harness", Transport.BUILTIN.value)
-        self.transport_combo.addItem("Claude Code", Transport.CLAUDE_CODE.value)
+        for kind in Transport:  # from the vocabulary, not a list of our own
+            self.transport_combo.addItem(transport_label(kind), kind.value)
         header = QHBoxLayout()
         header.setContentsMargins(8, 6, 8, 0)
         header.addWidget(self.space_title, 1)  # takes the free room, elides when there is none
@@ -805,13 +805,27 @@ class MainWindow(QMainWindow):
             self._request_older(self._current.id, self._oldest_seq)
 
     def new_space(self) -> None:
-        name, ok = QInputDialog.getText(self, "New space", "Name of the new space:")
-        if not ok or not name.strip():
-            return
-        future = self.runtime.create_space(name.strip(), Mode.CHAT, self.runtime.settings.default_autonomy)
-        self.operations.run(
-            future, lambda space: QTimer.singleShot(50, lambda: self._select_when_listed(space.id))
+        from control_center.ui.new_space_dialog import NewSpace, NewSpaceDialog
+
+        runtime = self.runtime
+
+        def create(values: NewSpace) -> Any:
+            return runtime.create_space(
+                values.name, values.mode, values.autonomy, transport=values.transport, base=values.base
+            )
+
+        settings = runtime.settings
+        dialog = NewSpaceDialog(
+            create,
+            self.operations.run,
+            autonomy=settings.default_autonomy,
+            transport=settings.default_transport,
+            parent=self,
         )
+        self.operations.run(runtime.list_branches(), dialog.set_branches)
+        if dialog.exec() and dialog.created is not None:
+            space_id = dialog.created.id
+            QTimer.singleShot(50, lambda: self._select_when_listed(space_id))
 
     def _select_when_listed(self, space_id: str, tries: int = 20) -> None:
         if self.space_model.row_of(space_id) is not None:

@@ -69,3 +69,54 @@ def test_a_review_space_opens_on_its_conversation_without_a_shift_tab_promise(
     agent = window.runtime.ws.store.find_space("Agent · add multiply")
     window.select_space(agent.id)
     assert "Shift+Tab" in window.composer.input.placeholderText()
+
+
+def test_new_space_asks_mode_start_autonomy_and_transport(qtbot: Any, tmp_path: Path) -> None:
+    import subprocess
+
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from control_center.core.modes import Transport
+    from control_center.ui.new_space_dialog import NewSpaceDialog
+
+    root = tmp_path / "ws"
+    repo = make_repo(tmp_path / "repo")
+    Workspace.init(root, repo).close()
+    window = _window(qtbot, root)
+    seen: dict[str, Any] = {}
+
+    def fill() -> None:
+        dialog = QApplication.activeModalWidget()
+        assert isinstance(dialog, NewSpaceDialog)
+        seen["transports"] = [dialog.transport.itemData(i) for i in range(dialog.transport.count())]
+        seen["modes"] = [dialog.mode.itemData(i) for i in range(dialog.mode.count())]
+        qtbot.waitUntil(lambda: dialog.base.findText("feature") >= 0, timeout=5000)
+        dialog.name.setText("Verbose flag")
+        dialog.mode.setCurrentIndex(dialog.mode.findData(Mode.PLAN.value))
+        dialog.autonomy.setCurrentIndex(dialog.autonomy.findData(Autonomy.AUTO.value))
+        dialog.transport.setCurrentIndex(dialog.transport.findData(Transport.CLAUDE_CODE.value))
+        dialog.base.setCurrentText("no-such-branch")
+        dialog.submit()
+        # Refused in one line; the dialog stays, with what was typed.
+        qtbot.waitUntil(lambda: dialog.error.isVisible(), timeout=5000)
+        seen["error"] = dialog.error.text()
+        dialog.base.setCurrentText("feature")
+        dialog.submit()
+
+    QTimer.singleShot(100, fill)
+    window.new_space()
+    assert seen["transports"] == [t.value for t in Transport]
+    assert Mode.REVIEW.value not in seen["modes"]
+    assert "no-such-branch" in seen["error"]
+    assert "\n" not in seen["error"]
+    store = window.runtime.ws.store
+    space = store.find_space("Verbose flag")
+    assert space.mode is Mode.PLAN
+    assert space.autonomy is Autonomy.AUTO
+    assert space.transport is Transport.CLAUDE_CODE
+    head = subprocess.run(
+        ["git", "-C", str(space.worktree), "rev-parse", "HEAD"], capture_output=True, text=True
+    )
+    feature = subprocess.run(["git", "-C", str(repo), "rev-parse", "feature"], capture_output=True, text=True)
+    assert head.stdout == feature.stdout
