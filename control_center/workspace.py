@@ -79,15 +79,10 @@ class Workspace:
 
     # -- opening --------------------------------------------------------------------------------
 
-    @classmethod
-    def init(
-        cls, root: Path, repo: Path, *, database: str | None = None, execution: str | None = None
-    ) -> Workspace:
-        if execution is not None and execution not in EXECUTIONS:
-            raise WorkspaceError(f"unknown execution {execution!r} (choose local or workers)")
-        if database is None and execution == EXECUTION_WORKERS:
-            raise WorkspaceError("--execution workers needs a team database (--database postgresql://...)")
-        root = root.expanduser().resolve()
+    @staticmethod
+    def check_repository(repo: Path) -> Path:
+        """The top folder of the git repository at ``repo`` (which has a commit), or one line
+        saying why it cannot hold a workspace's spaces."""
         repo = repo.expanduser().resolve()
         if not repo.is_dir():
             raise WorkspaceError(f"repository {repo} does not exist")
@@ -97,6 +92,18 @@ class Workspace:
         repo = Path(top.stdout.strip())
         if git(repo, "rev-parse", "--verify", "HEAD", check=False).returncode != 0:
             raise WorkspaceError(f"repository {repo} has no commits yet; commit something first")
+        return repo
+
+    @classmethod
+    def init(
+        cls, root: Path, repo: Path, *, database: str | None = None, execution: str | None = None
+    ) -> Workspace:
+        if execution is not None and execution not in EXECUTIONS:
+            raise WorkspaceError(f"unknown execution {execution!r} (choose local or workers)")
+        if database is None and execution == EXECUTION_WORKERS:
+            raise WorkspaceError("--execution workers needs a team database (--database postgresql://...)")
+        root = root.expanduser().resolve()
+        repo = cls.check_repository(repo)
         if root.exists() and not root.is_dir():
             raise WorkspaceError(f"{root} exists and is not a folder")
         if database is not None:

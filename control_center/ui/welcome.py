@@ -73,6 +73,13 @@ class WelcomeWindow(QWidget):
         pal.setColor(QPalette.ColorRole.WindowText, colors.notice_text)
         self.problem_label.setPalette(pal)
         self.problem_label.show()
+        # The window grows to show the whole banner (its height follows its wrapped text).
+        layout = self.layout()
+        if layout is not None:
+            layout.activate()
+            needed = layout.totalHeightForWidth(self.width()) if layout.hasHeightForWidth() else 0
+            if needed > self.height():
+                self.resize(self.width(), needed)
         self.dialog = problem_dialog(self, problem)
         self.dialog.finished.connect(self._after_dialog)
         self.dialog.open()
@@ -100,6 +107,13 @@ class WelcomeWindow(QWidget):
     def _create(self) -> None:
         repo = QFileDialog.getExistingDirectory(self, "Choose the git repository")
         if not repo:
+            return
+        from control_center.workspace import Workspace
+
+        try:  # refused at once, before the next question
+            Workspace.check_repository(Path(repo))
+        except Exception as exc:
+            self.show_problem(diagnose(Path(repo), exc, creating=True))
             return
         folder = QFileDialog.getExistingDirectory(self, "Choose an empty folder for the workspace")
         if not folder:

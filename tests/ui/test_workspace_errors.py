@@ -150,3 +150,32 @@ def test_opening_a_good_workspace_still_opens_the_main_window(qtbot: Any, good_w
         settings = AppSettings.load()
         settings.last_workspace = None
         settings.save()
+
+
+def test_a_folder_that_is_no_repository_is_refused_before_the_next_question(
+    qtbot: Any, tmp_path: Path, monkeypatch
+) -> None:
+    from PySide6.QtWidgets import QFileDialog
+
+    welcome = WelcomeWindow(open_workspace=lambda _p: None)
+    qtbot.addWidget(welcome)
+    welcome.show()
+    qtbot.waitExposed(welcome)
+    plain = tmp_path / "just-files"
+    plain.mkdir()
+    asked: list[str] = []
+
+    def choose(_parent: Any, title: str, *_a: Any, **_k: Any) -> str:
+        asked.append(title)
+        return str(plain)
+
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", staticmethod(choose))
+    welcome._create()
+    assert len(asked) == 1  # the workspace folder is not asked for
+    assert welcome.problem.kind is ProblemKind.NOT_A_REPOSITORY
+    assert str(plain) in welcome.problem.cause
+    # The banner shows all of its text (it was cut at the window's bottom).
+    label = welcome.problem_label
+    qtbot.waitUntil(lambda: label.height() >= label.heightForWidth(label.width()), timeout=3000)
+    assert welcome.rect().contains(label.geometry())
+    welcome.dialog.done(0)
