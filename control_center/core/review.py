@@ -300,6 +300,11 @@ def lenient_write_warnings(tool_input: Mapping[str, Any]) -> list[str]:
 # --- lifecycle --------------------------------------------------------------------------------
 
 
+def confirmable_by(node: ReviewNode, by: str) -> bool:
+    """Whether ``by`` may confirm ``node`` now (a peer who has not confirmed it yet)."""
+    return by != node.author and by not in node.confirmed_by
+
+
 def confirm(node: ReviewNode, by: str) -> ReviewNode:
     """A peer confirms a finding: it becomes ``consensusReady``. Never its author."""
     if by == node.author:

@@ -17,6 +17,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     QSortFilterProxyModel,
     Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtGui import (
@@ -60,9 +61,11 @@ from control_center.core.review import (
     ReviewNode,
     ReviewSnapshot,
     Verdict,
+    confirmable_by,
     group_by_file,
     priority_rank,
 )
+from control_center.harness.verbs import OPERATOR
 from control_center.ui import theme
 from control_center.ui.diff_view import (
     DiffHighlighter,
@@ -315,6 +318,8 @@ class ReviewVerdictPanel(QWidget):
         self._nodes: dict[str, ReviewNode] = {}
         self._diff_provider: Callable[[str], str] | None = None
         self._diff_cache: dict[str, str] = {}
+        #: (diff text, file, finding) the diff views show now: shown again, they keep their place.
+        self._diff_shown: tuple[str, str, str] | None = None
         self._selected_id: str | None = None
 
         self.axes_model = QStandardItemModel(self)
@@ -756,7 +761,8 @@ class ReviewVerdictPanel(QWidget):
         self._show_node(self._nodes.get(node_id) if node_id else None)
 
     def _show_node(self, node: ReviewNode | None) -> None:
-        self.confirm_button.setEnabled(node is not None)
+        # Confirm only what the operator may still confirm (not theirs, not confirmed by them).
+        self.confirm_button.setEnabled(node is not None and confirmable_by(node, OPERATOR))
         self.open_ticket_button.setEnabled(node is not None)
         self.diff_view.setExtraSelections([])
         self.split_view.new_view.setExtraSelections([])
@@ -796,6 +802,9 @@ class ReviewVerdictPanel(QWidget):
                 self._clear_diff()
                 return
         text = self._diff_cache[file]
+        if (text, file, node.id) == self._diff_shown:
+            return  # the same finding again (a live refresh): the operator's place stays
+        self._diff_shown = (text, file, node.id)
         self._set_diff_text(text, file)
         if not text.strip():
             self.diff_header.setText(f"{file}: unchanged in this pull request.")
@@ -821,6 +830,7 @@ class ReviewVerdictPanel(QWidget):
         self.split_view.set_diff(text, file)
 
     def _clear_diff(self) -> None:
+        self._diff_shown = None
         self.diff_view.clear()
         self.split_view.clear()
 
@@ -832,6 +842,11 @@ class ReviewVerdictPanel(QWidget):
             self.diff_mode_button.setChecked(on)
             return
         self.diff_stack.setCurrentWidget(self.split_view if on else self.diff_view)
+        # The view just shown was laid out hidden (it could not centre then): its anchor now.
+        view = self.split_view.new_view if on else self.diff_view
+        selections = view.extraSelections()
+        if selections:
+            QTimer.singleShot(0, lambda: _centre_on(view, selections[0].cursor.block().blockNumber()))
 
     def is_side_by_side(self) -> bool:
         return self.diff_stack.currentWidget() is self.split_view
@@ -944,3 +959,8 @@ class ReviewVerdictPanel(QWidget):
     def _emit_open_ticket(self) -> None:
         if self._selected_id is not None:
             self.open_ticket_requested.emit(self._selected_id)
+
+
+def _centre_on(view: QPlainTextEdit, block: int) -> None:
+    view.setTextCursor(QTextCursor(view.document().findBlockByNumber(block)))
+    view.centerCursor()

@@ -312,3 +312,53 @@ def test_panel_fits_the_review_tab_without_scrolling(qtbot: Any) -> None:
     assert not area.horizontalScrollBar().isVisible()
     assert panel.height() == area.viewport().height()
     assert panel.confirm_button.isVisibleTo(area)
+
+
+def test_confirm_is_off_when_there_is_nothing_to_confirm(panel: ReviewVerdictPanel) -> None:
+    snap = ReviewSnapshot.build(
+        agent_verdict=Verdict.SHIP,
+        axes=[],
+        raw_nodes=[raw("mine", confirmed_by=["operator"]), raw("yours"), raw("by-me", author="operator")],
+        summary="",
+    )
+    panel.set_snapshot(snap)
+    panel.select_node("yours")
+    assert panel.confirm_button.isEnabled()
+    panel.select_node("mine")  # the operator confirmed it already
+    assert not panel.confirm_button.isEnabled()
+    panel.select_node("by-me")  # nobody confirms their own finding
+    assert not panel.confirm_button.isEnabled()
+
+
+LONG_DIFF = (
+    "diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n@@ -1,200 +1,200 @@\n"
+    + "".join(f" line {n}\n" for n in range(1, 150))
+    + "-old 150\n+new 150\n"
+    + "".join(f" line {n}\n" for n in range(151, 201))
+)
+
+
+def test_the_side_by_side_diff_keeps_its_place(qtbot: Any) -> None:
+    p = ReviewVerdictPanel()
+    qtbot.addWidget(p)
+    p.resize(1000, 700)
+    p.show()
+    qtbot.waitExposed(p)
+    p.set_diff_provider(lambda path: LONG_DIFF)
+    anchor = {"file": "src/a.py", "start_line": 150, "end_line": 150}
+    snap = ReviewSnapshot.build(
+        agent_verdict=Verdict.SHIP, axes=[], raw_nodes=[raw("far", anchor=anchor)], summary=""
+    )
+    p.set_snapshot(snap)
+    p.select_node("far")
+    # Switched to side by side after the finding was shown: the new side shows its lines.
+    p.set_side_by_side(True)
+    bar = p.split_view.new_view.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.value() > 0, timeout=3000)
+    qtbot.wait(50)
+    # The operator scrolls; a refresh of the same review (a live change) leaves them there.
+    bar.setValue(bar.value() - 20)
+    kept = bar.value()
+    p.set_snapshot(snap)
+    qtbot.wait(50)
+    assert bar.value() == kept
