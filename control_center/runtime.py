@@ -888,6 +888,9 @@ class WorkspaceRuntime:
     def load_spaces(self) -> concurrent.futures.Future[list[Space]]:
         return self._call(self.ws.store.spaces)
 
+    def load_archived_spaces(self) -> concurrent.futures.Future[list[Space]]:
+        return self._call(lambda: [s for s in self.ws.store.spaces(include_archived=True) if s.archived])
+
     def review_action(self, action: str, space_id: str, arg: Any) -> concurrent.futures.Future[Any]:
         """An operator action on a review (``operator_confirm``, ``open_ticket_from_finding``,
         ``operator_decision`` of :mod:`control_center.review_service`), off the GUI thread."""

@@ -23,7 +23,9 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSizePolicy,
     QSplitter,
+    QStackedWidget,
     QTabWidget,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -216,8 +218,27 @@ class MainWindow(QMainWindow):
         left_layout.setContentsMargins(6, 6, 0, 6)
         title = QLabel("Spaces")
         title.setStyleSheet("font-weight: 600;")
-        left_layout.addWidget(title)
-        left_layout.addWidget(self.space_list, 1)
+        from control_center.ui.archived_spaces import ArchivedSpaces
+
+        self.archived_toggle = QToolButton()
+        self.archived_toggle.setObjectName("archivedFilterButton")
+        self.archived_toggle.setText("Archived")
+        self.archived_toggle.setCheckable(True)
+        self.archived_toggle.setToolTip("Show the archived spaces (Restore brings one back)")
+        self.archived_toggle.toggled.connect(self._show_archived)
+        title_row = QHBoxLayout()
+        self._spaces_title = title
+        title_row.addWidget(title, 1)
+        title_row.addWidget(self.archived_toggle)
+        left_layout.addLayout(title_row)
+        self.archived_spaces = ArchivedSpaces(
+            lambda show: self.operations.run(self.runtime.load_archived_spaces(), show),
+            self.restore_space,
+        )
+        self.space_stack = QStackedWidget()
+        self.space_stack.addWidget(self.space_list)
+        self.space_stack.addWidget(self.archived_spaces)
+        left_layout.addWidget(self.space_stack, 1)
         # Stacked, so the list keeps its width down to the window's minimum.
         left_layout.addWidget(new_btn)
         left_layout.addWidget(review_btn)
@@ -841,12 +862,31 @@ class MainWindow(QMainWindow):
             self.runtime.update_space(self._current.id, name=name.strip())
 
     def archive_space(self) -> None:
+        from control_center.ui.archived_spaces import archive_question
+
         if self._current is None:
             return
-        answer = QMessageBox.question(self, "Archive space", f"Archive space “{self._current.name}”?")
+        answer = QMessageBox.question(self, "Archive space", archive_question(self._current))
         if answer == QMessageBox.StandardButton.Yes:
             self.runtime.update_space(self._current.id, archived=True)
             self._current = None
+
+    def _show_archived(self, on: bool) -> None:
+        """The Archived filter: the list shows the archived spaces, with Restore."""
+        self.space_stack.setCurrentWidget(self.archived_spaces if on else self.space_list)
+        self._spaces_title.setText("Archived spaces" if on else "Spaces")
+        if on:
+            self.archived_spaces.refresh()
+
+    def restore_space(self, space: Space) -> None:
+        """Back in the space list, selected (its worktree and branch never left)."""
+
+        def restored(_space: Space) -> None:
+            self.archived_toggle.setChecked(False)
+            self.status_area.show_info(f"Restored “{space.name}”", 5000)
+            QTimer.singleShot(50, lambda: self._select_when_listed(space.id))
+
+        self.operations.run(self.runtime.update_space(space.id, archived=False), restored, what="restore")
 
     def open_review_dialog(self) -> None:
         from control_center.ui.dialogs import ReviewDialog

@@ -120,3 +120,44 @@ def test_new_space_asks_mode_start_autonomy_and_transport(qtbot: Any, tmp_path: 
     )
     feature = subprocess.run(["git", "-C", str(repo), "rev-parse", "feature"], capture_output=True, text=True)
     assert head.stdout == feature.stdout
+
+
+def test_archive_says_the_worktree_stays_and_the_archived_filter_restores(
+    qtbot: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    root = tmp_path / "ws"
+    ws = Workspace.init(root, make_repo(tmp_path / "repo"))
+    keep = ws.create_space("Keep", mode=Mode.CHAT, autonomy=Autonomy.ASK)
+    old = ws.create_space("Old work", mode=Mode.CHAT, autonomy=Autonomy.ASK)
+    ws.close()
+    window = _window(qtbot, root)
+    store = window.runtime.ws.store
+    asked: list[str] = []
+
+    def yes(_parent: Any, _title: str, text: str, *_a: Any, **_k: Any) -> QMessageBox.StandardButton:
+        asked.append(text)
+        return QMessageBox.StandardButton.Yes
+
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(yes))
+    window.select_space(old.id)
+    window.archive_space()
+    assert str(old.worktree) in asked[0]
+    assert "Nothing is deleted" in asked[0]
+    qtbot.waitUntil(lambda: window.space_model.row_of(old.id) is None, timeout=5000)
+    assert old.worktree.is_dir()
+    window.archived_toggle.click()
+    panel = window.archived_spaces
+    qtbot.waitUntil(lambda: panel.model.row_of(old.id) is not None, timeout=5000)
+    assert panel.model.row_of(keep.id) is None
+    assert panel.isVisible()
+    assert not panel.restore_button.isEnabled()
+    assert panel.select(old.id)
+    panel.restore_button.click()
+    qtbot.waitUntil(lambda: window.space_model.row_of(old.id) is not None, timeout=5000)
+    assert not store.space(old.id).archived
+    qtbot.waitUntil(
+        lambda: window.current_space() is not None and window.current_space().id == old.id, timeout=5000
+    )
+    assert window.space_list.isVisible()
