@@ -48,6 +48,40 @@ def create_main_window(workspace_dir: str | os.PathLike[str], *, read_only: bool
     return window
 
 
+class WorkspaceInUse(Exception):
+    """The workspace is open for writing in another window, and the operator chose that one."""
+
+
+def _read_only_or_elsewhere(workspace: Path, read_only: bool, parent: QWidget | None = None) -> bool:
+    """Whether to open ``workspace`` read-only: as asked, or because another window holds it and
+    the operator chose so. Raises WorkspaceInUse when the operator chose the other window
+    (brought forward) or cancelled. The CLI says it in one line on stderr."""
+    if read_only:
+        return True
+    from control_center.ui import instance_guard
+
+    owner = instance_guard.owner_of(workspace)
+    if owner is None:
+        return False
+    message = instance_guard.in_use_message(workspace, owner)
+    print(f"control-center: {message}", file=sys.stderr)
+    choice = instance_guard.ask_what_to_do(workspace, owner, parent)
+    if choice == instance_guard.OPEN_READ_ONLY:
+        return True
+    if choice == instance_guard.BRING_FORWARD:
+        instance_guard.bring_forward(workspace)
+        raise WorkspaceInUse(f"{message}; it was brought forward")
+    raise WorkspaceInUse(message)
+
+
+def _hold(window: Any, workspace: Path) -> None:
+    """A window writing to ``workspace`` holds it (a second instance is told; see instance_guard)."""
+    if not window.runtime.read_only:
+        from control_center.ui.instance_guard import InstanceGuard
+
+        window._instance_guard = InstanceGuard(workspace, window)
+
+
 def _run_event_loop(app: QApplication) -> int:
     """Qt's loop drives asyncio through qasync, so async code can run on the GUI thread without
     blocking it; the harness itself runs on the runtime's worker thread."""
@@ -165,6 +199,7 @@ def _show_main_window(
         runtime.ws.close()
         raise
     _remember(window, workspace)
+    _hold(window, workspace)
     shell.hand_over(window)
     _windows.append(window)
     _settle_after_start(window)
@@ -188,6 +223,14 @@ def run_gui(workspace: Path | None, *, read_only: bool = False) -> int:
     # Full garbage collections when the window is not in use, not in the middle of a frame
     # (ui/collector.py says why): the real GUI process only, tests keep Python's defaults.
     collector.install(app)
+    from control_center.harness.settings import AppSettings
+
+    target = workspace or (Path(last) if (last := AppSettings.load().last_workspace) else None)
+    if target is not None and Path(target).is_dir():
+        try:
+            read_only = _read_only_or_elsewhere(Path(target), read_only)
+        except WorkspaceInUse:
+            return 0  # the other window has it (brought forward), or the operator cancelled
     open_staged(workspace, read_only=read_only)
     return _run_event_loop(app)
 
@@ -203,8 +246,10 @@ def _remember(window: Any, workspace: Path) -> None:
 
 
 def _open_and_remember(workspace: Path, *, read_only: bool = False) -> QMainWindow:
+    read_only = _read_only_or_elsewhere(workspace, read_only)
     window = create_main_window(workspace, read_only=read_only)
     _remember(window, workspace)
+    _hold(window, workspace)
     window.show()
     _windows.append(window)
     _settle_after_start(window)
@@ -216,6 +261,9 @@ def _retire(window: Any) -> None:
     closed, its runtime stopped and its database let go."""
     window._closing_confirmed = True
     window.close()
+    guard = getattr(window, "_instance_guard", None)
+    if guard is not None:
+        guard.release()  # the workspace is free for another window now
     window.runtime.ws.close()
     if window in _windows:
         _windows.remove(window)
@@ -233,8 +281,14 @@ class _WorkspaceSwitcher:
     def open_instead(self, window: QMainWindow, workspace: Path, *, read_only: bool = False) -> QMainWindow:
         """The workspace in a new main window at ``window``'s place, which then closes; a
         workspace that cannot be opened raises and leaves ``window`` as it was."""
+        same = Path(workspace).resolve() == Path(window.runtime.ws.root).resolve()
+        if same and read_only == window.runtime.read_only:
+            window.raise_()  # already this window's workspace
+            return window
+        read_only = _read_only_or_elsewhere(workspace, read_only, window)
         opened = create_main_window(workspace, read_only=read_only)
         _remember(opened, workspace)
+        _hold(opened, workspace)
         if window.isMaximized():
             opened.showMaximized()
         else:
