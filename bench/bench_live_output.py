@@ -106,13 +106,15 @@ def main() -> None:
     seconds = time.perf_counter() - started
     rss_after = rss_kb()
     shown = model.item(0).tool.result or ""
-    print(f"printed {spool.stat().st_size / 1e6:.1f} MB in {seconds:.2f} s; {deltas[0]} deltas to the row")
+    printed = lines * 64 / 1e6
+    kept = spool.stat().st_size / 1e6
+    print(f"printed {printed:.1f} MB in {seconds:.2f} s (spool kept {kept:.1f} MB); {deltas[0]} deltas")
+    ratio = streaming / baseline
     print(
-        f"GUI stall: idle {baseline:.1f} ms, streaming {streaming:.1f} ms (ratio {streaming / baseline:.2f}x; goal <= 50 ms)"
+        f"GUI stall: idle {baseline:.1f} ms, streaming {streaming:.1f} ms (ratio {ratio:.2f}x; goal <= 50 ms)"
     )
-    print(
-        f"RSS growth while streaming: {(rss_after - rss_before) / 1024:.1f} MB; the row keeps {len(shown)} chars"
-    )
+    growth = (rss_after - rss_before) / 1024
+    print(f"RSS growth while streaming: {growth:.1f} MB; the row keeps {len(shown)} chars")
 
 
 if __name__ == "__main__":
