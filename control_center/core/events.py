@@ -93,6 +93,18 @@ class ToolResultEvent:
 
 
 @dataclass(frozen=True)
+class PromptRecorded:
+    """A task the system gave the agent (not the operator's message) was stored as ``message_id``."""
+
+    message_id: str
+    text: str
+    source: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": "prompt", "message_id": self.message_id, "text": self.text, "source": self.source}
+
+
+@dataclass(frozen=True)
 class ToolOutputDelta:
     """What a running call (a command) printed since the last delta, as it prints it. Bounded:
     when more arrived between two deltas, ``text`` is its end and ``skipped`` counts the bytes
@@ -233,6 +245,7 @@ TurnEvent = (
     | ToolCallEvent
     | ToolResultEvent
     | ToolOutputDelta
+    | PromptRecorded
     | ApprovalRequested
     | QuestionAsked
     | NudgeEvent
@@ -251,6 +264,7 @@ _EVENT_TYPES: dict[str, type[Any]] = {
     "tool_call": ToolCallEvent,
     "tool_result": ToolResultEvent,
     "tool_output": ToolOutputDelta,
+    "prompt": PromptRecorded,
     "approval_requested": ApprovalRequested,
     "question_asked": QuestionAsked,
     "nudge": NudgeEvent,

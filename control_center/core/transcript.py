@@ -51,3 +51,18 @@ class TranscriptItem:
     data: dict[str, Any] = field(default_factory=dict)
     #: Number of messages in the thread hanging off this item.
     thread_count: int = 0
+
+
+def generated_prompt_item(
+    message_id: str, text: str, source: str, turn_id: str | None = None, created_at: str = ""
+) -> TranscriptItem:
+    """A task the system gave the agent (a plan step's prompt): a note saying where it came from,
+    never an operator's bubble. The live event and a reload build it here, so both show it alike."""
+    return TranscriptItem(
+        message_id,
+        ItemKind.NOTE,
+        f"{source} — the task given to the agent:\n{text}",
+        turn_id,
+        created_at,
+        data={"prompt_from": source},
+    )

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from control_center.core.records import MessageRecord
-from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
+from control_center.core.transcript import ItemKind, ToolView, TranscriptItem, generated_prompt_item
 
 MODEL_ROLES = ("user", "assistant")
 
@@ -114,7 +114,13 @@ def transcript(
     tool_index: dict[str, int] = {}
     for row in rows:
         n = counts.get(row.id, 0)
-        if row.kind == "user":
+        if row.kind == "user" and row.meta.get("prompt_from"):
+            items.append(
+                generated_prompt_item(
+                    row.id, row.text, str(row.meta["prompt_from"]), row.turn_id, row.created_at
+                )
+            )
+        elif row.kind == "user":
             items.append(
                 TranscriptItem(row.id, ItemKind.USER, row.text, row.turn_id, row.created_at, thread_count=n)
             )

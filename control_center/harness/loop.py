@@ -112,6 +112,9 @@ class RunRequest:
     conversation_id: str | None = None
     #: The agent's name (authorship of findings, tickets; peers confirm each other's findings).
     author: str = "agent"
+    #: Where ``message`` comes from when the operator did not write it (a plan step's task): the
+    #: conversation shows it as that, not as the operator's bubble.
+    prompt_from: str | None = None
     #: A pipeline's budget: called before each model call after the first of a run with the
     #: tokens and USD this run has used; a reason ends the turn ``interrupted`` (resumable).
     budget_check: BudgetCheck | None = None
@@ -208,7 +211,7 @@ class Harness:
         recorder = TurnRecorder(self.ws, turn, emit, has_space=space is not None)
         if space is not None:
             store.touch_space(space.id)
-        recorder.user_message(req.message)
+        recorder.user_message(req.message, source=req.prompt_from)
         run = TurnRun(
             store.turn(turn.id) or turn, space, profile, recorder, req.message, False, req.budget_check
         )

@@ -11,6 +11,7 @@ from typing import Any
 
 from control_center.core.events import (
     NudgeEvent,
+    PromptRecorded,
     TurnEnded,
     TurnEvent,
     TurnStarted,
@@ -80,8 +81,13 @@ class TurnRecorder:
 
     # -- messages ---------------------------------------------------------------------------------
 
-    def user_message(self, text: str) -> None:
-        self._message("user", "user", text, [{"type": "text", "text": text}])
+    def user_message(self, text: str, *, source: str | None = None) -> None:
+        """The turn's message: the operator's, or (``source``) a task the system gave the agent,
+        announced with its stored id so the live view shows the row a reload shows."""
+        meta = {"prompt_from": source} if source else None
+        message_id = self._message("user", "user", text, [{"type": "text", "text": text}], meta)
+        if source and message_id:
+            self.emit(PromptRecorded(message_id, text, source))
 
     def assistant(self, text: str, blocks: list[dict[str, Any]], *, partial: bool = False) -> None:
         """A reply of the model; ``partial``: cut off mid-stream (a resume asks the model to go
@@ -153,9 +159,9 @@ class TurnRecorder:
         text: str,
         blocks: list[dict[str, Any]],
         meta: dict[str, Any] | None = None,
-    ) -> None:
+    ) -> str | None:
         if self.conversation_id:
-            self.ws.store.add_message(
+            return self.ws.store.add_message(
                 self.conversation_id,
                 role=role,
                 kind=kind,
@@ -164,6 +170,7 @@ class TurnRecorder:
                 meta=meta,
                 turn_id=self.turn.id,
             )
+        return None
 
     # -- usage and progress -----------------------------------------------------------------------
 

@@ -467,6 +467,7 @@ class PipelineRunner:
             script=script[cursor:] if isinstance(script, list) else None,
             author=str(node.body.get("agent_id") or node.body.get("role") or "agent"),
             budget_check=budget_check if spec.budget is not None else None,
+            prompt_from=f"Step “{node.body.get('title') or node.title}”",
         )
         # The node's turn id is recorded as soon as the turn exists, so a crash mid-turn leaves
         # a trail the recovery can follow.

@@ -36,6 +36,7 @@ from control_center.core.events import (
     ModeChanged,
     ModelRetry,
     NudgeEvent,
+    PromptRecorded,
     QuestionAsked,
     TextDelta,
     ThinkingDelta,
@@ -52,7 +53,7 @@ from control_center.core.modes import Autonomy, Mode, Transport, transport_label
 from control_center.core.profiles import profile_for
 from control_center.core.records import Space
 from control_center.core.space_state import SpaceActivity, SpaceState, overall
-from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
+from control_center.core.transcript import ItemKind, ToolView, TranscriptItem, generated_prompt_item
 from control_center.runtime import TRANSCRIPT_PAGE, TranscriptPage, TurnNotStarted, WorkspaceRuntime
 from control_center.ui import geometry, theme
 from control_center.ui.bridge import RuntimeBridge, listener_for
@@ -1109,6 +1110,9 @@ class MainWindow(QMainWindow):
         if isinstance(event, ToolCallEvent):
             view = ToolView(event.id, event.name, dict(event.input), "running")
             model.append_item(TranscriptItem(f"tool:{event.id}", ItemKind.TOOL, event.name, tool=view))
+        elif isinstance(event, PromptRecorded):
+            if model.row_of(event.message_id) is None:
+                model.append_item(generated_prompt_item(event.message_id, event.text, event.source))
         elif isinstance(event, ToolOutputDelta):
             model.append_tool_output(event.id, event.text, event.output_file, event.skipped)
         elif isinstance(event, ToolResultEvent):
