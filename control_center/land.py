@@ -108,6 +108,10 @@ class LandResult:
     #: Through which route the PR was opened: "gh" or "api".
     pr_route: str | None = None
     notes: tuple[str, ...] = field(default=())
+    #: The base's tip before landing, and the checkouts (the operator's own, often) that have the
+    #: base checked out: their index and files still show it (see :func:`update_checkout`).
+    base_before: str = ""
+    checkouts: tuple[str, ...] = ()
 
     @property
     def summary(self) -> str:
@@ -126,6 +130,8 @@ class LandResult:
             "pr_url": self.pr_url,
             "pr_route": self.pr_route,
             "notes": list(self.notes),
+            "base_before": self.base_before,
+            "checkouts": list(self.checkouts),
         }
 
 
@@ -291,6 +297,8 @@ def proposed_message(ws: Workspace, space: Space) -> str:
     if not goals:
         return f"Work from space {space.name}"
     subject = goals[0] if len(goals[0]) <= SUBJECT_MAX else goals[0][: SUBJECT_MAX - 1].rstrip() + "…"
+    if len(goals) == 1 and subject == goals[0]:
+        return f"{subject}\n\nFrom the Control Center space “{space.name}”.\n"
     body = "\n".join(f"- {g}" for g in goals)
     return f"{subject}\n\nFrom the Control Center space “{space.name}”:\n\n{body}\n"
 
@@ -399,9 +407,22 @@ def land(
     )
     if swap.returncode != 0:
         raise LandError(f"{base_name} moved while landing; nothing was changed, land again")
-    notes = [*_follow_on(space, head, commit, new), *_checked_out_notes(repo, base_name, base_tip, new)]
+    checkouts = _checkouts_of(repo, base_name)
+    notes = [
+        *_follow_on(space, head, commit, new),
+        *(_checkout_note(c, base_name, base_tip, new) for c in checkouts),
+    ]
     ws.store.record_landing(space.id, method=method, landed_at=_now(), landed_commit=new)
-    return LandResult(method, base_name, new, committed, moved, notes=tuple(notes))
+    return LandResult(
+        method,
+        base_name,
+        new,
+        committed,
+        moved,
+        notes=tuple(notes),
+        base_before=base_tip,
+        checkouts=checkouts,
+    )
 
 
 def _follow_on(space: Space, head: str, commit: str, new: str) -> list[str]:
@@ -418,21 +439,38 @@ def _follow_on(space: Space, head: str, commit: str, new: str) -> list[str]:
     return []
 
 
-def _checked_out_notes(repo: Path, base: str, old: str, new: str) -> list[str]:
-    """Where the base is checked out (the operator's own checkout, often): its index and files
-    were left alone, so they still show the base before landing."""
-    notes = []
+def _checkouts_of(repo: Path, base: str) -> tuple[str, ...]:
+    """The worktrees (the operator's own checkout, often) that have ``base`` checked out."""
+    found: list[str] = []
     current: str | None = None
     for line in _out(repo, "worktree", "list", "--porcelain").splitlines():
         if line.startswith("worktree "):
             current = line[len("worktree ") :]
         elif line == f"branch refs/heads/{base}" and current:
-            notes.append(
-                f"{base} is checked out in {current}: its files and index were not touched; to bring "
-                "them up to date keeping your own edits: "
-                f"git -C {current} read-tree -m -u {old[:12]} {new[:12]}"
-            )
-    return notes
+            found.append(current)
+    return tuple(found)
+
+
+def _checkout_note(checkout: str, base: str, old: str, new: str) -> str:
+    return (
+        f"{base} is checked out in {checkout}: its files and index were not touched, so it still shows "
+        f"{base} before landing; to bring it up to date keeping your own edits: "
+        f"git -C {checkout} read-tree -m -u {old[:12]} {new[:12]}"
+    )
+
+
+def update_checkout(checkout: Path, old: str, new: str) -> str:
+    """Bring a checkout of the base from ``old`` to ``new`` (the landed tip) the way a fast-forward
+    would: only files the landing changed, and none the operator has edited there (git refuses
+    then, and nothing is changed). Only on the operator's request."""
+    if _out(checkout, "rev-parse", "HEAD") != new:
+        raise LandError(f"{checkout} is no longer at the landed commit {new[:10]}; nothing was changed")
+    proc = _git(checkout, "read-tree", "-m", "-u", old, new, check=False)
+    if proc.returncode != 0:
+        raise LandError(
+            f"{checkout} was not updated (your edits there overlap the landed files): {_last_line(proc)}"
+        )
+    return f"{checkout} is up to date with the landed commit {new[:10]}; your own edits are kept"
 
 
 def _now() -> str:

@@ -9,6 +9,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,7 +95,7 @@ def open_folder(target: Target, folder: Path, settings: AppSettings | None = Non
             f"choose another with `control-center settings set {target.key} COMMAND`"
         )
     try:
-        subprocess.Popen(
+        process = subprocess.Popen(
             [program, *command[1:]],
             cwd=folder,
             stdin=subprocess.DEVNULL,
@@ -107,4 +108,6 @@ def open_folder(target: Target, folder: Path, settings: AppSettings | None = Non
             f"cannot start {command[0]!r} ({exc.strerror or exc}); choose another with "
             f"`control-center settings set {target.key} COMMAND`"
         ) from None
+    # Reaped when it exits (no zombie for as long as the app runs); nobody waits on it otherwise.
+    threading.Thread(target=process.wait, name="launched-program", daemon=True).start()
     return f"opened {folder} in {command[0]}"
