@@ -493,7 +493,8 @@ class _PrRoute:
     host: str | None = None
 
 
-_REMOTE_PATH = re.compile(r"([^/:]+)/([^/]+?)(?:\.git)?/?$")
+#: OWNER/REPO at the end of a remote URL (https, ssh, scp-like, or a local path in tests).
+_REMOTE_PATH = re.compile(r"([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
 
 
 def _pr_route(repo: Path, remote: str, settings: AppSettings) -> _PrRoute:

@@ -113,6 +113,11 @@ class LandDialog(QDialog):
         )
         self.update_checkout.clicked.connect(self.update_checkouts)
         self.update_checkout.hide()
+        self.review_pr = QPushButton(theme.icon("review"), "Review the PR")
+        self.review_pr.setObjectName("landReviewPullRequest")
+        self.review_pr.setToolTip("Open a review space on the pull request just opened")
+        self.review_pr.clicked.connect(self.review_pull_request)
+        self.review_pr.hide()
         self.keep = QPushButton("Keep working")
         self.keep.setObjectName("landKeepWorking")
         self.keep.clicked.connect(self.accept)
@@ -129,6 +134,7 @@ class LandDialog(QDialog):
         buttons.addWidget(self.send_conflict)
         buttons.addWidget(self.archive)
         buttons.addWidget(self.update_checkout)
+        buttons.addWidget(self.review_pr)
         buttons.addStretch(1)
         buttons.addWidget(self.keep)
         buttons.addWidget(self.cancel)
@@ -252,6 +258,7 @@ class LandDialog(QDialog):
         self.cancel.hide()
         self.archive.show()
         self.update_checkout.setVisible(bool(outcome.checkouts))
+        self.review_pr.setVisible(bool(outcome.pr_url))
         self.keep.show()
         self.keep.setDefault(True)
 
@@ -263,7 +270,7 @@ class LandDialog(QDialog):
             self.operations.run(
                 self.runtime.update_checkout(checkout, self.result.base_before, self.result.commit),
                 self._checkout_updated,
-                failure=self._checkout_failed,
+                failure=self._append_error,
                 what="",
             )
 
@@ -271,9 +278,22 @@ class LandDialog(QDialog):
         self.outcome.setText(f"{self.outcome.text()}<br>{text}")
         self.update_checkout.hide()
 
-    def _checkout_failed(self, text: str) -> None:
+    def _append_error(self, text: str) -> None:
         color = theme.colors(self.palette()).error.name()
         self.outcome.setText(f"{self.outcome.text()}<br><span style='color: {color}'>{text}</span>")
+
+    def review_pull_request(self) -> None:
+        if self.result is None or not self.result.pr_url:
+            return
+        self.review_pr.setEnabled(False)
+        self.operations.run(
+            self.runtime.import_pull_request(self.result.pr_url),
+            lambda space: self.outcome.setText(
+                f"{self.outcome.text()}<br>Review space “{space.name}” opened"
+            ),
+            failure=self._append_error,
+            what="",
+        )
 
     def send_conflict_to_agent(self) -> None:
         if self.conflict is None:
