@@ -16,7 +16,8 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -653,6 +654,69 @@ def conflict_message(conflict: LandConflict) -> str:
         f"(git rebase {conflict.base}), resolve the conflicts keeping both sides' intent, run the "
         "tests, and commit."
     )
+
+
+class LandRequests:
+    """The app's landing requests (the runtime's ``landing``): each runs ``submit``'s worker
+    thread and returns its future; ``changed`` says the spaces changed (a land, an archive)."""
+
+    def __init__(
+        self,
+        ws: Workspace,
+        settings: AppSettings,
+        submit: Callable[[Callable[[], Any]], Future[Any]],
+        changed: Callable[[], None],
+    ) -> None:
+        self.ws = ws
+        self.settings = settings
+        self._submit = submit
+        self._changed = changed
+
+    def landing(self, space_id: str) -> Future[Any]:
+        """The space's :class:`~control_center.core.records.SpaceLanding` (its PR's URL), or None."""
+        return self._submit(lambda: self.ws.store.landing(space_id))
+
+    def plan(self, space_id: str, base: str | None = None) -> Future[Any]:
+        """A :class:`LandPlan`: what landing the space would do."""
+        return self._submit(lambda: plan_land(self.ws, space_id, base=base))
+
+    def land(
+        self, space_id: str, method: str, *, message: str | None, remote: str, base: str | None = None
+    ) -> Future[Any]:
+        """A :class:`LandResult`, or the :class:`LandConflict` that stopped it (a value: the dialog
+        lists its files); any other refusal fails the future with its one line."""
+
+        def work() -> LandResult | LandConflict:
+            try:
+                result = land(
+                    self.ws,
+                    space_id,
+                    method,
+                    message=message,
+                    remote=remote,
+                    base=base,
+                    settings=self.settings,
+                )
+            except LandConflict as conflict:
+                return conflict
+            self._changed()
+            return result
+
+        return self._submit(work)
+
+    def update_checkout(self, checkout: str, old: str, new: str) -> Future[Any]:
+        """Bring a checkout of the landed base up to date, keeping the operator's edits there."""
+        return self._submit(lambda: update_checkout(Path(checkout), old, new))
+
+    def archive(self, space_id: str) -> Future[Any]:
+        """Archive the space and remove its worktree and branch."""
+
+        def work() -> Space:
+            space = archive_landed(self.ws, space_id)
+            self._changed()
+            return space
+
+        return self._submit(work)
 
 
 def cmd_land(args: Any) -> int:

@@ -184,6 +184,10 @@ class WorkspaceRuntime:
         self._shown: tuple[str | None, str | None] = (None, None)
         self._others: list[Presence] = []
         self._thread.start()
+        from control_center.land import LandRequests
+
+        #: Landing the spaces' work (the Land dialog's requests), each on a worker thread.
+        self.landing = LandRequests(ws, self.settings, self._off_loop, lambda: self._notify("spaces_changed"))
         if self.team:
             self._submit(self._watch_changes())
             if not self.read_only:
@@ -743,59 +747,6 @@ class WorkspaceRuntime:
             return await asyncio.to_thread(fn)
 
         return self._submit(run())
-
-    def space_landing(self, space_id: str) -> concurrent.futures.Future[Any]:
-        """The space's base branch and last landing (its PR's URL), or None."""
-        return self._off_loop(lambda: self.ws.store.landing(space_id))
-
-    def plan_land(self, space_id: str, base: str | None = None) -> concurrent.futures.Future[Any]:
-        """A :class:`~control_center.land.LandPlan`: what landing the space would do."""
-        from control_center import land
-
-        return self._off_loop(lambda: land.plan_land(self.ws, space_id, base=base))
-
-    def land(
-        self, space_id: str, method: str, *, message: str | None, remote: str, base: str | None = None
-    ) -> concurrent.futures.Future[Any]:
-        """A :class:`~control_center.land.LandResult`, or the
-        :class:`~control_center.land.LandConflict` that stopped it (a value: the dialog lists its
-        files); any other refusal fails the future with its one line."""
-        from control_center import land
-
-        def work() -> Any:
-            try:
-                result = land.land(
-                    self.ws,
-                    space_id,
-                    method,
-                    message=message,
-                    remote=remote,
-                    base=base,
-                    settings=self.settings,
-                )
-            except land.LandConflict as conflict:
-                return conflict
-            self._notify("spaces_changed")
-            return result
-
-        return self._off_loop(work)
-
-    def update_checkout(self, checkout: str, old: str, new: str) -> concurrent.futures.Future[str]:
-        """Bring a checkout of the landed base up to date, keeping the operator's edits there."""
-        from control_center import land
-
-        return self._off_loop(lambda: land.update_checkout(Path(checkout), old, new))
-
-    def archive_landed(self, space_id: str) -> concurrent.futures.Future[Any]:
-        """Archive the space and remove its worktree and branch."""
-        from control_center import land
-
-        def work() -> Any:
-            space = land.archive_landed(self.ws, space_id)
-            self._notify("spaces_changed")
-            return space
-
-        return self._off_loop(work)
 
     def open_worktree(self, space_id: str, target: str) -> concurrent.futures.Future[str]:
         """Start the editor, terminal or file manager (``launch.TARGETS``) on the space's worktree."""

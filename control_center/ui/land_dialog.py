@@ -157,7 +157,9 @@ class LandDialog(QDialog):
         layout.addWidget(self.conflicts)
         layout.addLayout(buttons)
         self._method_changed()
-        self.operations.run(runtime.plan_land(space.id), self.show_plan, failure=self._show_problem, what="")
+        self.operations.run(
+            runtime.landing.plan(space.id), self.show_plan, failure=self._show_problem, what=""
+        )
 
     # -- showing -------------------------------------------------------------------------------
 
@@ -221,7 +223,7 @@ class LandDialog(QDialog):
         self.outcome.show()
         self.conflicts.hide()
         self.send_conflict.hide()
-        future = self.runtime.land(
+        future = self.runtime.landing.land(
             self.space.id,
             self.method(),
             message=self.message.toPlainText(),
@@ -268,7 +270,7 @@ class LandDialog(QDialog):
         self.update_checkout.setEnabled(False)
         for checkout in self.result.checkouts:
             self.operations.run(
-                self.runtime.update_checkout(checkout, self.result.base_before, self.result.commit),
+                self.runtime.landing.update_checkout(checkout, self.result.base_before, self.result.commit),
                 self._checkout_updated,
                 failure=self._append_error,
                 what="",
@@ -314,7 +316,7 @@ class LandDialog(QDialog):
         if answer != QMessageBox.StandardButton.Yes:
             return
         self.operations.run(
-            self.runtime.archive_landed(self.space.id), lambda _space: self.accept(), what="archive"
+            self.runtime.landing.archive(self.space.id), lambda _space: self.accept(), what="archive"
         )
 
 

@@ -77,7 +77,7 @@ class WorktreeBar(QWidget):
         self.land_button.setEnabled(not space.is_pr and not self.runtime.read_only)
         self.show_pull_request(None)
         self.operations.run(
-            self.runtime.space_landing(space.id),
+            self.runtime.landing.landing(space.id),
             lambda landing, sid=space.id: self._on_landing(sid, landing),
             what="space landing",
         )
