@@ -5,6 +5,7 @@ path is shown and a missing editor is one line naming the setting."""
 
 from __future__ import annotations
 
+import json
 import stat
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from PySide6.QtWidgets import QLineEdit
 
 from control_center.app import create_main_window
 from control_center.core.modes import Autonomy, Mode
+from control_center.harness.loop import SCRIPT_META_PREFIX
 from control_center.harness.settings import AppSettings
 from control_center.ui.land_dialog import LandDialog
 from control_center.workspace import Workspace
@@ -29,6 +31,9 @@ def workspace(tmp_path: Path) -> Path:
         "def answer() -> int:\n    return 42\n\n\ndef more() -> int:\n    return 1\n"
     )
     ws.store.add_message(space.conversation_id, role="user", kind="user", text="Add more() to the app")
+    reply = [[{"type": "text", "text": "I'll rebase and resolve it."}]]
+    (tmp_path / "reply.json").write_text(json.dumps(reply))
+    ws.store.set_meta(SCRIPT_META_PREFIX + space.id, str(tmp_path / "reply.json"))
     ws.store.touch_space(space.id)
     ws.close()
     return root
@@ -108,6 +113,17 @@ def test_a_conflicting_base_lists_the_files_and_changes_nothing(qtbot, workspace
     assert git(repo, "for-each-ref", "--format=%(refname) %(objectname)") == refs
     assert git(wt, "status", "--porcelain") == status
     assert dialog.result is None
+    # The conflict goes to the agent as a message naming the files.
+    dialog.send_conflict.click()
+    store = window.runtime.ws.store
+    conversation = window.current_space().conversation_id
+
+    def sent() -> list[str]:
+        return [m.text for m in store.messages(conversation) if m.kind == "user" and "stopped" in m.text]
+
+    qtbot.waitUntil(lambda: bool(sent()), timeout=10_000)
+    assert "- src/app.py" in sent()[0]
+    assert "git rebase main" in sent()[0]
 
 
 def test_a_missing_editor_is_one_line_naming_the_setting(qtbot, workspace: Path, tmp_path: Path) -> None:
