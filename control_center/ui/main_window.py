@@ -514,6 +514,7 @@ class MainWindow(QMainWindow):
             self._current = None
             self.space_title.setText("No spaces yet")
             self.mode_badge.hide()
+            self.worktree_bar.hide()  # no worktree to show until a space is
             self.conversation_model.set_items([TranscriptItem("no-spaces", ItemKind.NOTE, NO_SPACES_MESSAGE)])
             self.status_usage.setText("")
         elif was_empty:

@@ -72,6 +72,7 @@ class WorktreeBar(QWidget):
 
     def show_space(self, space: Space) -> None:
         self._space = space
+        self.show()
         self.path.setText(str(space.worktree))
         self.path.setCursorPosition(0)
         self.land_button.setEnabled(not space.is_pr and not self.runtime.read_only)

@@ -144,3 +144,13 @@ def test_a_missing_editor_is_one_line_naming_the_setting(qtbot, workspace: Path,
     qtbot.waitUntil(log.exists, timeout=5000)
     wt = str(window.current_space().worktree)
     qtbot.waitUntil(lambda: log.read_text().strip() == f"{wt} --new-window {wt}", timeout=5000)
+
+
+def test_no_space_no_worktree_bar(qtbot, tmp_path: Path) -> None:
+    Workspace.init(tmp_path / "empty-ws", make_repo(tmp_path / "empty-repo")).close()
+    window = create_main_window(tmp_path / "empty-ws")
+    qtbot.addWidget(window)
+    window._closing_confirmed = True
+    window.show()
+    qtbot.waitUntil(lambda: window.space_title.text() == "No spaces yet", timeout=5000)
+    assert not window.worktree_bar.isVisible()
