@@ -258,6 +258,8 @@ class LandDialog(QDialog):
         self.outcome.show()
         self.land_button.hide()
         self.cancel.hide()
+        for done in (self.message, self.remote, *self.method_buttons.values()):
+            done.setEnabled(False)  # landed: what was chosen stays in view, no longer a choice
         self.archive.show()
         self.update_checkout.setVisible(bool(outcome.checkouts))
         self.review_pr.setVisible(bool(outcome.pr_url))
