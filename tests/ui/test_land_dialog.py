@@ -6,7 +6,10 @@ path is shown and a missing editor is one line naming the setting."""
 from __future__ import annotations
 
 import json
+import shutil
 import stat
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -154,3 +157,53 @@ def test_no_space_no_worktree_bar(qtbot, tmp_path: Path) -> None:
     window.show()
     qtbot.waitUntil(lambda: window.space_title.text() == "No spaces yet", timeout=5000)
     assert not window.worktree_bar.isVisible()
+
+
+def test_push_and_pr_from_the_dialog_shows_the_pr_in_the_header(
+    qtbot, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    created: list[dict[str, object]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            created.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            data = json.dumps({"html_url": "https://github.com/acme/calc/pull/5"}).encode()
+            self.send_response(201)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        bare = tmp_path / "acme" / "calc.git"
+        bare.parent.mkdir()
+        git(tmp_path, "init", "-q", "--bare", str(bare))
+        git(workspace.parent / "repo", "remote", "add", "origin", str(bare))
+        monkeypatch.setenv("GITHUB_TOKEN", "t0ken")
+        monkeypatch.setenv("PATH", str(Path(shutil.which("git") or "git").parent))  # no gh here
+        window = _window(qtbot, workspace)
+        window.runtime.settings.github_api_url = f"http://127.0.0.1:{server.server_address[1]}"
+        dialog = _open_dialog(qtbot, window)
+        dialog.method_buttons["pr"].setChecked(True)
+        assert dialog.remote.isEnabled()
+        assert dialog.remote.currentText() == "origin"
+        assert dialog.land_button.text() == "Push and open PR"
+        dialog.land_button.click()
+        qtbot.waitUntil(lambda: dialog.result is not None, timeout=10_000)
+        space = window.current_space()
+        assert created[0]["head"] == space.branch
+        assert created[0]["base"] == "main"
+        assert created[0]["title"] == "Add more() to the app"
+        assert "pull/5" in dialog.outcome.text()
+        assert dialog.review_pr.isVisible()
+        # The header shows it too (also after the space list refreshes: it is read back from the store).
+        qtbot.waitUntil(lambda: window.worktree_bar.pr_link.isVisibleTo(window), timeout=5000)
+        assert "https://github.com/acme/calc/pull/5" in window.worktree_bar.pr_link.text()
+        assert "def more()" in git(bare, "show", f"{space.branch}:src/app.py")
+    finally:
+        server.shutdown()
+        server.server_close()
