@@ -263,11 +263,20 @@ class Workspace:
         sid = new_id()
         branch = f"cc/{_slug(name)}-{sid[-6:]}"  # the id's random end
         worktree = self.root / WORKTREES_DIR / sid
+        # The branch the work lands on later: the branch started from (None: a commit or tag,
+        # or the repository on a detached HEAD).
+        if base == "HEAD":
+            landing = git(self.repo, "symbolic-ref", "--quiet", "--short", "HEAD", check=False).stdout.strip()
+        else:
+            is_branch = git(self.repo, "show-ref", "--verify", "--quiet", f"refs/heads/{base}", check=False)
+            landing = base if is_branch.returncode == 0 else ""
         git(self.repo, "worktree", "add", "-b", branch, str(worktree), base)
         if self.is_team and self._has_origin():
             # Every machine of the team (workers, other operators) takes the space from the remote.
             git(self.repo, "push", "-q", "origin", f"{branch}:refs/heads/{branch}")
-        return self._record_space(sid, name, mode, autonomy, transport, worktree, branch)
+        space = self._record_space(sid, name, mode, autonomy, transport, worktree, branch)
+        self.store.record_landing(space.id, base_branch=landing or None)
+        return space
 
     def _require_commit(self, ref: str) -> None:
         """``ref`` names a commit of the repository (one line otherwise)."""
