@@ -892,7 +892,8 @@ class MainWindow(QMainWindow):
         def restored(_space: Space) -> None:
             self.archived_toggle.setChecked(False)
             self.status_area.show_info(f"Restored “{space.name}”", 5000)
-            QTimer.singleShot(50, lambda: self._select_when_listed(space.id))
+            # Selected once the list has it again (a busy machine may take a few seconds).
+            QTimer.singleShot(50, lambda: self._select_when_listed(space.id, 100))
 
         self.operations.run(self.runtime.update_space(space.id, archived=False), restored, what="restore")
 
