@@ -83,14 +83,27 @@ async def run_at_most_once(
     name: str,
     args: dict[str, object],
     run: Callable[[Path], Awaitable[ToolOutput]],
+    allowed: tuple[str, str] | None = None,
 ) -> ToolOutput:
-    """Run ``run(spool)`` only if this process claims the call; else replay the journal."""
+    """Run ``run(spool)`` only if this process claims the call; else replay the journal.
+    ``allowed`` (what let it run: "approval"/"rule"/"autonomy" and which) rides in the claim's
+    write, so the decision ledger costs no write of its own."""
     spool = spool_path(workspace_root, turn_id, call_id)
     try:
         spool.parent.mkdir(parents=True, exist_ok=True)
     except OSError:
         pass  # no spool: less evidence after a crash, never a refused call
-    prior = store.begin_call(turn_id, call_id, name=name, args=dict(args), pid=os.getpid(), spool=spool)
+    by, ref = allowed if allowed is not None else (None, None)
+    prior = store.begin_call(
+        turn_id,
+        call_id,
+        name=name,
+        args=dict(args),
+        pid=os.getpid(),
+        spool=spool,
+        allowed_by=by,
+        allowed_ref=ref,
+    )
     if prior is not None:
         return replay(prior)
     out = await run(spool)

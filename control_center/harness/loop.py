@@ -638,7 +638,9 @@ class BuiltinDriver:
             if settled is not None:
                 out, end_flag = settled, False
             else:
-                result = await self.calls.dispatch(ctx, name, args, approved=approved, call_id=call_id)
+                result = await self.calls.dispatch(
+                    ctx, name, args, approved=approved, call_id=call_id, approval_id=approval_id
+                )
                 if isinstance(result, Needs):
                     self._suspend(ctx, result, uses, index, call_id, name, args)
                     return End(TurnStatus.AWAITING_APPROVAL)
