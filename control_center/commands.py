@@ -161,7 +161,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
     try:
         if ws.execution == "workers":
             return _resume_on_workers(ws, args)
-        harness = Harness(ws, AppSettings.load())
+        settings = AppSettings.load()
+        _sweep_expired(ws, settings)
+        harness = Harness(ws, settings)
         ended = _run_async(harness.resume(args.turn, _printer(args.json)))
     finally:
         ws.close()
@@ -211,6 +213,7 @@ def cmd_approvals_decide(args: argparse.Namespace) -> int:
     ws = Workspace.open(Path(args.workspace))
     try:
         settings = AppSettings.load()
+        _sweep_expired(ws, settings)
         try:
             outcome = decide(
                 ws,
@@ -244,8 +247,10 @@ def cmd_approvals_answer(args: argparse.Namespace) -> int:
 
     ws = Workspace.open(Path(args.workspace))
     try:
+        settings = AppSettings.load()
+        _sweep_expired(ws, settings)
         try:
-            outcome = answer(ws, args.id, args.text, by=operator_identity(AppSettings.load()))
+            outcome = answer(ws, args.id, args.text, by=operator_identity(settings))
         except DecisionError as exc:
             raise WorkspaceError(str(exc)) from None
         if getattr(args, "json", False):
@@ -255,6 +260,21 @@ def cmd_approvals_answer(args: argparse.Namespace) -> int:
     finally:
         ws.close()
     return 0
+
+
+def _sweep_expired(ws: Workspace, settings: AppSettings) -> None:
+    """Items past their time-out expire before anything decides on them or resumes a turn (the
+    app does the same on its own, every few seconds)."""
+    from control_center.pipeline.expiry import expire_due
+
+    for item in expire_due(ws, settings.approval_timeouts):
+        then = (
+            f"; continue the turn with: control-center resume {item.resume_turn}" if item.resume_turn else ""
+        )
+        print(
+            f"approval {item.approval.id} ({item.approval.kind.value}) {item.approval.reason}{then}",
+            file=sys.stderr,
+        )
 
 
 def _step_dispatcher(ws: Workspace):

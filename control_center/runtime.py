@@ -64,6 +64,12 @@ class TurnNotStarted:
     reason: str
 
 
+#: How often the app looks for approvals past their time-out.
+EXPIRY_SWEEP_S = 2.0
+#: Listener methods added after the first listeners were written: a listener may lack them.
+_OPTIONAL_CALLBACKS = frozenset({"approvals_expiring"})
+
+
 class RuntimeListener(Protocol):
     def turn_event(self, space_id: str | None, event: TurnEvent) -> None: ...
     def turn_finished(self, space_id: str | None, ended: TurnEnded) -> None: ...
@@ -76,6 +82,8 @@ class RuntimeListener(Protocol):
     # or what other operators are looking at changed.
     def conversation_changed(self, space_id: str) -> None: ...
     def presence_changed(self, others: list[Presence]) -> None: ...
+    # Approvals that entered their warning window (each once): (approval, "expires in …") pairs.
+    def approvals_expiring(self, items: list[tuple[Approval, str]]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -183,7 +191,11 @@ class WorkspaceRuntime:
         self.operator = operator_identity(self.settings)
         self._shown: tuple[str | None, str | None] = (None, None)
         self._others: list[Presence] = []
+        #: Approvals already announced as about to expire (one notification each).
+        self._warned: set[str] = set()
         self._thread.start()
+        if not self.read_only:
+            self._submit(self._expiry_sweeps())
         if self.team:
             self._submit(self._watch_changes())
             if not self.read_only:
@@ -269,6 +281,8 @@ class WorkspaceRuntime:
 
     def _notify(self, name: str, *args: Any) -> None:
         for listener in list(self.listeners):
+            if name in _OPTIONAL_CALLBACKS and not hasattr(listener, name):
+                continue
             try:
                 getattr(listener, name)(*args)
             except Exception:  # a listener bug must not kill a turn
@@ -602,6 +616,37 @@ class WorkspaceRuntime:
             return outcome
 
         return self._submit(run())
+
+    # -- approvals that expire (pipeline/expiry.py) ---------------------------------------------
+
+    async def _expiry_sweeps(self) -> None:
+        """Every few seconds (and at once on start: what fell due while the app was closed):
+        expire what is past its time-out, continue the turns that waited on it with the denial,
+        and announce once what is about to expire."""
+        from control_center.pipeline.expiry import sweep
+
+        while not self._closed:
+            timeouts = dict(self.settings.approval_timeouts)
+            if timeouts:
+                try:
+                    done = await asyncio.to_thread(sweep, self.ws, timeouts)
+                except Exception as exc:  # a full disk, a lost server: said, and tried again
+                    log.warning("approval expiry sweep failed: %s", exc)
+                else:
+                    self._after_sweep(done)
+            await asyncio.sleep(EXPIRY_SWEEP_S)
+
+    def _after_sweep(self, done: Any) -> None:
+        if done.expired:
+            self._notify("approvals_changed")
+            self._notify("spaces_changed")
+            self._publish_states()
+            for item in done.expired:
+                self._resume_if_waiting(item.resume_turn)
+        fresh = [(a, c.text) for a, c in done.expiring if a.id not in self._warned]
+        if fresh:
+            self._warned.update(a.id for a, _ in fresh)
+            self._notify("approvals_expiring", fresh)
 
     # -- pipelines ------------------------------------------------------------------------------
 

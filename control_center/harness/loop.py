@@ -633,6 +633,8 @@ class BuiltinDriver:
                 approved = settled is None
                 if approval is not None and approval.status is ApprovalStatus.REJECTED:
                     status_note = "rejected"
+                elif approval is not None and approval.status is ApprovalStatus.EXPIRED:
+                    status_note = "expired"
             else:
                 ctx.emit(ToolCallEvent(call_id, name, args if isinstance(args, dict) else {"_": args}))
             if settled is not None:

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import text
 from sqlmodel import Session, col, select
 
+from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
 from control_center.core.grants import GrantRule, GrantScope, MatchKind
 from control_center.store.db import StoreError
-from control_center.store.tables import GrantRuleRow
+from control_center.store.tables import ApprovalRow, GrantRuleRow
 
 
 def _rule(row: GrantRuleRow) -> GrantRule:
@@ -137,6 +138,38 @@ class RuleStore:
                 )
             ).fetchall()
         return {str(r[0]): int(r[1]) for r in rows}
+
+    # -- approvals that expire --------------------------------------------------------------------
+
+    def expire_approval(
+        self, approval_id: str, *, at: str, deadline: str, reason: str, by: str
+    ) -> Approval | None:
+        """Mark a pending approval ``expired`` (one conditional write); None when it was decided
+        meanwhile (a decision always wins over a time-out that lost the race)."""
+        with self._write() as s:
+            row = s.get(ApprovalRow, approval_id)
+            if row is None or row.status != ApprovalStatus.PENDING.value:
+                return None
+            row.status = ApprovalStatus.EXPIRED.value
+            row.decided_at = at
+            row.decided_by = by
+            row.reason = reason
+            row.expires_at = deadline
+            s.add(row)
+            s.flush()
+            return Approval(
+                id=row.id,
+                kind=ApprovalKind(row.kind),
+                status=ApprovalStatus.EXPIRED,
+                space_id=row.space_id,
+                turn_id=row.turn_id,
+                summary=row.summary,
+                payload=dict(row.payload),
+                created_at=row.created_at,
+                decided_at=row.decided_at,
+                decided_by=row.decided_by,
+                reason=row.reason,
+            )
 
     # -- the decision ledger ------------------------------------------------------------------
 
