@@ -33,6 +33,7 @@ from control_center.core.events import (
     TurnStarted,
     TurnStatus,
 )
+from control_center.core.grants import GrantRule
 from control_center.core.modes import Autonomy, Mode
 from control_center.core.records import Presence, Space, Turn
 from control_center.core.space_state import SpaceState, TurnSnapshot, fold_space_state
@@ -62,6 +63,16 @@ class TurnNotStarted:
     refused it): why, in one line. Nothing of it was stored, so the caller must say so."""
 
     reason: str
+
+
+@dataclass(frozen=True)
+class RuleShown:
+    """A grant rule as the Rules view shows it."""
+
+    rule: GrantRule
+    uses: int
+    space_name: str
+    status: str
 
 
 #: How often the app looks for approvals past their time-out.
@@ -616,6 +627,33 @@ class WorkspaceRuntime:
             return outcome
 
         return self._submit(run())
+
+    # -- scoped grants' rules (the Inbox's Rules view) ------------------------------------------
+
+    def load_rules(self, include_revoked: bool = False) -> concurrent.futures.Future[list[RuleShown]]:
+        """Every rule (newest first) with how many calls it let run and the space's name."""
+
+        def read() -> list[RuleShown]:
+            from control_center.store.store import now_iso
+
+            store = self.ws.store
+            uses = store.rule_uses()
+            names = {s.id: s.name for s in store.spaces(include_archived=True)}
+            now = now_iso()
+            return [
+                RuleShown(r, uses.get(r.id, 0), names.get(r.space_id or "", ""), r.status(now))
+                for r in store.rules(include_inactive=include_revoked)
+            ]
+
+        return self._inbox_read(read)
+
+    def revoke_rule(self, rule_id: str) -> concurrent.futures.Future[Any]:
+        from control_center.store.store import now_iso
+
+        def work() -> Any:
+            return self.ws.store.revoke_rule(rule_id, by=self.operator, at=now_iso())
+
+        return self._call(work)
 
     # -- approvals that expire (pipeline/expiry.py) ---------------------------------------------
 
