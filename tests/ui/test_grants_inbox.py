@@ -6,7 +6,6 @@ in its last quarter, and expires to a denial while the turn goes on."""
 from __future__ import annotations
 
 import json
-
 from pathlib import Path
 from typing import Any
 
