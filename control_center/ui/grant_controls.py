@@ -40,9 +40,6 @@ class GrantScopeBar(QWidget):
         self.pattern_edit = QLineEdit(self)
         self.pattern_edit.setObjectName("inboxGrantPattern")
         self.pattern_edit.setAccessibleName("What the rule covers")
-        self.hint_label = QLabel(self)
-        self.hint_label.setObjectName("inboxGrantScopeHint")
-        self.hint_label.setWordWrap(True)
         caption = QLabel("Grant for", self)
         caption.setBuddy(self.scope_combo)
         row = QHBoxLayout()
@@ -53,7 +50,6 @@ class GrantScopeBar(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(row)
         layout.addWidget(self.pattern_edit)
-        layout.addWidget(self.hint_label)
         self._tool = ""
         self._shown_id: str | None = None
         self.scope_combo.currentIndexChanged.connect(self._update)
@@ -85,27 +81,23 @@ class GrantScopeBar(QWidget):
         self.show()
 
     def _update(self) -> None:
-        beyond = self.scope.makes_rule
-        self.pattern_edit.setVisible(beyond)
-        self.hint_label.setVisible(beyond)
+        self.pattern_edit.setVisible(self.scope.makes_rule)
+        # The rule's fine print is the field's tooltip: the detail pane has no room for it in a
+        # 650 px window.
         if self._tool == COMMAND_TOOL:
-            self.pattern_edit.setPlaceholderText(
-                "empty: this exact command; or the words it starts with, e.g. pytest"
-            )
+            self.pattern_edit.setPlaceholderText("words it starts with, e.g. pytest (empty: this command)")
             hint = (
-                "A rule covers a command only when every part of it (after ; && || |) matches, and never "
-                "one with $(…), `…`, variables, globs or redirections to files."
+                "A rule covers a command line only when every part of it (after ; && || |) matches, "
+                "and never one with $(…), `…`, variables, globs, X=1 prefixes or redirections to files."
             )
         elif self._tool in PATH_TOOLS:
-            self.pattern_edit.setPlaceholderText("empty: this file; or a path glob, e.g. src/**/*.py")
+            self.pattern_edit.setPlaceholderText("path glob, e.g. src/**/*.py (empty: this file)")
             hint = "Paths inside the worktree only; * stays in one folder, ** crosses folders."
         else:
             self.pattern_edit.setPlaceholderText(f"covers every {self._tool} call")
-            self.pattern_edit.setEnabled(False)
             hint = "A rule never widens what the mode allows."
-        if self._tool == COMMAND_TOOL or self._tool in PATH_TOOLS:
-            self.pattern_edit.setEnabled(True)
-        self.hint_label.setText(hint)
+        self.pattern_edit.setEnabled(self._tool == COMMAND_TOOL or self._tool in PATH_TOOLS)
+        self.pattern_edit.setToolTip(hint)
 
     def options(self) -> dict[str, Any]:
         """The decision's keywords (none for a grant of this call only)."""

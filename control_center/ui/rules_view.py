@@ -10,7 +10,7 @@ from concurrent.futures import Future
 from typing import Any, Protocol
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QFont, QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -29,7 +29,8 @@ from control_center.ui.operations import post_to_gui
 from control_center.ui.widgets import EmptyState
 
 _Index = QModelIndex | QPersistentModelIndex
-COLUMNS = ("What it lets through", "Scope", "Space", "Made by", "Expires", "Uses", "Status")
+COLUMNS = ("What it lets through", "Status", "Scope", "Space", "Made by", "Expires", "Uses")
+COL_STATUS = 1
 NO_RULES = (
     "No rules. Grant a tool call for this turn, this space or this workspace (Alt+2 … Alt+4 in the "
     "Inbox) and the calls it covers stop asking."
@@ -70,20 +71,25 @@ class RulesModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return (
                 rule.describe().rsplit(" in this ", 1)[0],
+                shown.status,
                 rule.scope.label,
                 shown.space_name or ("every space" if rule.scope.value == "workspace" else ""),
                 f"{rule.created_by} · {_when(rule.created_at)}",
                 _when(rule.expires_at) or "never",
                 str(shown.uses),
-                shown.status,
             )[col]
         if role == Qt.ItemDataRole.ToolTipRole:
             return f"Rule {rule.id}: {rule.describe()}\nfrom approval {rule.approval_id or '—'}" + (
                 f"\nrevoked by {rule.revoked_by} at {_when(rule.revoked_at)}" if rule.revoked_at else ""
             )
-        if role == Qt.ItemDataRole.ForegroundRole and col == 6:
+        if role == Qt.ItemDataRole.ForegroundRole and (col == COL_STATUS or shown.status != "active"):
+            # A rule that answers nothing any more reads as such across its whole row.
             c = theme.colors()
-            return {"active": c.done, "revoked": c.muted, "expired": c.muted}.get(shown.status, c.muted)
+            return c.done if shown.status == "active" else c.muted
+        if role == Qt.ItemDataRole.FontRole and shown.status != "active":
+            font = QFont()
+            font.setItalic(True)
+            return font
         if role == Qt.ItemDataRole.AccessibleTextRole:
             return f"{COLUMNS[col]}: {self.data(index, Qt.ItemDataRole.DisplayRole)}"
         return None
@@ -121,8 +127,8 @@ class RulesView(QWidget):
         hh.setStretchLastSection(False)
         fm = self.fontMetrics()
         for col, sample in enumerate(
-            ("commands starting `pytest -q`", "this workspace", "a space name", "operator · 12-02 01:00",
-             "2026-12-02 03:00", "Uses", "revoked")
+            ("commands starting `pytest -q`", "revoked", "this workspace", "a space name",
+             "operator · 12-02 01:00", "2026-12-02 03:00", "Uses")
         ):  # fmt: skip
             self.table.setColumnWidth(col, fm.horizontalAdvance(sample) + 24)
         hh.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
