@@ -86,6 +86,8 @@ class CallPath:
         #: What a sandboxed process must not see: this workspace and the operator's others.
         self.hidden = (ws.root, *other_workspaces)
         self.env_allow = env_allow
+        #: The grant rules' index and the store's rules version it was built at.
+        self._rules: tuple[str, RuleIndex] | None = None
         self.agent_network = agent_network
         self.agent_writable = tuple(Path(p) for p in agent_writable)
 
@@ -206,11 +208,23 @@ class CallPath:
     def rule_for(self, ctx: CallScope, spec: ToolSpec, args: dict[str, Any]) -> GrantRule | None:
         """The stored grant rule that answers this call at the gate (harness/grants.py), if any:
         read from the store at every call, so a rule revoked a moment ago answers nothing."""
-        space_id = ctx.space.id if ctx.space else None
-        rules = self.ws.store.rules_for_call(spec.name, space_id=space_id, turn_id=ctx.turn.id, now=now_iso())
-        if not rules:
+        version = self.ws.store.rules_version()
+        if self._rules is None or self._rules[0] != version:
+            # Read again only after a rule was made or revoked (by any process): one key
+            # lookup per gated call otherwise.
+            self._rules = (version, RuleIndex(self.ws.store.active_rules()))
+        index = self._rules[1]
+        if not index:
             return None
-        return RuleIndex(rules).match(spec, ctx.profile, args, ctx.turn.worktree)
+        return index.match(
+            spec,
+            ctx.profile,
+            args,
+            ctx.turn.worktree,
+            space_id=ctx.space.id if ctx.space else None,
+            turn_id=ctx.turn.id,
+            now=now_iso(),
+        )
 
     def _granted_by_rule(self, ctx: CallScope, rule: GrantRule, call_id: str, name: str) -> None:
         if not ctx.conversation_id:

@@ -257,12 +257,27 @@ class RuleIndex:
         return bool(self.by_tool or self.commands)
 
     def match(
-        self, spec: ToolSpec, profile: CapabilityProfile, args: dict[str, Any], worktree: Path
+        self,
+        spec: ToolSpec,
+        profile: CapabilityProfile,
+        args: dict[str, Any],
+        worktree: Path,
+        *,
+        space_id: str | None = None,
+        turn_id: str | None = None,
+        now: str | None = None,
     ) -> GrantRule | None:
         """The rule that answers this call (for a composed command line: the one that answers
-        its first part; every part has one), or None."""
+        its first part; every part has one), or None. Only rules whose scope holds for this
+        space and turn, and (given ``now``) that have not expired, answer."""
         if not self or profile_refuses(spec, profile, args):
             return None
+
+        def holds(rule: GrantRule) -> bool:
+            if now is not None and not rule.active(now):
+                return False
+            return rule.applies_to(space_id=space_id, turn_id=turn_id)
+
         name = spec.name
         if name == COMMAND_TOOL:
             command = args.get("command")
@@ -275,7 +290,7 @@ class RuleIndex:
                     (
                         c.rule
                         for c in self.commands.get(argv[0], ())
-                        if argv_matches(c.argv, c.rule.match, argv)
+                        if argv_matches(c.argv, c.rule.match, argv) and holds(c.rule)
                     ),
                     None,
                 )
@@ -291,8 +306,11 @@ class RuleIndex:
             rel = relative_path(worktree, raw) if isinstance(raw, str) else None
             if rel is None or rel == ".git" or rel.startswith(".git/"):
                 return None
-            return next((c.rule for c in candidates if c.glob is not None and c.glob.match(rel)), None)
-        return next((c.rule for c in candidates if c.rule.match is MatchKind.TOOL), None)
+            return next(
+                (c.rule for c in candidates if c.glob is not None and c.glob.match(rel) and holds(c.rule)),
+                None,
+            )
+        return next((c.rule for c in candidates if c.rule.match is MatchKind.TOOL and holds(c.rule)), None)
 
 
 # -- the rule an approval's grant makes -----------------------------------------------------------

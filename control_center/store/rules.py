@@ -14,7 +14,23 @@ from sqlmodel import Session, col, select
 from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
 from control_center.core.grants import GrantRule, GrantScope, MatchKind
 from control_center.store.db import StoreError
-from control_center.store.tables import ApprovalRow, GrantRuleRow
+from control_center.store.tables import ApprovalRow, GrantRuleRow, WorkspaceMeta
+
+#: Workspace meta key: a counter bumped by every rule made or revoked (see rules_version).
+RULES_VERSION_KEY = "grant_rules_version"
+_COLUMNS = (
+    "id",
+    "scope",
+    "tool",
+    "match",
+    "pattern",
+    "created_by",
+    "created_at",
+    "approval_id",
+    "space_id",
+    "turn_id",
+    "expires_at",
+)
 
 
 def _rule(row: GrantRuleRow) -> GrantRule:
@@ -77,6 +93,7 @@ class RuleStore:
         )
         with self._write() as s:
             s.add(row)
+            self._bump_rules_version(s)
             s.flush()
             return _rule(row)
 
@@ -97,21 +114,43 @@ class RuleStore:
             out = [r for r in out if r.scope is GrantScope.WORKSPACE or r.space_id == space_id]
         return out
 
-    def rules_for_call(
-        self, tool: str, *, space_id: str | None, turn_id: str | None, now: str
-    ) -> list[GrantRule]:
-        """The rules that may answer a call of ``tool`` now: not revoked, not expired, and whose
-        scope holds for this space and turn (one index range on tool)."""
-        sql = text(
-            "SELECT * FROM grant_rule WHERE tool = :tool AND revoked_at IS NULL "
-            "AND (expires_at IS NULL OR expires_at > :now) AND (scope = 'workspace' "
-            "OR (scope = 'space' AND space_id = :space) OR (scope = 'turn' AND turn_id = :turn))"
-        )
+    def rules_version(self) -> str:
+        """Changes with every rule made or revoked, by any process (one key lookup): a cached
+        index of the rules is still right while this stays the same."""
+        with self._read() as s:
+            row = s.get(WorkspaceMeta, RULES_VERSION_KEY)
+            return row.value if row else "0"
+
+    def active_rules(self) -> list[GrantRule]:
+        """Every rule not revoked (expired ones too: the matcher compares the time), read as
+        plain rows (a thousand cost about a millisecond)."""
+        sql = text(f"SELECT {', '.join(_COLUMNS)} FROM grant_rule WHERE revoked_at IS NULL")
         with self.engine.connect() as conn:
-            rows = conn.execute(
-                sql, {"tool": tool, "now": now, "space": space_id or "", "turn": turn_id or ""}
+            rows = conn.execute(sql).fetchall()
+        return [
+            GrantRule(
+                id=r[0],
+                scope=GrantScope(r[1]),
+                tool=r[2],
+                match=MatchKind(r[3]),
+                pattern=r[4],
+                created_by=r[5],
+                created_at=r[6],
+                approval_id=r[7],
+                space_id=r[8],
+                turn_id=r[9],
+                expires_at=r[10],
             )
-            return [_rule(GrantRuleRow(**r._mapping)) for r in rows]
+            for r in rows
+        ]
+
+    def _bump_rules_version(self, s: Session) -> None:
+        row = s.get(WorkspaceMeta, RULES_VERSION_KEY)
+        if row is None:
+            s.add(WorkspaceMeta(key=RULES_VERSION_KEY, value="1"))
+        else:
+            row.value = str(int(row.value or "0") + 1)
+            s.add(row)
 
     def revoke_rule(self, rule_id: str, *, by: str, at: str) -> GrantRule:
         with self._write() as s:
@@ -125,6 +164,7 @@ class RuleStore:
             row.revoked_at = at
             row.revoked_by = by
             s.add(row)
+            self._bump_rules_version(s)
             s.flush()
             return _rule(row)
 

@@ -402,3 +402,25 @@ def test_journal_says_what_allowed_each_effectful_call(ws: Workspace) -> None:
     resume_turn(ws, ended.turn)
     rows = list(ws.store.ledger_rows(ask))
     assert [(r["allowed_by"], r["allowed_ref"]) for r in rows] == [("approval", asked.approval)]
+
+
+def test_a_rule_revoked_by_another_process_stops_answering_a_running_harness(ws: Workspace) -> None:
+    """The gate's index of rules is cached per harness; a revoke from elsewhere (the CLI, another
+    operator's app: another connection) bumps the rules' version and the next call asks."""
+    from control_center.harness.loop import Harness
+    from control_center.store.store import Store
+
+    sid = _space(ws)
+    rule_id = _workspace_pytest_rule(ws, sid)
+    harness = Harness(ws)
+    one = [[call("run_command", command="pytest -q")], text("ok")]
+    _, events = run_turn(ws, "t", sid, one, harness=harness)
+    assert approvals_requested(events) == []
+    other = Store(ws.store.path if ws.store.path is not None else ws.store.engine.url.render_as_string(False))
+    try:
+        other.revoke_rule(rule_id, by="someone else", at=now_iso())
+    finally:
+        other.close()
+    ended, events = run_turn(ws, "t", sid, one, harness=harness)
+    assert len(approvals_requested(events)) == 1
+    assert ended.status is TurnStatus.AWAITING_APPROVAL
