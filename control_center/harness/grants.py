@@ -38,7 +38,7 @@ from control_center.core.grants import (
 from control_center.core.profiles import CapabilityProfile
 from control_center.core.surface import Deny, guardrail
 from control_center.core.tools import ToolSpec
-from control_center.harness.transports.command_check import _parser
+from control_center.harness.transports.command_syntax import _parser
 
 #: Longer command lines are never matched (the operator reads what they approve).
 MAX_COMMAND_CHARS = 8_000
