@@ -132,3 +132,22 @@ def test_an_item_with_a_time_out_warns_then_expires_and_the_turn_goes_on(qtbot, 
     results = [m for m in store.messages(window.current_space().conversation_id) if m.kind == "tool_result"]
     assert results[0].meta.get("status") == "expired"
     assert "expired" in results[0].text
+
+
+def test_settings_set_the_time_outs_per_kind(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from control_center.harness.settings import AppSettings
+    from control_center.ui.settings_dialog import SettingsDialog
+
+    settings = AppSettings()
+    settings.set_key("approval_timeout.question", "90s")
+    settings.set_key("approval_timeout.plan", "1h")
+    dialog = SettingsDialog(settings)
+    qtbot.addWidget(dialog)
+    spins = dialog.timeouts
+    assert spins[ApprovalKind.QUESTION].value() == 2  # 90 s shown as 2 min
+    assert spins[ApprovalKind.TOOL_CALL].text() == "never"
+    spins[ApprovalKind.TOOL_CALL].setValue(5)
+    spins[ApprovalKind.PLAN].setValue(0)
+    dialog.apply()
+    # An untouched value keeps its seconds; 0 is "never".
+    assert settings.approval_timeouts == {ApprovalKind.TOOL_CALL: 300, ApprovalKind.QUESTION: 90}
