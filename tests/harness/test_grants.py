@@ -424,3 +424,21 @@ def test_a_rule_revoked_by_another_process_stops_answering_a_running_harness(ws:
     ended, events = run_turn(ws, "t", sid, one, harness=harness)
     assert len(approvals_requested(events)) == 1
     assert ended.status is TurnStatus.AWAITING_APPROVAL
+
+
+def test_only_a_tool_calls_grant_can_make_a_rule(ws: Workspace) -> None:
+    """Durable and operator-only kinds (a plan, a plan exit, an orchestration) never become rules."""
+    plan_space = _space(ws, Mode.PLAN, name="planning")
+    plan = {"goal": "g", "nodes": [{"key": "a", "title": "A", "description": "a", "depends_on": []}]}
+    run_turn(
+        ws,
+        "p",
+        plan_space,
+        [[call("submit_plan", **plan)], [call("exit_plan_mode", summary="done")], text("ok")],
+    )
+    for approval in ws.store.approvals():
+        with pytest.raises(DecisionError, match="only a tool call's grant"):
+            decide(ws, approval.id, Decision.GRANT, by="operator", scope=GrantScope.WORKSPACE)
+        assert ws.store.approval(approval.id).status is ApprovalStatus.PENDING  # type: ignore[union-attr]
+    assert {a.kind.value for a in ws.store.approvals()} == {"plan", "plan_exit"}
+    assert ws.store.rules() == []
