@@ -83,8 +83,9 @@ def store_image(root: Path, data: bytes) -> StoredImage:
     """Keep ``data`` under its SHA-256 (the same image twice is one file). Refuses, in one line,
     what is not a PNG, JPEG, GIF or WebP, or is larger than :data:`MAX_IMAGE_BYTES`."""
     if len(data) > MAX_IMAGE_BYTES:
+        mib = len(data) / 1_048_576
         raise AttachmentError(
-            f"the image is {len(data) / 1_048_576:.1f} MiB; at most {MAX_IMAGE_BYTES // 1_048_576} MiB is sent"
+            f"the image is {mib:.1f} MiB; at most {MAX_IMAGE_BYTES // 1_048_576} MiB is sent"
         )
     media = image_media_type(data)
     if media is None:

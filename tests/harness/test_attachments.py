@@ -56,7 +56,7 @@ def _user_blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 def test_a_mention_sends_the_files_content_and_the_transcript_keeps_the_text(ws: Workspace) -> None:
     space = ws.create_space("m", mode=Mode.CHAT, autonomy=Autonomy.AUTO)
-    ended, _ = run_turn(ws, "explain @src/app.py please", space.id, [text("ok")])
+    run_turn(ws, "explain @src/app.py please", space.id, [text("ok")])
     row = next(m for m in ws.store.messages(space.conversation_id) if m.kind == "user")
     assert row.text == "explain @src/app.py please"
     assert row.blocks[1]["text"] == '<file path="src/app.py">\ndef add(a, b):\n    return a + b\n\n</file>'
@@ -93,8 +93,10 @@ def test_the_file_list_is_gitignore_aware(ws: Workspace) -> None:
 def test_images_are_stored_by_content_and_bounded(ws: Workspace) -> None:
     data = png()
     first, second = store_image(ws.root, data), store_image(ws.root, data)
-    assert first == second and image_path(ws.root, first).read_bytes() == data
-    assert first.media_type == "image/png" and image_path(ws.root, first).parent.parent == ws.root
+    assert first == second
+    assert image_path(ws.root, first).read_bytes() == data
+    assert first.media_type == "image/png"
+    assert image_path(ws.root, first).parent.parent == ws.root
     for bytes_, media in ((b"\xff\xd8\xff\xe0rest", "image/jpeg"), (b"GIF89a...", "image/gif")):
         assert store_image(ws.root, bytes_).media_type == media
     assert store_image(ws.root, b"RIFF\x00\x00\x00\x00WEBPVP8 ").media_type == "image/webp"
