@@ -79,9 +79,9 @@ def images_dir(root: Path) -> Path:
     return root / IMAGES_DIR
 
 
-def store_image(root: Path, data: bytes) -> StoredImage:
-    """Keep ``data`` under its SHA-256 (the same image twice is one file). Refuses, in one line,
-    what is not a PNG, JPEG, GIF or WebP, or is larger than :data:`MAX_IMAGE_BYTES`."""
+def check_image(data: bytes) -> str:
+    """The media type of an image that may be attached; else a one-line AttachmentError (what
+    is not a PNG, JPEG, GIF or WebP, or is larger than :data:`MAX_IMAGE_BYTES`)."""
     if len(data) > MAX_IMAGE_BYTES:
         mib = len(data) / 1_048_576
         raise AttachmentError(
@@ -90,6 +90,19 @@ def store_image(root: Path, data: bytes) -> StoredImage:
     media = image_media_type(data)
     if media is None:
         raise AttachmentError("only PNG, JPEG, GIF and WebP images can be attached")
+    return media
+
+
+def store_image(root: Path, data: bytes | Path) -> StoredImage:
+    """Keep an image (its bytes, or a file to read) under its SHA-256: the same image twice is
+    one file. Refuses what :func:`check_image` refuses, storing nothing."""
+    if isinstance(data, Path):
+        try:
+            with data.open("rb") as f:
+                data = f.read(MAX_IMAGE_BYTES + 1)
+        except OSError as exc:
+            raise AttachmentError(f"cannot read {data.name}: {exc.strerror or exc}") from None
+    media = check_image(data)
     image = StoredImage(hashlib.sha256(data).hexdigest(), media, len(data))
     folder = images_dir(root)
     folder.mkdir(parents=True, exist_ok=True)

@@ -50,11 +50,14 @@ from control_center.core.profiles import profile_for
 from control_center.core.records import Space
 from control_center.core.space_state import SpaceActivity, SpaceState, overall
 from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
+from control_center.harness.attachments import images_dir
 from control_center.runtime import TRANSCRIPT_PAGE, TranscriptPage, TurnNotStarted, WorkspaceRuntime
 from control_center.ui import geometry, theme
 from control_center.ui.bridge import RuntimeBridge, listener_for
 from control_center.ui.composer import Composer
+from control_center.ui.composer_assist import ComposerAssist
 from control_center.ui.conversation import ConversationModel, ConversationView, copy_text
+from control_center.ui.image_thumbs import thumbnails
 from control_center.ui.inbox import InboxView
 from control_center.ui.inbox_source import RuntimeInboxSource
 from control_center.ui.message_queue import MessageQueue
@@ -391,6 +394,10 @@ class MainWindow(QMainWindow):
         self.conversation_view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.conversation_view.customContextMenuRequested.connect(self._conversation_menu)
         self.inbox.decision_requested.connect(self._on_inbox_decision)
+        # @ files, / commands, images, Up history and drafts (ui/composer_assist.py)
+        thumbnails().folder = images_dir(self.runtime.ws.root)
+        self.composer_assist = ComposerAssist(self.composer, self, self)
+        self.conversation_view.watch_thumbnails(thumbnails())
         self.inbox.answer_requested.connect(self.answer_question)
         self.inbox.open_plan_requested.connect(self.open_plan_studio)
         self.inbox.load_failed.connect(self._on_error)
@@ -618,6 +625,7 @@ class MainWindow(QMainWindow):
 
     def _activate(self, space: Space, *, sync: bool = False) -> None:
         self._current = space
+        self.composer_assist.show_space(space.id)
         self._page_limit = TRANSCRIPT_PAGE
         self._show_space_header(space)
         self._live_text.pop(space.id, None)
@@ -841,30 +849,55 @@ class MainWindow(QMainWindow):
 
     # -- turns ----------------------------------------------------------------------------------
 
-    def send_message(self, text: str) -> None:
-        """Send now, or queue it (visibly, editable) while the space's turn runs or waits."""
+    def send_message(
+        self, text: str, images: tuple[dict[str, Any], ...] = (), model: str | None = None
+    ) -> bool:
+        """Send now, or queue it (visibly, editable) while the space's turn runs or waits. A
+        message with images or a command's model is not queued (the queue keeps text): False,
+        with the reason in the status line."""
         if self._current is None or not text.strip():
-            return
+            return False
         space_id = self._current.id
         question = self._questions.get(space_id)
         if question is not None:  # answered inline, from the conversation's own composer
             self.answer_question(question.id, text)
-            return
+            return True
         if self._busy(space_id) or self.message_queue.messages(space_id):
+            if images or model:
+                self.status_area.show_info("a turn is running here: send this when it has ended", 8000)
+                return False
             self.message_queue.add(space_id, text)
-            return
-        self._send_now(space_id, text)
+            return True
+        self._send_now(space_id, text, images, model)
+        return True
 
-    def _send_now(self, space_id: str, text: str) -> None:
+    # -- what the composer's assist asks of the window (ui/composer_assist.py)
+    def current_space_id(self) -> str | None:
+        return self._current.id if self._current is not None else None
+
+    def is_answering(self) -> bool:
+        return self._current is not None and self._current.id in self._questions
+
+    def usage_text(self) -> str:
+        return self.status_usage.text() or "no usage recorded in this space yet"
+
+    def _send_now(
+        self, space_id: str, text: str, images: tuple[dict[str, Any], ...] = (), model: str | None = None
+    ) -> None:
         self._sending.add(space_id)
         if self._current is not None and self._current.id == space_id:
             self._conversation_generation += 1
             self.conversation_model.append_item(
-                TranscriptItem(f"local:{next(self._live_counter)}", ItemKind.USER, text)
+                TranscriptItem(
+                    f"local:{next(self._live_counter)}",
+                    ItemKind.USER,
+                    text,
+                    data={"images": list(images)} if images else {},
+                )
             )
             self.conversation_view.scrollToBottom()
         self.operations.run(
-            self.runtime.send_message(space_id, text),
+            self.runtime.send_message(space_id, text, images=images, model=model),
             lambda outcome: self._sent_done(space_id, outcome, text),
             failure=lambda message: (
                 self._on_error(message),
@@ -1488,5 +1521,6 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         geometry.remember(self, GEOMETRY_NAME)
+        self.composer_assist.flush_draft(self.runtime.ws.root)
         self.runtime.shutdown()
         super().closeEvent(event)
