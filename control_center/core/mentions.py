@@ -6,7 +6,6 @@ the UI only ranks and shows."""
 
 from __future__ import annotations
 
-import heapq
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,6 +14,9 @@ from control_center.core.errors import OperatorError
 
 #: How many completions a popup shows.
 COMPLETION_LIMIT = 50
+
+#: At most this many candidates (the shortest) are ordered by tier in one keystroke.
+TIER_WINDOW = 3000
 
 #: ``@path``: at the start or after whitespace (an e-mail address is not a mention), up to the next
 #: whitespace. Trailing punctuation of the sentence is not part of the path.
@@ -35,50 +37,58 @@ def mentioned_paths(text: str) -> list[str]:
 class FileIndex:
     """The files of one worktree, ranked by a fuzzy subsequence match.
 
-    Each keystroke that extends the query narrows the previous keystroke's matches instead of
-    scanning every path again: typing is the common case and it gets cheaper as it goes."""
+    A keystroke first narrows the candidates to the paths holding the query's letters in order
+    (a possessive pattern: one linear pass per path, whatever the query), starting from the
+    previous keystroke's candidates when the query grew; the tiers are then plain string tests
+    over what is left, in C-level comprehensions that stop once the popup is full."""
 
     def __init__(self, paths: Sequence[str]) -> None:
         self.paths: tuple[str, ...] = tuple(paths)
-        self._lowered = tuple(p.lower() for p in self.paths)
-        self._base_at = tuple(p.rfind("/") + 1 for p in self._lowered)
-        self._last_query = ""
-        self._last_matches: list[int] = list(range(len(self.paths)))
+        self._original: dict[str, str] = {}
+        for p in self.paths:
+            self._original.setdefault(p.lower(), p)
+        # shortest first: every list filtered from this one stays in that order, unsorted
+        self._lowered = sorted(self._original, key=len)
+        self._name = {p: p[p.rfind("/") + 1 :] for p in self._lowered}
+        self._pool_query = ""
+        self._pool = self._lowered
 
     def __len__(self) -> int:
         return len(self.paths)
 
     def search(self, query: str, limit: int = COMPLETION_LIMIT) -> list[str]:
-        """The best ``limit`` paths for ``query`` (case-insensitive subsequence), best first: a
-        substring of the file name beats a substring of the path beats a scattered match; shorter
-        paths win ties."""
+        """The best ``limit`` paths for ``query`` (case-insensitive), best first: the file name
+        starts with it, then contains it, then the path contains it, then the file name holds
+        its letters in order, then the path does. Shorter paths first within a tier."""
         q = query.lower()
         if not q:
-            self._last_query, self._last_matches = "", list(range(len(self.paths)))
             return list(self.paths[:limit])
-        pool = self._last_matches if q.startswith(self._last_query) else range(len(self.paths))
-        pattern = re.compile(".*?".join(re.escape(c) for c in q))
-        lowered = self._lowered
-        matches = [i for i in pool if pattern.search(lowered[i]) is not None]
-        self._last_query, self._last_matches = q, matches
-        base_at = self._base_at
-
-        def score(i: int) -> tuple[int, int, int]:
-            path = lowered[i]
-            base = path[base_at[i] :]
-            at = base.find(q)
-            if at >= 0:
-                tier = 0 if at == 0 else 1
-            elif q in path:
-                tier = 2
-            elif pattern.search(base) is not None:
-                tier = 3
-            else:
-                tier = 4
-            return (tier, len(path), i)
-
-        best = heapq.nsmallest(limit, matches, key=score)
-        return [self.paths[i] for i in best]
+        pool = self._pool if self._pool_query and q.startswith(self._pool_query) else self._lowered
+        if len(q) == 1:
+            hits = [p for p in pool if q in p]
+        else:
+            match = re.compile("".join(f"[^{re.escape(c)}]*+{re.escape(c)}" for c in q)).match
+            hits = [p for p in pool if match(p)]
+        self._pool_query, self._pool = q, hits
+        # With thousands of candidates the query is still vague: the tiers order the shortest
+        # of them (more letters narrow the pool and bring every candidate back in).
+        hits = hits[:TIER_WINDOW]
+        name = self._name
+        name_match = re.compile("".join(f"[^{re.escape(c)}/]*+{re.escape(c)}" for c in q)).match
+        found: dict[str, None] = {}
+        tiers = (
+            (p for p in hits if name[p].startswith(q)),
+            (p for p in hits if q in name[p]),
+            (p for p in hits if q in p),
+            (p for p in hits if name_match(name[p])),
+            iter(hits),
+        )
+        for tier in tiers:
+            for p in tier:
+                found.setdefault(p, None)
+                if len(found) >= limit:
+                    return [self._original[p] for p in found]
+        return [self._original[p] for p in found]
 
 
 # -- custom commands --------------------------------------------------------------------------

@@ -101,7 +101,7 @@ def store_image(root: Path, data: bytes | Path) -> StoredImage:
             with data.open("rb") as f:
                 data = f.read(MAX_IMAGE_BYTES + 1)
         except OSError as exc:
-            raise AttachmentError(f"cannot read {data.name}: {exc.strerror or exc}") from None
+            raise AttachmentError(f"cannot read the image: {exc.strerror or exc}") from None
     media = check_image(data)
     image = StoredImage(hashlib.sha256(data).hexdigest(), media, len(data))
     folder = images_dir(root)

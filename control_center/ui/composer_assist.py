@@ -81,6 +81,7 @@ class ComposerAssist(QObject):
         self._dismissed: str | None = None  # the token Escape closed the popup on
         self._kind = ""  # "@" or "/" while the popup shows
         self._token_start = 0
+        self._shown: tuple[Any, ...] = ()
         #: Milliseconds the last ranking took (the keystroke's own cost; bench/bench_mentions.py).
         self.last_rank_ms = 0.0
         self._draft_timer = QTimer(self)
@@ -176,7 +177,8 @@ class ComposerAssist(QObject):
                     self._accept(row)
                     return True
             if key == Qt.Key.Key_Escape:
-                self._dismissed = self._token()[1] if self._token() else None
+                token = self._token()
+                self._dismissed = token[1] if token is not None else None
                 self.popup.hide()
                 return True
         if key in (Qt.Key.Key_Up, Qt.Key.Key_Down) and mods == Qt.KeyboardModifier.NoModifier:
@@ -240,6 +242,11 @@ class ComposerAssist(QObject):
         if self._dismissed is not None and self._dismissed == query:
             return
         self._dismissed = None
+        cached = self._files.get(self._space)
+        shown = (self._space, kind, query, start, id(cached[0]) if cached else None)
+        if self.popup.isVisible() and shown == self._shown:
+            return  # the cursor moved with the text: the same rows (each key sends both signals)
+        self._shown = shown
         self._kind, self._token_start = kind, start
         if kind == "@":
             rows = self._file_rows(query)
@@ -344,10 +351,11 @@ class ComposerAssist(QObject):
         ]
         for mode in OPERATOR_MODES:  # one per mode the operator can pick (core/profiles.py)
             label = profile_for(mode).label
-            commands.append(
-                BuiltinCommand(label.lower(), f"Switch to {label} mode", lambda _a, m=mode: self._switch(m))
-            )
+            commands.append(BuiltinCommand(label.lower(), f"Switch to {label} mode", self._switcher(mode)))
         return sorted(commands, key=lambda c: c.name)
+
+    def _switcher(self, mode: Mode) -> Callable[[str], None]:
+        return lambda _arguments: self._switch(mode)
 
     def _say(self, line: str) -> None:
         self.host.status_area.show_info(line, 8000)
@@ -490,6 +498,6 @@ def _png_bytes(image: QImage) -> bytes:
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    image.save(buffer, "PNG")
+    image.save(buffer, b"PNG")
     buffer.close()
     return bytes(data.data())

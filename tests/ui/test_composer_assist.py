@@ -202,7 +202,7 @@ def test_an_unknown_command_is_one_line_not_a_message(qtbot: Any, tmp_path: Path
 
 
 def test_up_recalls_earlier_messages_of_the_space(qtbot: Any, tmp_path: Path) -> None:
-    root, (sid,) = _workspace(tmp_path, ("main", Mode.CHAT))
+    root, _ = _workspace(tmp_path, ("main", Mode.CHAT))
     window = _window(qtbot, root)
     box = window.composer.input
     for text in ("first question", "second question"):
