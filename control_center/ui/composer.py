@@ -128,7 +128,8 @@ class Composer(QWidget):
         self.note_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.note_label.hide()
 
-        bar = QHBoxLayout()
+        #: The row under the input (mode, stop, send); the assist puts image thumbnails in it.
+        self.bar = bar = QHBoxLayout()
         bar.setContentsMargins(0, 0, 0, 0)
         bar.addWidget(self.mode_combo)
         bar.addStretch(1)

@@ -67,9 +67,7 @@ class ComposerAssist(QObject):
         self.input = composer.input
         self.popup = CompletionPopup(window)
         self.strip = ImageStrip(composer)
-        layout = composer.layout()
-        if layout is not None and hasattr(layout, "insertWidget"):
-            layout.insertWidget(0, self.strip)
+        composer.bar.insertWidget(1, self.strip)  # beside the mode: the input keeps its height
         self._space: str | None = None
         self._files: dict[str, tuple[FileIndex, float]] = {}
         self._listing: set[str] = set()
@@ -498,6 +496,6 @@ def _png_bytes(image: QImage) -> bytes:
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    image.save(buffer, b"PNG")
+    image.save(buffer, "PNG")  # type: ignore[call-overload]  # the stubs say bytes; only str works
     buffer.close()
     return bytes(data.data())

@@ -97,6 +97,7 @@ class CompletionPopup(QFrame):
         self.list.setItemDelegate(_RowDelegate(self.list))
         self.list.setUniformItemSizes(True)
         self.list.setFrameShape(QFrame.Shape.NoFrame)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # rows elide
         self.list.itemClicked.connect(lambda item: self.chosen.emit(item.data(_CompletionRole)))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(1, 4, 1, 1)
@@ -124,7 +125,7 @@ class CompletionPopup(QFrame):
             self.list.setCurrentRow(0)
         row_h = self.fontMetrics().height() + 2 * ROW_PAD
         shown = max(1, min(VISIBLE_ROWS, len(rows)))
-        height = shown * row_h + self.heading.sizeHint().height() + 10
+        height = shown * row_h + self.heading.sizeHint().height() + 2 * self.list.frameWidth() + 12
         window = self.parentWidget()
         assert window is not None
         width = min(640, max(320, anchor.width()), window.width() - 16)
@@ -153,7 +154,8 @@ class ImageStrip(QWidget):
 
     removed = Signal(str)  # sha256
 
-    SIZE = 56
+    #: As tall as the buttons beside it.
+    SIZE = 28
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -162,6 +164,7 @@ class ImageStrip(QWidget):
         self._layout.setContentsMargins(0, 0, 0, 0)
         self._layout.setSpacing(6)
         self._layout.addStretch(1)
+        self.setFixedHeight(self.SIZE + 4)
         self._images: list[dict[str, object]] = []
         thumbnails().loaded.connect(self._on_thumbnail)
         self.hide()
@@ -184,7 +187,7 @@ class ImageStrip(QWidget):
     def _tile(self, image: dict[str, object]) -> QWidget:
         tile = QFrame(self)
         tile.setObjectName("composerImageTile")
-        tile.setFixedSize(self.SIZE + 4, self.SIZE + 4)
+        tile.setFixedSize(self.SIZE + 22, self.SIZE + 4)
         picture = QLabel(tile)
         picture.setObjectName("composerImageThumb")
         picture.setGeometry(2, 2, self.SIZE, self.SIZE)
@@ -196,7 +199,7 @@ class ImageStrip(QWidget):
         remove.setObjectName("composerImageRemove")
         remove.setText("×")
         remove.setAccessibleName("Remove the image")
-        remove.setGeometry(self.SIZE - 16, 0, 20, 20)
+        remove.setGeometry(self.SIZE + 4, (self.SIZE - 16) // 2 + 2, 16, 16)
         sha = str(image.get("sha256"))
         remove.clicked.connect(lambda: self.removed.emit(sha))
         c = theme.colors(self.palette())
