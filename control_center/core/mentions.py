@@ -7,7 +7,7 @@ the UI only ranks and shows."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from control_center.core.errors import OperatorError
@@ -125,10 +125,11 @@ class CustomCommand:
         return f"{self.body.strip()}\n\n{arguments}".strip() if arguments else self.body.strip()
 
 
-def parse_command_file(name: str, source: str, data: bytes, modes: Sequence[str]) -> CustomCommand:
+def parse_command_file(name: str, source: str, data: bytes, modes: Mapping[str, str]) -> CustomCommand:
     """A command file's front matter (``description``, ``mode``, ``model``; ``key: value`` lines
-    between ``---`` lines) and body. ``modes``: the mode values a command may name. Everything
-    else is refused in one line: the file may come from a hostile repository."""
+    between ``---`` lines) and body. ``modes``: the names a command may give a mode (a mode's
+    value or its label, lower case) and the mode value each means. Everything else is refused in
+    one line: the file may come from a hostile repository."""
     if not COMMAND_NAME.match(name):
         raise CommandFileError(f"command {name!r}: a name is lower-case letters, digits, - and _")
     if len(data) > MAX_COMMAND_BYTES:
@@ -159,9 +160,10 @@ def parse_command_file(name: str, source: str, data: bytes, modes: Sequence[str]
                 )
             fields[key] = value.strip().strip("\"'")
         body = "\n".join(lines[end + 1 :])
-    mode = fields.get("mode") or None
-    if mode is not None and mode not in modes:
-        raise CommandFileError(f"command {name!r}: mode {mode!r} is not one of {', '.join(modes)}")
+    named = fields.get("mode") or None
+    mode = modes.get(named.lower()) if named is not None else None
+    if named is not None and mode is None:
+        raise CommandFileError(f"command {name!r}: mode {named!r} is not one of {', '.join(modes)}")
     model = fields.get("model") or None
     if model is not None and not _MODEL_ID.match(model):
         raise CommandFileError(f"command {name!r}: {model[:40]!r} is not a model id")

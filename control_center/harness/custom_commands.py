@@ -18,7 +18,7 @@ from control_center.core.mentions import (
     CustomCommand,
     parse_command_file,
 )
-from control_center.core.profiles import OPERATOR_MODES
+from control_center.core.profiles import OPERATOR_MODES, profile_for
 from control_center.harness.settings import config_dir
 
 REPOSITORY_COMMANDS = Path(".control-center") / "commands"
@@ -69,7 +69,7 @@ def _read_folder(folder: Path, source: str, problems: list[str], inside: Path | 
         problems.append(
             f"{source} commands: only the first {MAX_COMMAND_FILES} of {len(entries)} files are read"
         )
-    modes = [m.value for m in OPERATOR_MODES]
+    modes = {name: m.value for m in OPERATOR_MODES for name in (m.value, profile_for(m).label.lower())}
     found: list[CustomCommand] = []
     for entry in entries[:MAX_COMMAND_FILES]:
         name = entry.name[: -len(".md")]

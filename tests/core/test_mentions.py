@@ -16,7 +16,7 @@ from control_center.core.mentions import (
 from control_center.core.modes import Mode
 from control_center.core.profiles import OPERATOR_MODES, no_wider
 
-MODES = [m.value for m in OPERATOR_MODES]
+MODES = {"chat": "chat", "agent": "chat", "plan": "plan"}
 
 
 def test_mentions_are_words_that_start_with_at() -> None:
@@ -62,6 +62,8 @@ def test_a_command_file_is_front_matter_and_a_body() -> None:
     command = parse_command_file("fix", "repository", data, MODES)
     assert (command.description, command.mode, command.model) == ("Fix a bug", "plan", "claude-haiku-4-5")
     assert command.expand(" the parser ") == "Fix the parser"
+    agent = parse_command_file("go", "operator", b"---\nmode: Agent\n---\nGo", MODES)
+    assert agent.mode == "chat"
     plain = parse_command_file("hello", "operator", b"Say hello.", MODES)
     assert plain.mode is None
     assert plain.expand("") == "Say hello."
