@@ -29,6 +29,7 @@ from control_center.core.events import (
     TurnStatus,
 )
 from control_center.core.guarantees import guarantee_for
+from control_center.core.mentions import mentioned_paths
 from control_center.core.modes import Autonomy, Transport
 from control_center.core.profiles import profile_for
 from control_center.core.records import MessageRecord, Space, Turn
@@ -206,7 +207,12 @@ class Harness:
         else:
             worktree = self.ws.scratch_worktree(new_id())
             conversation_id = req.conversation_id or store.create_conversation(space_id=None)
-        attached = _attachment_blocks(req.message, Path(worktree), images)
+        # git check-ignore per mention: off the loop (most messages mention nothing)
+        attached = (
+            await asyncio.to_thread(_attachment_blocks, req.message, Path(worktree), images)
+            if images or mentioned_paths(req.message)
+            else []
+        )
         # The message rides in the turn row too: a crash between the row and the message row
         # must not lose what the operator asked (resume restores it).
         recorded = {
