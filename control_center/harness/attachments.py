@@ -198,7 +198,14 @@ def resolve_mentions(text: str, worktree: Path) -> list[Mention]:
             )
             continue
         try:
-            content = path.read_bytes().decode("utf-8")
+            with path.open("rb") as f:  # bounded again: the file may have grown since stat
+                data = f.read(MAX_MENTION_BYTES + 1)
+            if len(data) > MAX_MENTION_BYTES:
+                found.append(
+                    Mention(rel, None, f"larger than {MAX_MENTION_BYTES // 1024} KiB; read it with tools")
+                )
+                continue
+            content = data.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             found.append(Mention(rel, None, "not UTF-8 text"))
             continue

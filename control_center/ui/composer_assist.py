@@ -50,6 +50,7 @@ class AssistHost(Protocol):
     def stop_turn(self) -> None: ...
     def usage_text(self) -> str: ...
     def is_answering(self) -> bool: ...
+    def can_send_now(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -302,7 +303,8 @@ class ComposerAssist(QObject):
         listed = self._commands.get(self._space or "")
         for custom in listed.commands if listed is not None else ():
             if custom.name.startswith(q):
-                mode = f" · {custom.mode} mode" if custom.mode else ""
+                mode = f" · {profile_for(Mode(custom.mode)).label} mode" if custom.mode else ""
+                mode += f" · {custom.model}" if custom.model else ""
                 rows.append(
                     Completion(
                         f"/{custom.name}", f"/{custom.name}", f"{custom.description}{mode} · {custom.source}"
@@ -420,6 +422,9 @@ class ComposerAssist(QObject):
             )
             return KEEP
         if mode is not None and mode is not self.composer.mode():
+            if not self.host.can_send_now():
+                self._say(f"a turn is running here: run /{name} when it has ended (it switches the mode)")
+                return KEEP
             if self.composer.is_locked():
                 self._say("this space's mode is set by the system and cannot be changed here")
                 return KEEP

@@ -931,6 +931,11 @@ class MainWindow(QMainWindow):
     def is_answering(self) -> bool:
         return self._current is not None and self._current.id in self._questions
 
+    def can_send_now(self) -> bool:
+        """A message sent now starts a turn (it would not wait in the queue)."""
+        sid = self._current.id if self._current is not None else None
+        return sid is not None and not self._busy(sid) and not self.message_queue.messages(sid)
+
     def usage_text(self) -> str:
         return self.status_usage.text() or "no usage recorded in this space yet"
 

@@ -161,7 +161,7 @@ def test_a_repository_command_expands_with_its_arguments_in_its_mode(
         QTest.keyClicks(box, "/pl")
         qtbot.waitUntil(assist.popup.isVisible, timeout=5_000)
         rows = {r.insert: r.detail for r in assist.popup.rows()}
-        assert rows["/plan-this"] == "Plan a change to the parser · plan mode · repository"
+        assert rows["/plan-this"] == "Plan a change to the parser · Plan mode · repository"
         assert rows["/plan"] == "Switch to Plan mode · built-in"
         box.clear()
         QTest.keyClicks(box, "/plan-this the tokenizer")
@@ -237,3 +237,13 @@ def test_a_draft_survives_a_space_switch_and_a_restart(qtbot: Any, tmp_path: Pat
     qtbot.waitUntil(lambda: again.composer.input.toPlainText() == "other draft", timeout=10_000)
     again.select_space(first, sync=True)
     assert again.composer.input.toPlainText() == "half a thought"
+
+
+def test_a_built_in_mode_command_switches_through_the_normal_switch(qtbot: Any, tmp_path: Path) -> None:
+    root, (sid,) = _workspace(tmp_path, ("main", Mode.CHAT))
+    window = _window(qtbot, root)
+    QTest.keyClicks(window.composer.input, "/plan")
+    _send(window)
+    qtbot.waitUntil(lambda: window.runtime.ws.store.space(sid).mode is Mode.PLAN, timeout=10_000)
+    assert window.composer.input.toPlainText() == ""
+    assert window.runtime.ws.store.turns(space_id=sid) == []  # a command, not a message
