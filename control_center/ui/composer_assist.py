@@ -7,6 +7,7 @@ here, and it is bounded (bench/bench_mentions.py)."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from control_center.harness.attachments import MAX_IMAGES, AttachmentError, chec
 from control_center.harness.custom_commands import REPOSITORY, CommandList
 from control_center.ui.composer import HANDLED, KEEP, SEND, Composer
 from control_center.ui.composer_popups import Completion, CompletionPopup, ImageStrip, anchor_above
+from control_center.ui.operations import post_to_gui
 
 #: A space's file list is listed again when the popup opens this long after the last listing.
 FILES_STALE_S = 15.0
@@ -83,6 +85,7 @@ class ComposerAssist(QObject):
         self._shown: tuple[Any, ...] = ()
         #: Milliseconds the last ranking took (the keystroke's own cost; bench/bench_mentions.py).
         self.last_rank_ms = 0.0
+        self._encoder = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="png")
         self._draft_timer = QTimer(self)
         self._draft_timer.setSingleShot(True)
         self._draft_timer.setInterval(DRAFT_DELAY_MS)
@@ -146,11 +149,12 @@ class ComposerAssist(QObject):
         if self._space is not None:
             self._keep_draft(self._space)
 
-    def flush_draft(self, root: Path) -> None:
+    def close(self, root: Path) -> None:
         """At close: the draft typed in the last moments, written now (the runtime is about to
         stop, so not through it; one small file)."""
         from control_center.harness.drafts import save_draft
 
+        self._encoder.shutdown(wait=False, cancel_futures=True)
         if self._draft_timer.isActive() and self._space is not None:
             self._draft_timer.stop()
             save_draft(root, self._space, self.input.toPlainText())
@@ -456,7 +460,12 @@ class ComposerAssist(QObject):
         if not blobs and mime.hasImage():
             image = mime.imageData()
             if isinstance(image, QImage) and not image.isNull():
-                blobs.append(_png_bytes(image))
+                # encoding a large screenshot takes longer than a frame: off the GUI thread
+                future = self._encoder.submit(_png_bytes, image.copy())
+                future.add_done_callback(
+                    lambda f: post_to_gui(self, self.attach, f.result()) if not f.exception() else None
+                )
+                return True
         if not blobs:
             return False
         for blob in blobs:

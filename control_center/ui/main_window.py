@@ -1579,6 +1579,6 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         geometry.remember(self, GEOMETRY_NAME)
-        self.composer_assist.flush_draft(self.runtime.ws.root)
+        self.composer_assist.close(self.runtime.ws.root)
         self.runtime.shutdown()
         super().closeEvent(event)

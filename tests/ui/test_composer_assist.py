@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QMimeData, Qt
+from PySide6.QtCore import QMimeData, Qt, QUrl
+from PySide6.QtGui import QColor, QImage
 from PySide6.QtTest import QTest
 
 from control_center.app import create_main_window
@@ -136,6 +137,27 @@ def test_a_pasted_image_reaches_the_model_as_an_image_block(
     else:
         last = [m for m in body["messages"] if m["role"] == "user"][-1]
         assert last["content"][1]["image_url"]["url"].startswith("data:image/png;base64,")
+
+
+def test_a_pasted_picture_and_a_dropped_file_are_attached(qtbot: Any, tmp_path: Path) -> None:
+    root, _ = _workspace(tmp_path, ("main", Mode.CHAT))
+    window = _window(qtbot, root)
+    strip = window.composer_assist.strip
+    picture = QImage(300, 200, QImage.Format.Format_RGB32)
+    picture.fill(QColor("#336699"))
+    pasted = QMimeData()
+    pasted.setImageData(picture)  # what a screenshot tool puts on the clipboard
+    window.composer.input.insertFromMimeData(pasted)
+    qtbot.waitUntil(lambda: len(strip.images()) == 1, timeout=10_000)
+    dropped_file = tmp_path / "shot.gif"
+    dropped_file.write_bytes(b"GIF89a" + b"\0" * 32)
+    dropped = QMimeData()
+    dropped.setUrls([QUrl.fromLocalFile(str(dropped_file))])
+    window.composer.input.insertFromMimeData(dropped)
+    qtbot.waitUntil(lambda: len(strip.images()) == 2, timeout=10_000)
+    assert [i["media_type"] for i in strip.images()] == ["image/png", "image/gif"]
+    assert sorted(p.suffix for p in (root / "images").iterdir()) == [".gif", ".png"]
+    assert window.composer.input.toPlainText() == ""
 
 
 def test_an_oversized_or_foreign_paste_is_refused_in_one_line(qtbot: Any, tmp_path: Path) -> None:
