@@ -496,6 +496,15 @@ class ComposerAssist(QObject):
 
         self.host.operations.run(self.host.runtime.store_image(blob), stored, failure=self._say)
 
+    def give_back_images(self, space_id: str, images: tuple[dict[str, Any], ...]) -> None:
+        """A message that was not sent: its images go back to the strip with its text."""
+        if not images:
+            return
+        kept = self._images.setdefault(space_id, [])
+        kept.extend(i for i in images if all(k["sha256"] != i["sha256"] for k in kept))
+        if space_id == self._space:
+            self.strip.set_images(kept)
+
     def _remove_image(self, sha256: str) -> None:
         sid = self._space or ""
         self._images[sid] = [i for i in self._images.get(sid, []) if i["sha256"] != sha256]

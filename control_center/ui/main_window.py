@@ -956,18 +956,25 @@ class MainWindow(QMainWindow):
             self.conversation_view.scrollToBottom()
         self.operations.run(
             self.runtime.send_message(space_id, text, images=images, model=model),
-            lambda outcome: self._sent_done(space_id, outcome, text),
+            lambda outcome: self._sent_done(space_id, outcome, text, images),
             failure=lambda message: (
                 self._on_error(message),
-                self._sent_done(space_id, TurnNotStarted(message), text),
+                self._sent_done(space_id, TurnNotStarted(message), text, images),
             ),
         )
         QTimer.singleShot(0, self._update_activity)
 
-    def _sent_done(self, space_id: str, outcome: object = None, text: str | None = None) -> None:
+    def _sent_done(
+        self,
+        space_id: str,
+        outcome: object = None,
+        text: str | None = None,
+        images: tuple[dict[str, Any], ...] = (),
+    ) -> None:
         self._sending.discard(space_id)
         if isinstance(outcome, TurnNotStarted):
             self._show_not_sent(space_id, outcome.reason, text)
+            self.composer_assist.give_back_images(space_id, images)
         self._update_activity()
 
     def _show_not_sent(self, space_id: str, reason: str, text: str | None) -> None:

@@ -160,6 +160,26 @@ def test_a_pasted_picture_and_a_dropped_file_are_attached(qtbot: Any, tmp_path: 
     assert window.composer.input.toPlainText() == ""
 
 
+def test_a_model_without_images_refuses_in_one_line_and_keeps_the_message(qtbot: Any, tmp_path: Path) -> None:
+    root, (sid,) = _workspace(tmp_path, ("main", Mode.CHAT))
+    window = _window(qtbot, root)  # the scripted model: no images
+    mime = QMimeData()
+    mime.setData("image/png", png())
+    window.composer.input.insertFromMimeData(mime)
+    strip = window.composer_assist.strip
+    qtbot.waitUntil(lambda: len(strip.images()) == 1, timeout=10_000)
+    QTest.keyClicks(window.composer.input, "look")
+    _send(window)
+    qtbot.waitUntil(lambda: window.composer.input.toPlainText() == "look", timeout=20_000)
+    note = window.conversation_model.items()[-1].text
+    assert note.startswith(
+        "This message was not sent: this space's model (Scripted model (offline)) does not"
+    )
+    assert "\n" not in note
+    assert len(strip.images()) == 1  # the image is back with the text
+    assert window.runtime.ws.store.turns(space_id=sid) == []
+
+
 def test_an_oversized_or_foreign_paste_is_refused_in_one_line(qtbot: Any, tmp_path: Path) -> None:
     root, _ = _workspace(tmp_path, ("main", Mode.CHAT))
     window = _window(qtbot, root)
