@@ -56,6 +56,14 @@ MAX_APPROVAL_TIMEOUT_S = 30 * 86400
 APPEARANCES = ("system", "light", "dark", "high-contrast", "high-contrast-dark")
 
 
+#: ``settings set`` keys of the programs a worktree opens in -> the AppSettings field.
+OPEN_KEYS = {
+    "open.editor": "open_editor",
+    "open.terminal": "open_terminal",
+    "open.file_manager": "open_file_manager",
+}
+
+
 class SettingsError(OperatorError):
     """A bad settings key or value (nothing is written)."""
 
@@ -150,6 +158,14 @@ class AppSettings:
     #: Per approval kind, seconds a pending item waits before it expires to its safe default
     #: (``approval_timeout.<kind>``); a kind not here never expires.
     approval_timeouts: dict[ApprovalKind, int] = field(default_factory=dict)
+    #: The GitHub REST API pull requests are opened through when ``gh`` is not logged in (GitHub
+    #: Enterprise: ``https://HOST/api/v3``); None: https://api.github.com.
+    github_api_url: str | None = None
+    #: The programs a space's worktree opens in (a command line; the folder is its last argument).
+    #: None: $VISUAL / $EDITOR / xdg-open, $TERMINAL / a terminal found on PATH, xdg-open.
+    open_editor: str | None = None
+    open_terminal: str | None = None
+    open_file_manager: str | None = None
     models: dict[Mode, ModelSettings] = field(
         default_factory=lambda: {m: _default_mode_settings() for m in Mode}
     )
@@ -218,6 +234,10 @@ class AppSettings:
             "plan_budget.max_usd": self.plan_budget_usd,
             "agent_sandbox.network": self.agent_network,
             "agent_sandbox.writable": ":".join(self.agent_writable) or None,
+            "github.api_url": self.github_api_url,
+            "open.editor": self.open_editor,
+            "open.terminal": self.open_terminal,
+            "open.file_manager": self.open_file_manager,
         }
         for kind in ApprovalKind:
             out[f"approval_timeout.{kind.value}"] = self.approval_timeouts.get(kind)
@@ -310,6 +330,10 @@ class AppSettings:
             self.agent_network = _choice(value.strip().lower(), ["on", "off"], key) == "on"
         elif key == "agent_sandbox.writable":
             self.agent_writable = _folders(value, key)
+        elif key == "github.api_url":
+            self.github_api_url = _url(value, key)
+        elif key in OPEN_KEYS:
+            setattr(self, OPEN_KEYS[key], _text(value, key, allow_default=True))
         else:
             raise SettingsError(f"unknown setting {key!r} (see 'control-center settings show')")
 
@@ -333,6 +357,12 @@ class AppSettings:
             "appearance": self.appearance,
             "plan_budget": {"max_tokens": self.plan_budget_tokens, "max_usd": self.plan_budget_usd},
             "approval_timeout": {k.value: v for k, v in self.approval_timeouts.items()},
+            "github_api_url": self.github_api_url,
+            "open": {
+                "editor": self.open_editor,
+                "terminal": self.open_terminal,
+                "file_manager": self.open_file_manager,
+            },
             "modes": {m.value: s.to_json() for m, s in self.models.items()},
         }
 
@@ -384,6 +414,14 @@ class AppSettings:
                 valid = isinstance(seconds, int) and not isinstance(seconds, bool)
                 if name in kinds and valid and 0 < seconds <= MAX_APPROVAL_TIMEOUT_S:
                     out.approval_timeouts[ApprovalKind(name)] = seconds
+        api = data.get("github_api_url")
+        out.github_api_url = api.strip() if isinstance(api, str) and api.strip() else None
+        programs = data.get("open")
+        if isinstance(programs, dict):
+            for name in ("editor", "terminal", "file_manager"):
+                value = programs.get(name)
+                if isinstance(value, str) and value.strip():
+                    setattr(out, f"open_{name}", value.strip())
         modes = data.get("modes")
         # Files from before per-mode providers ("models") stored a provider per mode that was never
         # honoured: it is dropped so those modes follow the global choice as before.
