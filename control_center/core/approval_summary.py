@@ -155,12 +155,14 @@ def approval_card_data(a: Approval) -> dict[str, Any]:
 
 def call_status_after(approval: Approval, status: str) -> str | None:
     """A waiting tool call's row status once its Inbox item is decided: "running" once granted,
-    "rejected" by the operator, "withdrawn" when its turn was stopped; None when the row already
-    says more (its result arrived)."""
+    "rejected" by the operator, "expired" past its time-out, "withdrawn" when its turn was
+    stopped; None when the row already says more (its result arrived)."""
     if approval.status is ApprovalStatus.GRANTED:
         return "running" if status == "awaiting_approval" else None
-    if approval.status is not ApprovalStatus.REJECTED:
+    if approval.status not in (ApprovalStatus.REJECTED, ApprovalStatus.EXPIRED):
         return None
     if status not in ("running", "awaiting_approval", "error"):
         return None
+    if approval.status is ApprovalStatus.EXPIRED:
+        return "expired"
     return "withdrawn" if approval.withdrawn else "rejected"

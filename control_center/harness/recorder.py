@@ -81,11 +81,20 @@ class TurnRecorder:
 
     # -- messages ---------------------------------------------------------------------------------
 
-    def user_message(self, text: str, *, source: str | None = None) -> None:
-        """The turn's message: the operator's, or (``source``) a task the system gave the agent,
-        announced with its stored id so the live view shows the row a reload shows."""
-        meta = {"prompt_from": source} if source else None
-        message_id = self._message("user", "user", text, [{"type": "text", "text": text}], meta)
+    def user_message(
+        self, text: str, attached: list[dict[str, Any]] | None = None, *, source: str | None = None
+    ) -> None:
+        """The turn's message as typed, then what it carries (mentioned files, images: see
+        harness/attachments.py); the transcript shows the text and the images' thumbnails.
+        ``source``: a task the system gave the agent (not the operator's), announced with its
+        stored id so the live view shows the row a reload shows."""
+        blocks = [{"type": "text", "text": text}, *(attached or [])]
+        images = [b["source"] for b in attached or () if b.get("type") == "image"]
+        mentions = [b["text"].split('"', 2)[1] for b in attached or () if b.get("type") == "text"]
+        meta: dict[str, Any] = {k: v for k, v in (("images", images), ("mentions", mentions)) if v}
+        if source:
+            meta["prompt_from"] = source
+        message_id = self._message("user", "user", text, blocks, meta=meta or None)
         if source and message_id:
             self.emit(PromptRecorded(message_id, text, source))
 
