@@ -55,6 +55,8 @@ log = logging.getLogger(__name__)
 
 #: How many of a conversation's newest messages a space opens with.
 TRANSCRIPT_PAGE = 400
+#: Mode changes run one at a time (rapid Shift+Tab): each rewrites the one note of the run.
+_MODE_CHANGES = threading.Lock()
 #: How long Stop waits for a cancelled turn to record its own end before it withdraws what the
 #: turn waited on.
 STOP_WAIT_S = 10.0
@@ -921,6 +923,10 @@ class WorkspaceRuntime:
 
     def set_mode(self, space_id: str, mode: Mode) -> concurrent.futures.Future[Space]:
         def work() -> Space:
+            with _MODE_CHANGES:  # one at a time: the note says the mode finally chosen
+                return change()
+
+        def change() -> Space:
             old = self.ws.require_space(space_id)
             space = self.ws.set_mode(space_id, mode)
             if old.mode is not mode:

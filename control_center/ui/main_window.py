@@ -873,13 +873,13 @@ class MainWindow(QMainWindow):
         self.operations.run(runtime.list_branches(), dialog.set_branches)
         if dialog.exec() and dialog.created is not None:
             space_id = dialog.created.id
-            QTimer.singleShot(50, lambda: self._select_when_listed(space_id))
+            QTimer.singleShot(50, self, lambda: self._select_when_listed(space_id))
 
     def _select_when_listed(self, space_id: str, tries: int = 20) -> None:
         if self.space_model.row_of(space_id) is not None:
             self.select_space(space_id)
         elif tries:
-            QTimer.singleShot(50, lambda: self._select_when_listed(space_id, tries - 1))
+            QTimer.singleShot(50, self, lambda: self._select_when_listed(space_id, tries - 1))
 
     def rename_space(self) -> None:
         if self._current is None:
@@ -912,7 +912,7 @@ class MainWindow(QMainWindow):
             self.archived_toggle.setChecked(False)
             self.status_area.show_info(f"Restored “{space.name}”", 5000)
             # Selected once the list has it again (a busy machine may take a few seconds).
-            QTimer.singleShot(50, lambda: self._select_when_listed(space.id, 100))
+            QTimer.singleShot(50, self, lambda: self._select_when_listed(space.id, 100))
 
         self.operations.run(self.runtime.update_space(space.id, archived=False), restored, what="restore")
 

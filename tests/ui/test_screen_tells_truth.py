@@ -36,13 +36,13 @@ def test_shift_tab_through_the_modes_writes_one_note(qtbot: Any, tmp_path: Path)
         qtbot.keyClick(window.composer.input, Qt.Key.Key_Backtab, Qt.KeyboardModifier.ShiftModifier)
         qtbot.waitUntil(lambda m=expected: store.space(space.id).mode is m, timeout=5000)
         qtbot.waitUntil(lambda m=expected: window.composer.mode_combo.currentData() == m.value, timeout=5000)
-    notes = [m for m in store.messages(space.conversation_id) if m.kind == "note"]
-    assert len(notes) == 1
-    assert "Plan" in notes[0].text
+
+    def notes() -> list[str]:
+        return [m.text for m in store.messages(space.conversation_id) if m.kind == "note"]
+
+    qtbot.waitUntil(lambda: len(notes()) == 1 and "Plan" in notes()[0], timeout=5000)
     qtbot.waitUntil(
-        lambda: (
-            [i.text for i in window.conversation_model.items() if "Mode changed" in i.text] == [notes[0].text]
-        ),
+        lambda: [i.text for i in window.conversation_model.items() if "Mode changed" in i.text] == notes(),
         timeout=5000,
     )
 
