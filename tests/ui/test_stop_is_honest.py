@@ -117,6 +117,7 @@ def test_stop_on_a_waiting_question_withdraws_it(qtbot: Any, workspace: Path) ->
     qtbot.waitUntil(lambda: inbox_shows_pending(window.inbox, 1), timeout=10_000)
     qtbot.waitUntil(lambda: not window.runtime.has_running_work(), timeout=5000)
     question = window.inbox.model.approval(0)
+    qtbot.waitUntil(lambda: window._busy(space.id), timeout=5000)  # the state push says it waits
     window.stop_turn()
     qtbot.waitUntil(lambda: window._state_of(space.id).activity is SpaceActivity.INTERRUPTED, timeout=5000)
     assert store.approval(question.id).status is not ApprovalStatus.PENDING
