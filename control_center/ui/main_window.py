@@ -1137,7 +1137,7 @@ class MainWindow(QMainWindow):
         stop = menu.addAction(
             theme.icon("stop"), "Stop the running turn", lambda: self.runtime.cancel(space.id)
         )
-        stop.setEnabled(state.activity is SpaceActivity.RUNNING)
+        stop.setEnabled(state.activity is SpaceActivity.RUNNING or state.holds_turn)  # waiting: withdraws
         menu.exec(self.space_list.viewport().mapToGlobal(pos))
 
     def _on_turn_event(self, space_id: str | None, event: TurnEvent) -> None:
