@@ -17,6 +17,7 @@ from control_center.core.plan_layout import diff_plans
 from control_center.core.records import Space
 from control_center.runtime import PlanVersion, SideData, WorkspaceRuntime
 from control_center.ui import theme
+from control_center.ui.changes_view import ChangesPanel
 from control_center.ui.operations import Operations
 
 
@@ -81,10 +82,19 @@ class SideTabs:
         self._focus: str | None = None
         #: Selects a space in the window (a Plan Studio node's turn link opens its room).
         self.select_space: Callable[[str], None] | None = None
+        #: Every space has a Changes tab (its worktree against its base, turn by turn).
+        self.changes_panel = ChangesPanel(runtime, operations)
+        self.tabs.addTab(self.changes_panel, theme.icon("branch"), "Changes")
 
     # -- loading
     def refresh(self, space: Space) -> None:
+        self.changes_panel.show_space(space.id)
         self._read(space, None)
+
+    def show_changes(self, turn_id: str | None = None) -> None:
+        """The Changes tab, filtered to one turn's changes (or all)."""
+        self.tabs.setCurrentWidget(self.changes_panel)
+        self.changes_panel.set_filter(turn_id)
 
     def show_plan(self, plan_id: str) -> None:
         space = self.current_space()
