@@ -259,7 +259,10 @@ def rewind(
         text += f"{taken} later message(s) stay readable, marked rewound away. "
     if back:
         text += f"{back} rewound-away message(s) are back in the conversation. "
-    text += f"{len(changed)} file(s) restored. Undo: rewind to checkpoint {undo.number}."
+    text += (
+        f"{len(changed)} file(s) restored. Undo: right-click this note "
+        f"(or rewind --to-checkpoint {undo.number})."
+    )
     if commands:
         text += (
             f" {len(commands)} command(s) ran after that point; "

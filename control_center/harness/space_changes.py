@@ -149,6 +149,8 @@ def _file_turns(worktree: Path, checkpoints: Sequence[cps.Checkpoint], tree: str
     has the turns it had at the checkpoint it went back to)."""
     state: dict[str, list[str]] = {}
     at: dict[int, dict[str, list[str]]] = {}
+    if not checkpoints:
+        return state
     ends = [*(cp.commit for cp in checkpoints[1:]), tree]
     for cp, end in zip(checkpoints, ends, strict=True):
         at[cp.number] = {k: list(v) for k, v in state.items()}

@@ -8,6 +8,7 @@ diff is read when it is selected, and kept while the change set stands.
 
 from __future__ import annotations
 
+import concurrent.futures
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, Signal
@@ -29,7 +30,8 @@ from PySide6.QtWidgets import (
 
 from control_center.core.changes import FileChange, FileDiff, Hunk
 from control_center.ui import theme
-from control_center.ui.diff_view import DiffHighlighter, SplitDiffView, paint_line_backgrounds
+from control_center.ui.diff_lexing import PrelexedDiffHighlighter, lex_diff
+from control_center.ui.diff_view import SplitDiffView, paint_line_backgrounds
 from control_center.ui.diff_view import _unified_state as unified_line_state
 
 PathRole = Qt.ItemDataRole.UserRole + 1
@@ -75,6 +77,9 @@ class ChangesPanel(QWidget):
         self._selected: str | None = None
         self._only: frozenset[str] = frozenset()
         self._colors = theme.colors(self.palette())
+        self._items: dict[str, QTreeWidgetItem] = {}
+        self._by_path: dict[str, FileChange] = {}
+        self._lexed: dict[str, tuple[str, Any]] = {}
 
         self.summary = QLabel("", objectName="changesSummary")
         self.summary.setWordWrap(True)
@@ -122,7 +127,10 @@ class ChangesPanel(QWidget):
         self.diff_view.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard
         )
-        self.highlighter = DiffHighlighter(self.diff_view.document())
+        self.highlighter = PrelexedDiffHighlighter(self.diff_view.document())
+        #: Lexing runs here, off the GUI thread (one worker: the newest file wins anyway).
+        self._lexer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="diff-lex")
+        self.destroyed.connect(lambda *_: self._lexer.shutdown(wait=False, cancel_futures=True))
         self.split_view = SplitDiffView()
         self.diff_stack = QStackedWidget(objectName="changesDiffStack")
         self.diff_stack.addWidget(self.diff_view)
@@ -135,8 +143,9 @@ class ChangesPanel(QWidget):
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.tree)
         self.splitter.addWidget(right)
-        self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([280, 700])
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 3)
+        self.splitter.setSizes([240, 720])
 
         self.empty = QLabel("", objectName="changesEmpty")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -160,6 +169,7 @@ class ChangesPanel(QWidget):
             self._selected = None
             self.changes = None
             self._diffs = {}
+            self._items = {}
             self.tree.clear()
             self._clear_diff()
         self._dirty = True
@@ -197,8 +207,9 @@ class ChangesPanel(QWidget):
     def apply(self, changes: Any) -> None:
         self.changes = changes
         self._diffs = {}
+        self._lexed = {}
         adds, dels = changes.totals()
-        shown = f" by {self.filter_combo.currentText()}" if self._only else ""
+        shown = f" by {self._filter_label(changes)}" if self._only else ""
         self.summary.setText(
             f"{len(changes.files)} file(s) changed{shown} against {changes.base} "
             f"<span style='color:{self._colors.diff_add_text.name()}'>+{adds}</span> "
@@ -206,6 +217,7 @@ class ChangesPanel(QWidget):
         )
         self._fill_filter(changes)
         if not changes.files:
+            self._items = {}
             self.tree.clear()
             self._clear_diff()
             self._say_empty(
@@ -218,6 +230,10 @@ class ChangesPanel(QWidget):
         paths = [f.path for f in changes.files]
         self.select_path(self._selected if self._selected in paths else paths[0])
         self.changes_shown.emit(changes)
+
+    def _filter_label(self, changes: Any) -> str:
+        labels = [t.label for t in changes.turns if t.id in self._only]
+        return ", ".join(labels) or "the chosen turns"
 
     def _say_empty(self, text: str) -> None:
         self.empty.setText(text)
@@ -261,6 +277,8 @@ class ChangesPanel(QWidget):
                 folders[path] = item
             return item
 
+        self._items = {}
+        self._by_path = {f.path: f for f in files}
         for f in files:
             parent_path, _, name = f.path.rpartition("/")
             label = f"{_STATUS_MARK.get(f.status, '?')}  {name}"
@@ -274,6 +292,7 @@ class ChangesPanel(QWidget):
             item.setForeground(2, del_brush)
             item.setData(0, PathRole, f.path)
             item.setToolTip(0, self._file_tooltip(f))
+            self._items[f.path] = item
         self.tree.expandAll()
         self.tree.setUpdatesEnabled(True)
 
@@ -285,18 +304,16 @@ class ChangesPanel(QWidget):
     # -- one file -------------------------------------------------------------------------------
 
     def select_path(self, path: str) -> None:
-        items = self.tree.findItems("*", Qt.MatchFlag.MatchWildcard | Qt.MatchFlag.MatchRecursive)
-        for item in items:
-            if item.data(0, PathRole) == path:
-                self.tree.setCurrentItem(item)
-                return
+        item = self._items.get(path)
+        if item is not None:
+            self.tree.setCurrentItem(item)
 
     def _on_current(self, item: QTreeWidgetItem | None, _previous: Any) -> None:
         path = item.data(0, PathRole) if item is not None else None
         if not path or self.changes is None:
             return
         self._selected = path
-        change = next(f for f in self.changes.files if f.path == path)
+        change = self._by_path[path]
         cached = self._diffs.get(path)
         if cached is not None:
             self._show_diff(change, cached)
@@ -304,10 +321,16 @@ class ChangesPanel(QWidget):
         self._diff_reads += 1
         read, changes = self._diff_reads, self.changes
 
-        def landed(diff: FileDiff) -> None:
-            self._diffs[path] = diff
+        def lexed(shown: tuple[FileDiff, str, Any]) -> None:
+            self._diffs[path] = shown[0]
+            self._lexed[path] = shown[1:]
             if read == self._diff_reads and changes is self.changes:
-                self._show_diff(change, diff)
+                self._show_diff(change, shown[0])
+
+        def landed(diff: FileDiff) -> None:
+            text = diff_text(changes, diff, self._only)
+            future = self._lexer.submit(lambda: (diff, text, lex_diff(text, change.path)))
+            self.operations.run(future, lexed, what="colouring the diff")
 
         self.operations.run(self.runtime.load_file_diff(changes, change), landed, what="reading the diff")
 
@@ -319,9 +342,12 @@ class ChangesPanel(QWidget):
             self.diff_shown.emit(change.path)
             return
         text = diff_text(self.changes, diff, self._only)
+        done = self._lexed.get(change.path)
+        spans = done[1] if done is not None and done[0] == text else lex_diff(text, change.path)
         owners = sorted({owners_label(self.changes, h) for h in diff.hunks})
         self.diff_header.setText(f"{name} — {change.status}; made by {'; '.join(owners) or 'outside turns'}")
         self.highlighter._filename = change.path
+        self.highlighter.set_spans(spans)
         self.diff_view.setPlainText(text)
         states = [unified_line_state(line) for line in text.split("\n")]
         paint_line_backgrounds(self.diff_view, self.highlighter, states)

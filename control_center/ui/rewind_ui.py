@@ -46,7 +46,9 @@ class RewindDialog(QDialog):
         )
         intro.setWordWrap(True)
         layout.addWidget(intro)
-        self.files_box = QCheckBox(f"Restore the files ({len(plan.files)} change)", objectName="rewindFiles")
+        self.files_box = QCheckBox(
+            f"Restore the files ({len(plan.files)} differ from then, listed below)", objectName="rewindFiles"
+        )
         self.files_box.setChecked(True)
         self.conversation_box = QCheckBox("Rewind the conversation", objectName="rewindConversation")
         self.conversation_box.setChecked(True)

@@ -109,7 +109,7 @@ def test_changes_attributed_then_rewind_before_turn_two_and_undo(
     files = {f.path: f for f in panel.changes.files}
     assert set(files) == {"notes.txt", "src/app.py", "extra.md"}
     assert files["src/app.py"].turns == (turns[1],)
-    with qtbot.waitSignal(panel.diff_shown, timeout=10_000):
+    with qtbot.waitSignal(panel.diff_shown, timeout=10_000, check_params_cb=lambda p: p == "src/app.py"):
         panel.select_path("src/app.py")
     assert "made by turn 2" in panel.diff_header.text()
     assert "‹turn 2›" in panel.diff_view.toPlainText()
