@@ -541,7 +541,8 @@ class BuiltinDriver:
             ctx.cancel_event.set()
             self._end(ctx, TurnStatus.INTERRUPTED, "cancelled by the operator; resume to continue")
             raise
-        except ProviderError as exc:
+        except (ProviderError, OperatorError) as exc:
+            # A provider refusal, or the store saying no (a full disk): one line, no traceback.
             return self._end(ctx, TurnStatus.FAILED, str(exc))
         except Exception as exc:  # a bug must end the turn visibly, never leave it "running"
             log.exception("turn %s failed", ctx.turn.id)
