@@ -280,3 +280,77 @@ def split_lines(data: bytes | None) -> tuple[str, ...] | None:
     if data is None:
         return None
     return tuple(data.decode("utf-8", "replace").splitlines())
+
+
+# -- comments back to the agent ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LineComment:
+    """The operator's comment on lines of a file's diff: ``start``-``end`` in the new file (or
+    the old one, ``old``, when only removed lines are chosen), with the diff lines quoted."""
+
+    path: str
+    start: int
+    end: int
+    quote: tuple[str, ...]
+    text: str
+    old: bool = False
+
+    @property
+    def anchor(self) -> str:
+        span = f"{self.start}" if self.start == self.end else f"{self.start}-{self.end}"
+        return f"{self.path}:{span}" + (" (old lines)" if self.old else "")
+
+
+def row_lines(diff_text: str) -> list[tuple[str, int] | None]:
+    """Per row of a unified diff: ("+"/" ", new line) or ("-", old line); None for headers."""
+    rows: list[tuple[str, int] | None] = []
+    old = new = 0
+    in_hunk = False
+    for line in diff_text.split("\n"):
+        m = _HUNK.match(line)
+        if m:
+            old, new, in_hunk = int(m.group(1)), int(m.group(3)), True
+            rows.append(None)
+            continue
+        kind = line[:1]
+        if not in_hunk or not line or kind not in "+- ":
+            rows.append(None)
+            in_hunk = in_hunk and (not line or kind in "+- \\")
+            continue
+        if kind == "-":
+            rows.append(("-", old))
+            old += 1
+        elif kind == "+":
+            rows.append(("+", new))
+            new += 1
+        else:
+            rows.append((" ", new))
+            old += 1
+            new += 1
+    return rows
+
+
+def comment_on_rows(path: str, diff_text: str, first: int, last: int, text: str) -> LineComment | None:
+    """A comment on rows ``first``..``last`` of ``diff_text`` (None: no diff line among them)."""
+    lines = diff_text.split("\n")
+    rows = row_lines(diff_text)
+    chosen = [(i, rows[i]) for i in range(max(0, first), min(last, len(rows) - 1) + 1) if rows[i]]
+    if not chosen:
+        return None
+    new_lines = [r[1] for _, r in chosen if r is not None and r[0] != "-"]
+    old_lines = [r[1] for _, r in chosen if r is not None and r[0] == "-"]
+    numbers, old = (new_lines, False) if new_lines else (old_lines, True)
+    quote = tuple(lines[i] for i, _ in chosen)
+    return LineComment(path, min(numbers), max(numbers), quote, text.strip(), old)
+
+
+def compose_comments(comments: Sequence[LineComment]) -> str:
+    """One message to the agent with every comment: its ``file:line-range`` anchor, the quoted
+    diff lines and the operator's text."""
+    parts = [f"Review comments on your changes ({len(comments)}); please address each one:"]
+    for n, c in enumerate(comments, 1):
+        fence = "````" if any("```" in q for q in c.quote) else "```"
+        parts.append(f"{n}. `{c.anchor}`\n{fence}diff\n" + "\n".join(c.quote) + f"\n{fence}\n{c.text}")
+    return "\n\n".join(parts)

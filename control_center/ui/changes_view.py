@@ -12,7 +12,7 @@ import concurrent.futures
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QBrush
+from PySide6.QtGui import QBrush, QTextCursor
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from control_center.core.changes import FileChange, FileDiff, Hunk
 from control_center.ui import theme
+from control_center.ui.change_comments import CommentBatch
 from control_center.ui.diff_lexing import PrelexedDiffHighlighter, lex_diff
 from control_center.ui.diff_view import SplitDiffView, paint_line_backgrounds
 from control_center.ui.diff_view import _unified_state as unified_line_state
@@ -110,6 +111,7 @@ class ChangesPanel(QWidget):
         self.tree.setHeaderLabels(["File", "+", "−"])
         self.tree.setAccessibleName("Changed files")
         self.tree.setUniformRowHeights(True)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         header = self.tree.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
@@ -140,12 +142,14 @@ class ChangesPanel(QWidget):
         right_layout.setContentsMargins(0, 0, 0, 0)
         right_layout.addWidget(self.diff_header)
         right_layout.addWidget(self.diff_stack, 1)
+        self.comments = CommentBatch(self._selected_rows)
+        right_layout.addWidget(self.comments)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.tree)
         self.splitter.addWidget(right)
         self.splitter.setStretchFactor(0, 1)
-        self.splitter.setStretchFactor(1, 3)
-        self.splitter.setSizes([240, 720])
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setSizes([300, 600])
 
         self.empty = QLabel("", objectName="changesEmpty")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -355,6 +359,27 @@ class ChangesPanel(QWidget):
             self.split_view.set_diff(text, change.path)
         self._split_text = (text, change.path)
         self.diff_shown.emit(change.path)
+
+    def _selected_rows(self) -> tuple[str, str, int, int] | None:
+        """The file, its shown diff and the rows chosen in the unified view (or the cursor's)."""
+        shown = getattr(self, "_split_text", None)
+        if not shown:
+            return None
+        cursor = self.diff_view.textCursor()
+        doc = self.diff_view.document()
+        first = doc.findBlock(cursor.selectionStart()).blockNumber()
+        last = doc.findBlock(cursor.selectionEnd()).blockNumber()
+        return shown[1], shown[0], first, last
+
+    def select_rows(self, first: int, last: int) -> None:
+        """Select whole rows of the unified diff (keyboard and tests)."""
+        self.set_side_by_side(False)
+        doc = self.diff_view.document()
+        cursor = self.diff_view.textCursor()
+        cursor.setPosition(doc.findBlockByNumber(first).position())
+        end = doc.findBlockByNumber(last)
+        cursor.setPosition(end.position() + max(0, end.length() - 1), QTextCursor.MoveMode.KeepAnchor)
+        self.diff_view.setTextCursor(cursor)
 
     def _clear_diff(self) -> None:
         self.diff_view.clear()

@@ -393,6 +393,7 @@ class MainWindow(QMainWindow):
         self.conversation_view.verticalScrollBar().valueChanged.connect(self._on_conversation_scrolled)
         self.conversation_view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.conversation_view.customContextMenuRequested.connect(self._conversation_menu)
+        self.side_tabs.changes_panel.comments.send_requested.connect(self.send_message)
         self.inbox.decision_requested.connect(self._on_inbox_decision)
         self.inbox.answer_requested.connect(self.answer_question)
         self.inbox.open_plan_requested.connect(self.open_plan_studio)

@@ -50,10 +50,11 @@ def _send(qtbot: Any, window: Any, server: LoopbackMessagesServer, text: str, *u
     server.add_reply([{"type": "text", "text": f"done: {text}"}])
     window.send_message(text)
     qtbot.waitUntil(
-        lambda: sum(t.status.value == "completed" for t in store.turns(space_id=sid)) == done + 1,
-        timeout=20_000,
+        lambda: len(store.turns(space_id=sid)) > done and store.active_turn(sid) is None, timeout=30_000
     )
     qtbot.waitUntil(lambda: sid not in window.runtime.running_spaces(), timeout=5_000)
+    last = store.turns(space_id=sid)[-1]
+    assert last.status.value == "completed", (last.status, last.error)
 
 
 def _write(path: str, content: str) -> dict[str, Any]:
@@ -195,3 +196,38 @@ def test_a_rewind_while_a_turn_waits_is_one_line_and_changes_nothing(
     assert "\n" not in text
     assert "waits for the operator" in text
     assert len(store.messages(window.current_space().conversation_id)) == messages
+
+
+@pytest.mark.slow
+def test_two_line_comments_reach_the_model_as_one_message_with_both_anchors(
+    qtbot: Any, tmp_path: Path, server: Any
+) -> None:
+    window = _window(qtbot, tmp_path)
+    body = "".join(f"line {n}\n" for n in range(1, 9))
+    _send(qtbot, window, server, "write the file", _write("notes.txt", body))
+    panel = window.side_tabs.changes_panel
+    with qtbot.waitSignal(panel.diff_shown, timeout=10_000, check_params_cb=lambda p: p == "notes.txt"):
+        window.side_tabs.show_changes()
+    rows = panel.diff_view.toPlainText().split("\n")
+    first = next(i for i, r in enumerate(rows) if r == "+line 2")
+    panel.select_rows(first, first + 1)  # lines 2-3
+    panel.comments.edit.setText("name these better")
+    assert panel.comments.add_comment() is not None
+    row = next(i for i, r in enumerate(rows) if r == "+line 7")
+    panel.select_rows(row, row)
+    panel.comments.edit.setText("drop this one")
+    assert panel.comments.add_comment() is not None
+    assert panel.comments.batch.count() == 2
+    server.add_reply([{"type": "text", "text": "addressed both"}])
+    before = len(server.bodies)
+    panel.comments.send_button.click()
+    qtbot.waitUntil(lambda: len(server.bodies) > before, timeout=20_000)
+    last = server.bodies[before]["messages"][-1]
+    sent = json.dumps(last)
+    assert "notes.txt:2-3" in sent
+    assert "notes.txt:7" in sent
+    assert "+line 2" in sent
+    assert "name these better" in sent
+    assert "drop this one" in sent
+    assert panel.comments.batch.count() == 0
+    qtbot.waitUntil(lambda: window.current_space().id not in window.runtime.running_spaces(), timeout=10_000)
