@@ -87,7 +87,13 @@ def run_git(
     }
     if index is not None:
         full["GIT_INDEX_FILE"] = str(index)
-    proc = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, input=input, env=full)
+    # No hook runs for this plumbing (update-ref would run a reference-transaction hook).
+    proc = subprocess.run(
+        ["git", "-c", "core.hooksPath=/dev/null", "-C", str(cwd), *args],
+        capture_output=True,
+        input=input,
+        env=full,
+    )
     if check and proc.returncode != 0:
         why = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip().splitlines()
         raise CheckpointError(f"git {' '.join(args[:2])} failed: {why[-1] if why else proc.returncode}")
@@ -242,8 +248,11 @@ def restore_files(worktree: Path, target_tree: str, current_tree: str) -> list[s
     remove: list[str] = []
     for status, path in zip(tokens[::2], tokens[1::2], strict=False):
         (remove if status == "D" else write).append(path)
+    root = worktree.resolve()
     for path in remove:
         target = worktree / path
+        if not target.parent.resolve().is_relative_to(root):
+            continue  # a folder on the way became a link out of the worktree: never follow it
         if target.is_symlink() or target.is_file():
             target.unlink()
         _prune_empty(worktree, target.parent)

@@ -226,3 +226,23 @@ def test_cli_changes_checkpoints_and_rewind(
     assert cli_main(["rewind", "--workspace", root, "--space", "work", "--to-turn", "2"]) == 0
     assert "not undone" in capsys.readouterr().out
     assert not (Path(space.worktree) / "extra.md").exists()
+
+
+def test_a_restore_never_deletes_through_a_link_out_of_the_worktree(ws: Workspace, tmp_path: Path) -> None:
+    space = ws.create_space("links")
+    wt = space.worktree
+    (wt / "d").mkdir()
+    (wt / "d" / "x.txt").write_text("in the worktree\n")
+    before = cps.capture(wt, space.id, kind="turn", turn_id=None, seq=0, hidden=(), created_at="t")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.txt").write_text("not ours\n")
+    (wt / "d" / "x.txt").unlink()
+    (wt / "d").rmdir()
+    (wt / "d").symlink_to(outside)  # now d/x.txt would reach outside
+    now = cps.snapshot_tree(wt)
+    # the current snapshot holds the link, not the folder: restoring writes d/ back as a folder
+    cps.restore_files(wt, cps.tree_of(wt, before.commit), now)
+    assert (outside / "x.txt").read_text() == "not ours\n"
+    assert not (wt / "d").is_symlink()
+    assert (wt / "d" / "x.txt").read_text() == "in the worktree\n"
