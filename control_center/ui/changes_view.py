@@ -32,7 +32,7 @@ from control_center.core.changes import FileChange, FileDiff, Hunk
 from control_center.ui import theme
 from control_center.ui.change_comments import CommentBatch
 from control_center.ui.diff_lexing import PrelexedDiffHighlighter, lex_diff
-from control_center.ui.diff_view import SplitDiffView, paint_line_backgrounds
+from control_center.ui.diff_view import SplitDiffView
 from control_center.ui.diff_view import _unified_state as unified_line_state
 
 PathRole = Qt.ItemDataRole.UserRole + 1
@@ -351,10 +351,8 @@ class ChangesPanel(QWidget):
         owners = sorted({owners_label(self.changes, h) for h in diff.hunks})
         self.diff_header.setText(f"{name} — {change.status}; made by {'; '.join(owners) or 'outside turns'}")
         self.highlighter._filename = change.path
-        self.highlighter.set_spans(spans)
-        self.diff_view.setPlainText(text)
         states = [unified_line_state(line) for line in text.split("\n")]
-        paint_line_backgrounds(self.diff_view, self.highlighter, states)
+        self.highlighter.show(self.diff_view, text, spans, states)
         if self.is_side_by_side():
             self.split_view.set_diff(text, change.path)
         self._split_text = (text, change.path)

@@ -22,8 +22,39 @@ from control_center.ui.diff_view import (
     _unified_state,
 )
 
-#: Per line of the diff: (start column in the line, length, Pygments token type).
-Spans = list[list[tuple[int, int, Any]]]
+#: Per line of the diff: (start column in the line, length, colour family of theme.Colors.syntax).
+Spans = list[list[tuple[int, int, str]]]
+
+#: Pygments token families -> the palette's syntax colour names (as theme.syntax_color maps them).
+_FAMILIES = (
+    ("Comment", "comment"),
+    ("String", "string"),
+    ("Number", "number"),
+    ("Name.Decorator", "decorator"),
+    ("Name.Function", "function"),
+    ("Name.Class", "class"),
+    ("Name.Builtin", "builtin"),
+    ("Keyword", "keyword"),
+    ("Operator.Word", "keyword"),
+    ("Operator", "operator"),
+)
+
+
+def _family(token_type: Any, cache: dict[Any, str | None]) -> str | None:
+    if token_type in cache:
+        return cache[token_type]
+    from pygments import token as t
+
+    found = None
+    for dotted, name in _FAMILIES:
+        family: Any = t
+        for part in dotted.split("."):
+            family = getattr(family, part)
+        if token_type in family:
+            found = name
+            break
+    cache[token_type] = found
+    return found
 
 
 def lex_diff(text: str, filename: str) -> Spans:
@@ -34,14 +65,16 @@ def lex_diff(text: str, filename: str) -> Spans:
         for line in lines
     ]
     spans: Spans = [[] for _ in lines]
+    families: dict[Any, str | None] = {}
     row, col = 0, 1
     for token_type, value in _lexer_for(filename).get_tokens("\n".join(code_lines)):
+        name = _family(token_type, families)
         parts = value.split("\n")
         for i, part in enumerate(parts):
             if i:
                 row, col = row + 1, 1
-            if part and row < len(spans) and token_type is not None:
-                spans[row].append((col, len(part), token_type))
+            if part and name is not None and row < len(spans):
+                spans[row].append((col, len(part), name))
             col += len(part)
     return spans
 
@@ -52,9 +85,26 @@ class PrelexedDiffHighlighter(DiffHighlighter):
     def __init__(self, document: Any) -> None:
         super().__init__(document, prefixed=True)
         self._spans: Spans = []
+        self._formats: dict[str, QTextCharFormat] = {}
 
     def set_spans(self, spans: Spans) -> None:
         self._spans = spans
+
+    def set_colors(self, colors: theme.Colors) -> None:
+        self._formats = {}
+        super().set_colors(colors)
+
+    def show(self, editor: Any, text: str, spans: Spans, states: list[int]) -> None:
+        """Put ``text`` in ``editor`` highlighted once: the line backgrounds are painted while
+        the highlighter is off the document (painting them would highlight every line again)."""
+        from control_center.ui.diff_view import paint_line_backgrounds
+
+        doc = editor.document()
+        self.setDocument(None)
+        self._spans = spans
+        editor.setPlainText(text)
+        paint_line_backgrounds(editor, self, states)
+        self.setDocument(doc)
 
     def highlightBlock(self, text: str) -> None:
         state = _unified_state(text)
@@ -73,9 +123,12 @@ class PrelexedDiffHighlighter(DiffHighlighter):
         row = self.currentBlock().blockNumber()
         if row >= len(self._spans):
             return
-        for start, length, token_type in self._spans[row]:
-            color = theme.syntax_color(c, token_type)
-            if color is not None:
+        for start, length, name in self._spans[row]:
+            fmt = self._formats.get(name)
+            if fmt is None:
+                color = c.syntax.get(name)
                 fmt = QTextCharFormat()
-                fmt.setForeground(color)
-                self.setFormat(start, length, fmt)
+                if color is not None:
+                    fmt.setForeground(color)
+                self._formats[name] = fmt
+            self.setFormat(start, length, fmt)

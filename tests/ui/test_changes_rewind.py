@@ -143,7 +143,11 @@ def test_changes_attributed_then_rewind_before_turn_two_and_undo(
 
     note = next(i for i in window.conversation_model.items() if i.data.get("undo_checkpoint"))
     window.rewind_actions.run(checkpoint=note.data["undo_checkpoint"])
-    qtbot.waitUntil(lambda: (worktree / "extra.md").exists(), timeout=10_000)
+    qtbot.waitUntil(
+        lambda: sum(bool(i.data.get("undo_checkpoint")) for i in window.conversation_model.items()) == 2,
+        timeout=10_000,
+    )
+    assert (worktree / "extra.md").exists()
     assert "return 7" in (worktree / "src" / "app.py").read_text()
     before = len(server.bodies)
     _send(qtbot, window, server, "fifth")
