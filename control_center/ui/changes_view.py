@@ -81,6 +81,7 @@ class ChangesPanel(QWidget):
         self._items: dict[str, QTreeWidgetItem] = {}
         self._by_path: dict[str, FileChange] = {}
         self._lexed: dict[str, tuple[str, Any]] = {}
+        self._pending_turn: str | None = None
 
         self.summary = QLabel("", objectName="changesSummary")
         self.summary.setWordWrap(True)
@@ -220,6 +221,10 @@ class ChangesPanel(QWidget):
             f"<span style='color:{self._colors.diff_remove_text.name()}'>−{dels}</span>"
         )
         self._fill_filter(changes)
+        pending, self._pending_turn = self._pending_turn, None
+        if pending and changes.turn(pending) is not None and pending not in self._only:
+            self.set_filter(pending)  # a Plan Studio link asked for this turn before the read
+            return
         if not changes.files:
             self._items = {}
             self.tree.clear()
@@ -395,6 +400,13 @@ class ChangesPanel(QWidget):
         else:
             self._only = frozenset()
         self.refresh()
+
+    def show_turn_when_read(self, turn_id: str) -> None:
+        """Filter to ``turn_id`` now, or once the change set (which lists the turns) is read."""
+        if self.changes is not None and self.changes.turn(turn_id) is not None:
+            self.set_filter(turn_id)
+        else:
+            self._pending_turn = turn_id
 
     def set_filter(self, turn_id: str | None) -> None:
         index = self.filter_combo.findData(f"turn:{turn_id}") if turn_id else 0

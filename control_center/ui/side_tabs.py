@@ -160,6 +160,7 @@ class SideTabs:
             studio.retry_node_requested.connect(self._retry)
             studio.cancel_run_requested.connect(self._cancel)
             studio.open_turn_requested.connect(lambda space_id, _turn: self._open_turn(space_id))
+            studio.open_changes_requested.connect(self._open_changes)
             self.plan_studio = studio
             self.tabs.addTab(_scrollable(studio), theme.icon("plan"), "Plan Studio")
         return studio
@@ -189,6 +190,14 @@ class SideTabs:
         if space_id and self.select_space is not None and (current is None or current.id != space_id):
             self.select_space(space_id)
         self.tabs.setCurrentIndex(0)
+
+    def _open_changes(self, space_id: str, turn_id: str) -> None:
+        """A node's "Show its changes" link: the Changes tab of its room, filtered to its turn."""
+        current = self.current_space()
+        if space_id and self.select_space is not None and (current is None or current.id != space_id):
+            self.select_space(space_id)
+        self.changes_panel.show_turn_when_read(turn_id)
+        self.tabs.setCurrentWidget(self.changes_panel)
 
     # -- Pipelines (the orchestration view)
     def _apply_pipelines(self, data: SideData) -> None:

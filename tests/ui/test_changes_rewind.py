@@ -117,6 +117,11 @@ def test_changes_attributed_then_rewind_before_turn_two_and_undo(
     with qtbot.waitSignal(panel.changes_shown, timeout=10_000):
         panel.set_filter(turns[2])  # only turn 3's changes
     assert {f.path for f in panel.changes.files} == {"notes.txt", "extra.md"}
+    window.tabs.setCurrentIndex(0)
+    with qtbot.waitSignal(panel.changes_shown, timeout=10_000):  # a plan node's "Show its changes"
+        window.side_tabs._open_changes(window.current_space().id, turns[1])
+    assert window.tabs.currentWidget() is panel
+    assert [f.path for f in panel.changes.files] == ["src/app.py"]
 
     dialog = _open_dialog(qtbot, window, _user_item(qtbot, window, "second: change app"))
     shown = [dialog.command_list.item(i).text() for i in range(dialog.command_list.count())]
