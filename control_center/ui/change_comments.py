@@ -16,6 +16,7 @@ class CommentBatch(QWidget):
     the diff, or None; "Send to agent" emits the composed message and empties the batch."""
 
     send_requested = Signal(str)
+    changed = Signal()  # comments added or removed
 
     def __init__(
         self, selection: Callable[[], tuple[str, str, int, int] | None], parent: QWidget | None = None
@@ -84,6 +85,7 @@ class CommentBatch(QWidget):
         self._update()
 
     def _update(self) -> None:
+        self.changed.emit()
         n = len(self.comments)
         self.send_button.setText(f"Send {n} comment(s) to agent" if n else "Send to agent")
         self.send_button.setEnabled(bool(n))

@@ -28,11 +28,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from control_center.core.changes import FileChange, FileDiff, Hunk
+from control_center.core.changes import FileChange, FileDiff, Hunk, row_lines
 from control_center.ui import theme
 from control_center.ui.change_comments import CommentBatch
 from control_center.ui.diff_lexing import PrelexedDiffHighlighter, lex_diff
-from control_center.ui.diff_view import SplitDiffView
+from control_center.ui.diff_view import SplitDiffView, anchor_selection
 from control_center.ui.diff_view import _unified_state as unified_line_state
 
 PathRole = Qt.ItemDataRole.UserRole + 1
@@ -144,6 +144,7 @@ class ChangesPanel(QWidget):
         right_layout.addWidget(self.diff_header)
         right_layout.addWidget(self.diff_stack, 1)
         self.comments = CommentBatch(self._selected_rows)
+        self.comments.changed.connect(self.mark_comments)
         right_layout.addWidget(self.comments)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.tree)
@@ -358,10 +359,27 @@ class ChangesPanel(QWidget):
         self.highlighter._filename = change.path
         states = [unified_line_state(line) for line in text.split("\n")]
         self.highlighter.show(self.diff_view, text, spans, states)
+        self._split_text = (text, change.path)
+        self.mark_comments()
         if self.is_side_by_side():
             self.split_view.set_diff(text, change.path)
-        self._split_text = (text, change.path)
         self.diff_shown.emit(change.path)
+
+    def mark_comments(self) -> None:
+        """The lines the batch's comments are on, marked in the shown diff until sent."""
+        shown = getattr(self, "_split_text", None)
+        if not shown:
+            return
+        text, path = shown
+        wanted: set[tuple[str, int]] = set()
+        for c in self.comments.comments:
+            if c.path == path:
+                kinds = ("-",) if c.old else ("+", " ")
+                wanted.update((k, n) for k in kinds for n in range(c.start, c.end + 1))
+        rows = [i for i, r in enumerate(row_lines(text)) if r is not None and r in wanted]
+        self.diff_view.setExtraSelections(
+            [anchor_selection(self.diff_view, row, self._colors.anchor) for row in rows]
+        )
 
     def _selected_rows(self) -> tuple[str, str, int, int] | None:
         """The file, its shown diff and the rows chosen in the unified view (or the cursor's)."""

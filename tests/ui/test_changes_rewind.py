@@ -227,6 +227,7 @@ def test_two_line_comments_reach_the_model_as_one_message_with_both_anchors(
     panel.comments.edit.setText("drop this one")
     assert panel.comments.add_comment() is not None
     assert panel.comments.batch.count() == 2
+    assert len(panel.diff_view.extraSelections()) == 3  # lines 2, 3 and 7 stay marked until sent
     server.add_reply([{"type": "text", "text": "addressed both"}])
     before = len(server.bodies)
     panel.comments.send_button.click()
@@ -239,4 +240,5 @@ def test_two_line_comments_reach_the_model_as_one_message_with_both_anchors(
     assert "name these better" in sent
     assert "drop this one" in sent
     assert panel.comments.batch.count() == 0
+    assert panel.diff_view.extraSelections() == []
     qtbot.waitUntil(lambda: window.current_space().id not in window.runtime.running_spaces(), timeout=10_000)
