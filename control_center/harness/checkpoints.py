@@ -13,8 +13,10 @@ hidden then — what a later rewind needs to put the conversation back.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -87,9 +89,8 @@ def run_git(
     }
     if index is not None:
         full["GIT_INDEX_FILE"] = str(index)
-    # No hook runs for this plumbing (update-ref would run a reference-transaction hook).
     proc = subprocess.run(
-        ["git", "-c", "core.hooksPath=/dev/null", "-C", str(cwd), *args],
+        ["git", *_no_programs(cwd), "-C", str(cwd), *args],
         capture_output=True,
         input=input,
         env=full,
@@ -98,6 +99,29 @@ def run_git(
         why = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip().splitlines()
         raise CheckpointError(f"git {' '.join(args[:2])} failed: {why[-1] if why else proc.returncode}")
     return proc
+
+
+_FILTER_KEY = re.compile(r"^filter\.(.+)\.(clean|smudge|process)$")
+
+
+@functools.lru_cache(maxsize=64)
+def _no_programs(cwd: Path) -> tuple[str, ...]:
+    """Config overrides so this plumbing runs none of the programs a repository's configuration
+    names: no hook (update-ref runs reference-transaction), no fsmonitor (``git add`` would run
+    it, outside any sandbox, during a plan-mode turn), no clean/smudge filter (a snapshot keeps
+    the worktree's own bytes, and a restore writes them back as they were)."""
+    found = subprocess.run(
+        ["git", "-C", str(cwd), "config", "--name-only", "--get-regexp", r"^filter\."],
+        capture_output=True,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(Path.home())},
+        check=False,
+    ).stdout.decode("utf-8", "replace")
+    names = sorted({m.group(1) for m in map(_FILTER_KEY.match, found.splitlines()) if m})
+    overrides = ["core.hooksPath=/dev/null", "core.fsmonitor=false"]
+    for name in names:  # a required filter left without its program would fail the command
+        overrides += [f"filter.{name}.{part}=" for part in ("clean", "smudge", "process")]
+        overrides.append(f"filter.{name}.required=false")
+    return tuple(arg for o in overrides for arg in ("-c", o))
 
 
 def _out(proc: subprocess.CompletedProcess[bytes]) -> str:

@@ -246,3 +246,30 @@ def test_a_restore_never_deletes_through_a_link_out_of_the_worktree(ws: Workspac
     assert (outside / "x.txt").read_text() == "not ours\n"
     assert not (wt / "d").is_symlink()
     assert (wt / "d" / "x.txt").read_text() == "in the worktree\n"
+
+
+def test_a_checkpoint_runs_no_program_the_repository_configures(ws: Workspace, tmp_path: Path) -> None:
+    """fsmonitor, filters and hooks named by the repository's configuration would run outside any
+    sandbox (a plan-mode turn's checkpoint too): none of them runs."""
+    space = ws.create_space("hostile config")
+    wt = space.worktree
+    ran = tmp_path / "ran"
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "reference-transaction").write_text(f"#!/bin/sh\ntouch {ran}-hook\n")
+    (hooks / "reference-transaction").chmod(0o755)
+    for key, value in (
+        ("core.fsmonitor", f"touch {ran}-fsmonitor; false"),
+        ("filter.evil.clean", f"touch {ran}-clean; cat"),
+        ("filter.evil.smudge", f"touch {ran}-smudge; cat"),
+        ("filter.evil.required", "true"),
+        ("core.hooksPath", str(hooks)),
+    ):
+        git(wt, "config", key, value)
+    (wt / ".gitattributes").write_text("*.txt filter=evil\n")
+    (wt / "a.txt").write_text("agent's file\n")
+    cp = cps.capture(wt, space.id, kind="turn", turn_id=None, seq=0, hidden=(), created_at="t")
+    (wt / "a.txt").write_text("changed\n")
+    cps.restore_files(wt, cps.tree_of(wt, cp.commit), cps.snapshot_tree(wt))
+    assert (wt / "a.txt").read_text() == "agent's file\n"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("ran")) == []
