@@ -21,7 +21,9 @@ KEY = "sk-ant-test-CHANGES-0a1b2c3d"
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Any:
+def server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
+    # This test's own settings folder: the loopback endpoint must not outlive it.
+    monkeypatch.setenv("CONTROL_CENTER_CONFIG_DIR", str(tmp_path / "config"))
     with LoopbackMessagesServer(chunk_chars=50) as srv:
         AppSettings(provider="anthropic", base_url=srv.base_url).save()
         monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
