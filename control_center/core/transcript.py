@@ -51,6 +51,8 @@ class TranscriptItem:
     data: dict[str, Any] = field(default_factory=dict)
     #: Number of messages in the thread hanging off this item.
     thread_count: int = 0
+    #: A rewind took this message back: still shown, no longer in the model's history.
+    rewound: bool = False
 
 
 def generated_prompt_item(
