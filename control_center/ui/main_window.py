@@ -1103,7 +1103,13 @@ class MainWindow(QMainWindow):
         if not self._busy(space_id) and space_id not in self.runtime.running_spaces():
             self.status_area.show_info("Nothing runs in this space to stop", 5000)
             return
-        self.operations.run(self.runtime.cancel(space_id), lambda _r: None, what="stop")
+
+        def stopped(_result: object) -> None:
+            # What the store says now (a page read while the turn ran may have landed since).
+            if self._current is not None and self._current.id == space_id:
+                self._request_transcript(space_id, keep_position=True)
+
+        self.operations.run(self.runtime.cancel(space_id), stopped, what="stop")
         self.conversation_model.settle_running_tools("stopped", waiting_too=False)
 
     def resume_turn(self, space_id: str | None = None) -> None:

@@ -61,8 +61,9 @@ def test_a_granted_command_streams_and_stop_keeps_what_it_printed(qtbot: Any, wo
     assert "printed-line-1\n" in Path(full).read_text()
     window.stop_turn()
     qtbot.waitUntil(lambda: not window.runtime.has_running_work(), timeout=15_000)
+    # (a page read while the command ran may land after Stop: the reload after Stop settles it)
+    qtbot.waitUntil(lambda: _row(window).status == "stopped", timeout=5000)
     row = _row(window)
-    assert row.status == "stopped"
     assert "printed-line-10" in (row.result or "")
     # The whole output is kept, and a reload still offers it.
     assert Path(full).is_file()
