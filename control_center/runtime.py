@@ -607,7 +607,11 @@ class WorkspaceRuntime:
             self._notify("error", str(exc))
             outcome = TurnNotStarted(str(exc) or type(exc).__name__)
         finally:
-            self._turn_tasks.pop(space_id, None)
+            # Only this run's entry: a grant's resume may start while the run that stopped to
+            # wait is still finishing, and its end must not untrack the resumed run (Stop would
+            # no longer reach it).
+            if self._turn_tasks.get(space_id) is task:
+                del self._turn_tasks[space_id]
         if isinstance(outcome, TurnEnded):
             self._notify("turn_finished", space_id, outcome)
             await self._continue_pipelines_after(outcome)
