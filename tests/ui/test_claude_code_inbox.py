@@ -122,7 +122,8 @@ def test_stop_ends_a_claude_code_turn_that_waits_for_an_answer(
     qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The turn waits inside a live CLI: the operator may stop it instead of answering (it then
-    ends interrupted, the question kept for a resume), as any running turn."""
+    ends interrupted, resumable, and the question is withdrawn with the reason: no Inbox item
+    waits for a turn that stopped — issue 27 item 2)."""
     with _claude_code_window(qtbot, tmp_path, monkeypatch, "Claude asks", Mode.CHAT) as (window, space):
         runtime = window.runtime
         store = runtime.ws.store
@@ -139,4 +140,7 @@ def test_stop_ends_a_claude_code_turn_that_waits_for_an_answer(
     assert ended.status is TurnStatus.INTERRUPTED
     assert not waiting_in_its_process(ended)
     pending = store.approvals(kind=ApprovalKind.QUESTION, space_id=space.id, status=ApprovalStatus.PENDING)
-    assert [a.turn_id for a in pending] == [turn.id]
+    assert pending == []
+    [question] = store.approvals(kind=ApprovalKind.QUESTION, space_id=space.id)
+    assert question.withdrawn
+    assert "stopped" in (question.reason or "")
