@@ -331,6 +331,41 @@ class ExternalCalls:
             self.recorder.progress(delivered=True)
         return out
 
+    async def consent(self, name: str, args: dict[str, Any], call_id: str = "") -> ToolOutput | None:
+        """For a call the other agent runs itself (a command Codex asks to run): None when it may
+        run now (after the operator's grant where the gate asks, as for ``call``), else why not.
+        Nothing runs here; the same Inbox item, gate and guardrail decide."""
+        scope = self.scope
+        spec = scope.surface.get(name)
+        if spec is None:
+            return ToolOutput(f"{name} is not allowed in {scope.profile.label} mode", is_error=True)
+        escape = path_problem(scope.turn.worktree, name, args)
+        if escape is not None:
+            return ToolOutput(escape, is_error=True)
+        if needs_approval(spec, scope.profile, scope.autonomy):
+            call_id = call_id or new_id()
+            approval = self._waiting_approval(ApprovalKind.TOOL_CALL, name, args) or self.path.open_wait(
+                scope, Needs(), call_id, name, args
+            )
+            self._wait_begins(approval.id)
+            try:
+                decided = await self._decision(approval.id)
+            finally:
+                self._wait_ends(approval.id)
+            if decided is None:
+                return ToolOutput(
+                    f"{name} waited for the operator's decision and the turn ended first; it did not run.",
+                    is_error=True,
+                )
+            self._mark_used(decided.id)
+            settled = suspension_for(decided.kind).outcome(decided)
+            if settled is not None:
+                return settled
+        verdict = guardrail(spec, scope.profile)
+        if isinstance(verdict, Deny):
+            return ToolOutput(verdict.reason, is_error=True)
+        return None
+
     def _wait_begins(self, approval_id: str) -> None:
         """The turn row says it waits (as a suspended built-in turn's does), on which item, and
         that this process continues it after the decision (``turn_claim.waiting_in_its_process``)."""

@@ -121,6 +121,8 @@ class AppSettings:
     default_transport: Transport = Transport.BUILTIN
     default_autonomy: Autonomy = Autonomy.ASK
     claude_cli: str | None = None
+    #: The Codex CLI (the codex transport); None: ``codex`` on PATH.
+    codex_cli: str | None = None
     last_workspace: str | None = None
     #: The workspaces opened lately, newest first (File ▸ Open recent), at most RECENT_WORKSPACES.
     recent_workspaces: list[str] = field(default_factory=list)
@@ -199,6 +201,7 @@ class AppSettings:
             "default_transport": self.default_transport.value,
             "default_autonomy": self.default_autonomy.value,
             "claude_cli": self.claude_cli,
+            "codex_cli": self.codex_cli,
             "model_retries": self.model_retries,
             "appearance": self.appearance,
             "plan_budget.max_tokens": self.plan_budget_tokens,
@@ -260,6 +263,8 @@ class AppSettings:
             self.default_autonomy = Autonomy(_choice(value, [a.value for a in Autonomy], key))
         elif key == "claude_cli":
             self.claude_cli = _text(value, key, allow_default=True)
+        elif key == "codex_cli":
+            self.codex_cli = _text(value, key, allow_default=True)
         elif key == "appearance":
             self.appearance = _choice(value.strip(), list(APPEARANCES), key)
         elif key == "model_retries":
@@ -289,6 +294,7 @@ class AppSettings:
             "default_transport": self.default_transport.value,
             "default_autonomy": self.default_autonomy.value,
             "claude_cli": self.claude_cli,
+            "codex_cli": self.codex_cli,
             "last_workspace": self.last_workspace,
             "recent_workspaces": list(self.recent_workspaces),
             "operator_name": self.operator_name,
@@ -314,6 +320,7 @@ class AppSettings:
         except ValueError:
             pass
         out.claude_cli = data.get("claude_cli") or None
+        out.codex_cli = data.get("codex_cli") or None
         out.last_workspace = data.get("last_workspace") or None
         recent = data.get("recent_workspaces") or ()
         if isinstance(recent, list | tuple):
