@@ -43,8 +43,18 @@ def text(value: str) -> dict[str, Any]:
     return {"type": "text", "text": value}
 
 
-def function_call(name: str, arguments: dict[str, Any], call_id: str | None = None) -> dict[str, Any]:
-    return {"type": "function_call", "name": name, "arguments": arguments, "call_id": call_id}
+def function_call(
+    name: str, arguments: dict[str, Any], call_id: str | None = None, namespace: str | None = None
+) -> dict[str, Any]:
+    """A tool call; ``namespace``: the group a tool was offered in (Codex offers an MCP
+    server's tools as the namespace ``mcp__<server>``)."""
+    return {
+        "type": "function_call",
+        "name": name,
+        "arguments": arguments,
+        "call_id": call_id,
+        "namespace": namespace,
+    }
 
 
 class LoopbackResponsesServer(LoopbackHTTPServer):
@@ -176,6 +186,7 @@ class _ResponsesHandler(BaseHTTPRequestHandler):
                     "name": block["name"],
                     "arguments": "",
                     "status": "in_progress",
+                    **({"namespace": block["namespace"]} if block.get("namespace") else {}),
                 }
                 done = {**start, "arguments": args, "status": "completed"}
                 events.append({"type": "response.output_item.added", "output_index": index, "item": start})

@@ -4,23 +4,30 @@ by our driver, offline against a loopback Responses-API server written here."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from control_center.core.approvals import ApprovalKind, ApprovalStatus, Decision
 from control_center.core.events import (
     TextDelta,
+    ToolResultEvent,
     TurnEnded,
     TurnEvent,
     TurnStarted,
     TurnStatus,
 )
-from control_center.core.modes import Mode, Transport
+from control_center.core.modes import Autonomy, Mode, Transport
+from control_center.harness import sandbox
 from control_center.harness.loop import Harness, RunRequest
-from control_center.harness.loopback_responses import LoopbackResponsesServer, text
+from control_center.harness.loopback_responses import LoopbackResponsesServer, function_call, text
 from control_center.harness.settings import AppSettings
 from control_center.harness.transports import codex
+from control_center.pipeline.decisions import decide
 from control_center.workspace import Workspace
 
 KEY = "sk-openai-operator-key"
@@ -79,3 +86,126 @@ def test_a_plain_turn_streams_its_text_and_stores_the_reply(ws: Workspace) -> No
     turn = ws.store.turn(ended.turn)
     assert turn is not None
     assert turn.state.get("thread_id")
+
+
+def _settings(server: LoopbackResponsesServer) -> AppSettings:
+    return AppSettings(
+        provider="openai", codex_cli=str(REAL_CLI), endpoints={"openai": server.base_url + "/v1"}
+    )
+
+
+def _decide_when_asked(ws: Workspace, space_id: str, decision: Decision) -> Any:
+    """A coroutine that decides the space's first pending tool-call approval once it is in the Inbox."""
+
+    async def deciding() -> Any:
+        deadline = time.monotonic() + 120
+        while True:
+            pending = ws.store.approvals(
+                kind=ApprovalKind.TOOL_CALL, space_id=space_id, status=ApprovalStatus.PENDING
+            )
+            if pending:
+                break
+            assert time.monotonic() < deadline, "the approval never reached the Inbox"
+            await asyncio.sleep(0.05)
+        await asyncio.to_thread(decide, ws, pending[0].id, decision, by="operator")
+        return pending[0]
+
+    return deciding()
+
+
+def _approval_turn(
+    ws: Workspace, space_id: str, decision: Decision
+) -> tuple[TurnEnded, list[TurnEvent], Any]:
+    replies = [
+        [function_call(codex.COMMAND_TOOL, {"cmd": "echo ran >> count.txt && echo done"})],
+        [text("Finished.")],
+    ]
+    events: list[TurnEvent] = []
+
+    async def scenario() -> tuple[TurnEnded, Any]:
+        with LoopbackResponsesServer(replies) as server:
+            turn = asyncio.create_task(
+                Harness(ws, _settings(server)).run(
+                    RunRequest("count", space_id, transport=Transport.CODEX), emit=events.append
+                )
+            )
+            decided = await _decide_when_asked(ws, space_id, decision)
+            return await turn, decided
+
+    ended, approval = asyncio.run(scenario())
+    return ended, events, approval
+
+
+def test_a_command_codex_asks_for_waits_in_the_inbox_and_runs_once_when_granted(ws: Workspace) -> None:
+    space = ws.create_space("codex-approve", mode=Mode.CHAT)
+    assert space.autonomy is Autonomy.ASK
+    ended, events, approval = _approval_turn(ws, space.id, Decision.GRANT)
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    # The Inbox item is the built-in harness's own kind: a run_command tool call.
+    assert approval.kind is ApprovalKind.TOOL_CALL
+    assert approval.payload["tool"] == "run_command"
+    assert "echo ran >> count.txt" in approval.payload["input"]["command"]
+    assert ws.store.approval(approval.id).status is ApprovalStatus.GRANTED
+    assert (space.worktree / "count.txt").read_text() == "ran\n"
+    result = next(e for e in events if isinstance(e, ToolResultEvent) and e.name == codex.COMMAND_TOOL)
+    assert not result.is_error, result.content
+
+
+def test_a_command_the_operator_rejects_does_not_run(ws: Workspace) -> None:
+    space = ws.create_space("codex-reject", mode=Mode.CHAT)
+    ended, events, approval = _approval_turn(ws, space.id, Decision.REJECT)
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert ws.store.approval(approval.id).status is ApprovalStatus.REJECTED
+    assert not (space.worktree / "count.txt").exists()
+    result = next(e for e in events if isinstance(e, ToolResultEvent) and e.name == codex.COMMAND_TOOL)
+    assert result.is_error
+
+
+def test_a_plan_space_cannot_write_and_still_reads(ws: Workspace) -> None:
+    space = ws.create_space("codex-plan-write", mode=Mode.PLAN)
+    replies = [
+        [function_call(codex.COMMAND_TOOL, {"cmd": "touch pwned; echo x > README.md; ls"})],
+        [text("I could not change anything.")],
+    ]
+    with LoopbackResponsesServer(replies) as server:
+        ended, events = run(ws, server, space.id, "create a file named pwned")
+    assert not (space.worktree / "pwned").exists()
+    assert (space.worktree / "README.md").read_text() != "x\n"
+    result = next(e for e in events if isinstance(e, ToolResultEvent) and e.name == codex.COMMAND_TOOL)
+    assert "Read-only file system" in result.content
+    assert "README.md" in result.content  # ls ran: reading works
+    started = next(e for e in events if isinstance(e, TurnStarted))
+    assert started.guarantee is not None
+    if sandbox.sandbox_available():
+        assert "os_layer" in started.guarantee["layers"]
+    else:
+        assert "agent_sandbox" in started.guarantee["layers"]
+    # The turn ran to its end; no approval was asked in a read-only mode.
+    assert ws.store.approvals(kind=ApprovalKind.TOOL_CALL, space_id=space.id) == []
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+
+
+PLAN_INPUT = {
+    "goal": "Add logging",
+    "nodes": [
+        {"key": "a", "title": "Add a logger", "description": "Create the logger.", "depends_on": []},
+        {"key": "b", "title": "Use it", "description": "Log each call.", "depends_on": ["a"]},
+    ],
+}
+
+
+def test_a_plan_delivered_over_mcp_waits_in_the_inbox(ws: Workspace) -> None:
+    space = ws.create_space("codex-plan", mode=Mode.PLAN)
+    replies = [
+        [function_call("submit_plan", PLAN_INPUT, namespace="mcp__control_center")],
+        [text("Submitted.")],
+    ]
+    with LoopbackResponsesServer(replies) as server:
+        ended, events = run(ws, server, space.id, "plan logging")
+        bodies = json.dumps(server.bodies)
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert "submit_plan" in bodies
+    plans = ws.store.approvals(kind=ApprovalKind.PLAN, space_id=space.id)
+    assert len(plans) == 1
+    assert plans[0].status is ApprovalStatus.PENDING
+    assert ended.delivered is True
