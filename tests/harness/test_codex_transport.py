@@ -201,7 +201,7 @@ def test_a_plan_delivered_over_mcp_waits_in_the_inbox(ws: Workspace) -> None:
         [text("Submitted.")],
     ]
     with LoopbackResponsesServer(replies) as server:
-        ended, events = run(ws, server, space.id, "plan logging")
+        ended, _events = run(ws, server, space.id, "plan logging")
         bodies = json.dumps(server.bodies)
     assert ended.status is TurnStatus.COMPLETED, ended.error
     assert "submit_plan" in bodies
