@@ -45,6 +45,7 @@ from control_center.core.events import (
     UsageEvent,
 )
 from control_center.core.guarantees import guarantee_for, layers_line, operator_note
+from control_center.core.transports import TRANSPORTS
 from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.profiles import profile_for
 from control_center.core.records import Space
@@ -232,8 +233,8 @@ class MainWindow(QMainWindow):
             self.autonomy_combo.addItem(level.value.replace("_", " "), level.value)
         self.transport_combo = QComboBox()
         self.transport_combo.setObjectName("spaceTransportCombo")
-        self.transport_combo.addItem("Built-in harness", Transport.BUILTIN.value)
-        self.transport_combo.addItem("Claude Code", Transport.CLAUDE_CODE.value)
+        for spec in TRANSPORTS.values():
+            self.transport_combo.addItem(spec.label, spec.name.value)
         header = QHBoxLayout()
         header.setContentsMargins(8, 6, 8, 0)
         header.addWidget(self.space_title, 1)  # takes the free room, elides when there is none

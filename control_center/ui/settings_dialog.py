@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.profiles import profile_for
+from control_center.core.transports import TRANSPORTS
 from control_center.harness.environment import withheld_names
 from control_center.harness.providers.openai_provider import REASONING_EFFORTS
 from control_center.harness.providers.registry import PROVIDERS
@@ -74,6 +75,27 @@ def _provider_combo(current: str, auto_label: str) -> QComboBox:
         combo.addItem(spec.label, name)
     combo.setCurrentIndex(max(0, combo.findData(current)))
     return combo
+
+
+def _cli_status(edit: QLineEdit, transport: Transport) -> QLabel:
+    """The CLI the transport would start, as resolved from ``edit`` (the setting, else PATH):
+    its real path and the version its tests ran, or the one-line problem."""
+    from control_center.harness.transports.codex import find_codex_cli
+
+    label = QLabel(objectName=f"{transport.value}CliStatus")
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    tested = TRANSPORTS[transport].tested_version
+
+    def show() -> None:
+        path, problem = find_codex_cli(edit.text().strip() or None)
+        text = problem or f"Starts {path} (tested with {tested})"
+        # One line (a long path would wrap into a tall gap in the form): the whole of it on hover.
+        label.setText(label.fontMetrics().elidedText(text, Qt.TextElideMode.ElideMiddle, 640))
+        label.setToolTip(text)
+
+    edit.textChanged.connect(show)
+    show()
+    return label
 
 
 def _spin(low: int, high: int, value: int, tip: str = "") -> QSpinBox:
@@ -130,10 +152,8 @@ class SettingsDialog(QDialog):
         self.provider = _provider_combo(settings.provider, "Automatic (Anthropic when a key exists)")
         self.provider.setObjectName("providerCombo")
         self.transport = QComboBox()
-        self.transport.addItem("Built-in harness (full enforcement)", Transport.BUILTIN.value)
-        self.transport.addItem(
-            "Claude Code (OS layer + hook in read-only modes)", Transport.CLAUDE_CODE.value
-        )
+        for spec in TRANSPORTS.values():
+            self.transport.addItem(spec.settings_label, spec.name.value)
         self.transport.setCurrentIndex(self.transport.findData(settings.default_transport.value))
         self.autonomy = QComboBox()
         for level in Autonomy:
@@ -141,6 +161,10 @@ class SettingsDialog(QDialog):
         self.autonomy.setCurrentIndex(self.autonomy.findData(settings.default_autonomy.value))
         self.claude_cli = QLineEdit(settings.claude_cli or "")
         self.claude_cli.setPlaceholderText("default: claude on PATH")
+        self.codex_cli = QLineEdit(settings.codex_cli or "")
+        self.codex_cli.setObjectName("codexCli")
+        self.codex_cli.setPlaceholderText("default: codex on PATH")
+        self.codex_cli_status = _cli_status(self.codex_cli, Transport.CODEX)
         self.model_retries = _spin(
             -1, MAX_MODEL_RETRIES, -1 if settings.model_retries is None else settings.model_retries
         )
@@ -166,6 +190,8 @@ class SettingsDialog(QDialog):
         form.addRow("Provider", self.provider)
         form.addRow("Retries of a failed call", self.model_retries)
         form.addRow("Claude Code CLI", self.claude_cli)
+        form.addRow("Codex CLI", self.codex_cli)
+        form.addRow("", self.codex_cli_status)
         # Credentials stay with the operator: tools, gates and Claude Code see none of them unless
         # named here (harness.environment).
         self.allowed_env = QLineEdit(", ".join(settings.allowed_env))
@@ -365,6 +391,7 @@ class SettingsDialog(QDialog):
         s.default_transport = Transport(self.transport.currentData())
         s.default_autonomy = Autonomy(self.autonomy.currentData())
         s.claude_cli = self.claude_cli.text().strip() or None
+        s.codex_cli = self.codex_cli.text().strip() or None
         retries = self.model_retries.value()
         s.model_retries = None if retries < 0 else retries
         s.plan_budget_tokens = self.plan_budget_tokens.value() or None
