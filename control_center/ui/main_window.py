@@ -45,12 +45,12 @@ from control_center.core.events import (
     UsageEvent,
 )
 from control_center.core.guarantees import guarantee_for, layers_line, operator_note
-from control_center.core.transports import TRANSPORTS
 from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.profiles import profile_for
 from control_center.core.records import Space
 from control_center.core.space_state import SpaceActivity, SpaceState, overall
 from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
+from control_center.core.transports import TRANSPORTS
 from control_center.runtime import TRANSCRIPT_PAGE, TranscriptPage, TurnNotStarted, WorkspaceRuntime
 from control_center.ui import geometry, theme
 from control_center.ui.bridge import RuntimeBridge, listener_for
