@@ -51,6 +51,11 @@ class TransportSpec:
     holds: Mapping[tuple[bool, bool], Holds]
     #: The CLI version its tests ran against (None: nothing to pin).
     tested_version: str | None = None
+    #: The settings key naming its CLI (None: it starts no CLI), the command looked up on PATH
+    #: without it, and ``module:function`` resolving it (``(path, None)`` or ``(None, problem)``).
+    cli_setting: str | None = None
+    cli_command: str = ""
+    find_cli: str = ""
 
     def guarantee(self, read_only: bool, os_layer: bool) -> Guarantee:
         cell = self.holds[(read_only, os_layer)]
@@ -97,6 +102,9 @@ CLAUDE_CODE = TransportSpec(
     providers=("anthropic", "scripted"),
     driver="control_center.harness.transports.claude_code:ClaudeCodeDriver",
     tested_version="2.1.328",
+    cli_setting="claude_cli",
+    cli_command="claude",
+    find_cli="control_center.harness.transports.claude_code:find_claude_cli",
     holds={
         (False, True): Holds(
             (Layer.PROMPT,),
@@ -142,6 +150,9 @@ CODEX = TransportSpec(
     providers=("openai",),
     driver="control_center.harness.transports.codex:CodexDriver",
     tested_version="0.169.0",
+    cli_setting="codex_cli",
+    cli_command="codex",
+    find_cli="control_center.harness.transports.codex:find_codex_cli",
     holds={
         # Agent mode: Codex's workspace-write sandbox; each command Codex asks to run outside
         # its trusted list is an Inbox item decided by our gate (autonomy), refused by our

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.profiles import profile_for
-from control_center.core.transports import TRANSPORTS
+from control_center.core.transports import TRANSPORTS, TransportSpec
 from control_center.harness.environment import withheld_names
 from control_center.harness.providers.openai_provider import REASONING_EFFORTS
 from control_center.harness.providers.registry import PROVIDERS
@@ -77,18 +77,19 @@ def _provider_combo(current: str, auto_label: str) -> QComboBox:
     return combo
 
 
-def _cli_status(edit: QLineEdit, transport: Transport) -> QLabel:
-    """The CLI the transport would start, as resolved from ``edit`` (the setting, else PATH):
-    its real path and the version its tests ran, or the one-line problem."""
-    from control_center.harness.transports.codex import find_codex_cli
+def _cli_status(edit: QLineEdit, spec: TransportSpec) -> QLabel:
+    """The CLI the transport would start, as resolved from ``edit`` (the setting, else PATH) by
+    its declared finder: its real path and the version its tests ran, or the one-line problem."""
+    import importlib
 
-    label = QLabel(objectName=f"{transport.value}CliStatus")
+    module, _, name = spec.find_cli.partition(":")
+    find = getattr(importlib.import_module(module), name)
+    label = QLabel(objectName=f"{spec.name.value}CliStatus")
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    tested = TRANSPORTS[transport].tested_version
 
     def show() -> None:
-        path, problem = find_codex_cli(edit.text().strip() or None)
-        text = problem or f"Starts {path} (tested with {tested})"
+        path, problem = find(edit.text().strip() or None)
+        text = problem or f"Starts {path} (tested with {spec.tested_version})"
         # One line (a long path would wrap into a tall gap in the form): the whole of it on hover.
         label.setText(label.fontMetrics().elidedText(text, Qt.TextElideMode.ElideMiddle, 640))
         label.setToolTip(text)
@@ -159,12 +160,16 @@ class SettingsDialog(QDialog):
         for level in Autonomy:
             self.autonomy.addItem(level.value, level.value)
         self.autonomy.setCurrentIndex(self.autonomy.findData(settings.default_autonomy.value))
-        self.claude_cli = QLineEdit(settings.claude_cli or "")
-        self.claude_cli.setPlaceholderText("default: claude on PATH")
-        self.codex_cli = QLineEdit(settings.codex_cli or "")
-        self.codex_cli.setObjectName("codexCli")
-        self.codex_cli.setPlaceholderText("default: codex on PATH")
-        self.codex_cli_status = _cli_status(self.codex_cli, Transport.CODEX)
+        #: Each transport's CLI setting (from its declaration), with the CLI it would start.
+        self.cli_edits: dict[str, tuple[TransportSpec, QLineEdit, QLabel]] = {}
+        for spec in TRANSPORTS.values():
+            if spec.cli_setting is None:
+                continue
+            edit = QLineEdit(getattr(settings, spec.cli_setting) or "")
+            edit.setObjectName(f"{spec.name.value}Cli")
+            edit.setPlaceholderText(f"default: {spec.cli_command} on PATH")
+            self.cli_edits[spec.cli_setting] = (spec, edit, _cli_status(edit, spec))
+        self.claude_cli = self.cli_edits["claude_cli"][1]
         self.model_retries = _spin(
             -1, MAX_MODEL_RETRIES, -1 if settings.model_retries is None else settings.model_retries
         )
@@ -189,9 +194,9 @@ class SettingsDialog(QDialog):
         form.addRow("Anthropic endpoint in use", self.endpoint_status)
         form.addRow("Provider", self.provider)
         form.addRow("Retries of a failed call", self.model_retries)
-        form.addRow("Claude Code CLI", self.claude_cli)
-        form.addRow("Codex CLI", self.codex_cli)
-        form.addRow("", self.codex_cli_status)
+        for spec, edit, status in self.cli_edits.values():
+            form.addRow(f"{spec.label} CLI", edit)
+            form.addRow("", status)
         # Credentials stay with the operator: tools, gates and Claude Code see none of them unless
         # named here (harness.environment).
         self.allowed_env = QLineEdit(", ".join(settings.allowed_env))
@@ -390,8 +395,8 @@ class SettingsDialog(QDialog):
         s.provider = str(self.provider.currentData())
         s.default_transport = Transport(self.transport.currentData())
         s.default_autonomy = Autonomy(self.autonomy.currentData())
-        s.claude_cli = self.claude_cli.text().strip() or None
-        s.codex_cli = self.codex_cli.text().strip() or None
+        for setting, (_spec, edit, _status) in self.cli_edits.items():
+            setattr(s, setting, edit.text().strip() or None)
         retries = self.model_retries.value()
         s.model_retries = None if retries < 0 else retries
         s.plan_budget_tokens = self.plan_budget_tokens.value() or None
