@@ -220,6 +220,44 @@ class CallPath:
 #: How often a call from another transport looks for the operator's decision (any process may
 #: record it: the app, ``control-center approvals decide``).
 DECISION_POLL_S = 0.25
+
+
+class _DecisionBell:
+    """Wakes the calls of this process waiting on an approval as soon as it is decided in this
+    process (``decision_made``, from any thread); the poll above still sees other processes'."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
+
+    def listen(self, approval_id: str, event: asyncio.Event) -> None:
+        with self._lock:
+            self._waiting.setdefault(approval_id, []).append((asyncio.get_running_loop(), event))
+
+    def forget(self, approval_id: str, event: asyncio.Event) -> None:
+        with self._lock:
+            rest = [(lp, ev) for lp, ev in self._waiting.get(approval_id, []) if ev is not event]
+            if rest:
+                self._waiting[approval_id] = rest
+            else:
+                self._waiting.pop(approval_id, None)
+
+    def ring(self, approval_id: str) -> None:
+        with self._lock:
+            waiting = list(self._waiting.get(approval_id, ()))
+        for loop, event in waiting:
+            with contextlib.suppress(RuntimeError):  # its loop has closed
+                loop.call_soon_threadsafe(event.set)
+
+
+DECISION_BELL = _DecisionBell()
+
+
+def decision_made(approval_id: str) -> None:
+    """An approval was decided or answered in this process: its waiting calls look now."""
+    DECISION_BELL.ring(approval_id)
+
+
 #: Who withdraws an approval nobody can act on any more.
 SYSTEM_ACTOR = "control-center"
 #: Turn-state key: approvals opened over another transport that a call has already used.
@@ -412,14 +450,26 @@ class ExternalCalls:
 
     async def _decision(self, approval_id: str) -> Any:
         store = self.path.ws.store
-        while True:
-            approval = store.approval(approval_id)
-            if approval is None or approval.status.settled:
-                return approval
-            if self.closed.is_set():
-                return None
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.closed.wait(), DECISION_POLL_S)
+        bell = asyncio.Event()
+        DECISION_BELL.listen(approval_id, bell)
+        try:
+            while True:
+                approval = store.approval(approval_id)
+                if approval is None or approval.status.settled:
+                    return approval
+                if self.closed.is_set():
+                    return None
+                # A decision made in this process rings at once; one from another process
+                # (``control-center approvals decide``) is seen by the next poll.
+                waits = {asyncio.ensure_future(self.closed.wait()), asyncio.ensure_future(bell.wait())}
+                _done, pending = await asyncio.wait(
+                    waits, timeout=DECISION_POLL_S, return_when=asyncio.FIRST_COMPLETED
+                )
+                for task in pending:
+                    task.cancel()
+                bell.clear()
+        finally:
+            DECISION_BELL.forget(approval_id, bell)
 
     def _mark_used(self, approval_id: str) -> None:
         self.scope.state[_USED_APPROVALS] = [*(self.scope.state.get(_USED_APPROVALS) or ()), approval_id]

@@ -30,6 +30,7 @@ from control_center.core.pipeline import (
 )
 from control_center.core.plan import parse_plan
 from control_center.core.profiles import DISPATCH_DEFAULT_MODE
+from control_center.harness.calls import decision_made
 from control_center.pipeline.budget import check_budget_grant, decide_budget
 from control_center.store.db import StoreError
 from control_center.workspace import Workspace
@@ -104,6 +105,7 @@ def decide(
         decided = store.decide_approval(approval_id, decision.status, by=by, reason=reason)
     except StoreError as exc:
         raise DecisionError(str(exc)) from None
+    decision_made(approval_id)
     match decided.kind:
         case ApprovalKind.TOOL_CALL:
             verb = "granted" if decision is Decision.GRANT else "rejected"
@@ -383,6 +385,7 @@ def answer(ws: Workspace, approval_id: str, text: str, *, by: str) -> DecisionOu
         answered = ws.store.answer_question(approval_id, text, by=by)
     except StoreError as exc:
         raise DecisionError(str(exc)) from None
+    decision_made(approval_id)
     return DecisionOutcome(answered, _then("answered", ws, answered.turn_id), resume_turn=answered.turn_id)
 
 

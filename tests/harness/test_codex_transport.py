@@ -6,7 +6,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +51,18 @@ needs_real_cli = pytest.mark.skipif(
     "(or set CONTROL_CENTER_CODEX_BIN)",
 )
 pytestmark = [needs_real_cli, pytest.mark.slow]
+
+
+@pytest.fixture
+def ws(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workspace]:
+    """A workspace outside the temporary folder: Codex refuses to set up its sandbox helper in a
+    home under it (its commands then fail), and a Codex home lives in the workspace."""
+    root = Path(tempfile.mkdtemp(prefix="cc-codex-test-", dir="/var/tmp"))
+    monkeypatch.setenv("CONTROL_CENTER_CONFIG_DIR", str(root / "config"))
+    workspace = Workspace.init(root / "ws", repo)
+    yield workspace
+    workspace.close()
+    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

@@ -28,10 +28,12 @@ import contextlib
 import json
 import logging
 import os
+import secrets
 import shutil
 import signal
 import socket
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -82,6 +84,10 @@ NO_API_KEY = (
 GUIDANCE_NOTE = (
     "No OS layer on this host (bubblewrap is missing or does not work): on the Codex transport "
     "the read-only mode rests on Codex's own read-only sandbox."
+)
+TEMP_HOME_NOTE = (
+    "Codex's home ({home}) is under the temporary folder, where Codex does not set up its own "
+    "sandbox: the commands it runs there fail. Keep the workspace outside the temporary folder."
 )
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 HOMES_DIR = "codex-homes"
@@ -154,19 +160,23 @@ def codex_config(base_url: str, model: str | None, mcp_url: str) -> str:
     return "\n".join(lines)
 
 
-def prepare_home(workspace_root: Path, key: str) -> Path:
+def prepare_home(workspace_root: Path, key: str) -> tuple[Path, Path | None]:
     """The space's Codex home, emptied of everything but its rollouts (``sessions``: what a
-    resume reads); ``config.toml`` is written by each run."""
-    home = workspace_root / HOMES_DIR / key
+    resume reads); ``config.toml`` is written by each run. What a previous run left is moved
+    aside at once (a rename each) into the returned folder, for the caller to remove off the
+    turn's path."""
+    homes = workspace_root / HOMES_DIR
+    home = homes / key
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    trash: Path | None = None
     for entry in home.iterdir():
         if entry.name == "sessions" and entry.is_dir() and not entry.is_symlink():
             continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-        else:
-            entry.unlink(missing_ok=True)
-    return home
+        if trash is None:
+            trash = homes / f".left-{key}-{secrets.token_hex(4)}"
+            trash.mkdir(mode=0o700)
+        entry.rename(trash / entry.name)
+    return home, trash
 
 
 def thread_options(read_only: bool, os_layer: bool) -> dict[str, Any]:
@@ -246,9 +256,15 @@ class CodexDriver:
         if not api_key:
             return finish(TurnStatus.FAILED, NO_API_KEY)
         try:
-            home = prepare_home(ws.root, home_key(space.id if space else None, turn.id))
+            home, left = prepare_home(ws.root, home_key(space.id if space else None, turn.id))
         except OSError as exc:
             return finish(TurnStatus.FAILED, f"could not prepare Codex's home: {exc}")
+        if left is not None:
+            _background(asyncio.to_thread(shutil.rmtree, left, True))
+        if not os_layer and _under_temp(home):
+            # Codex will not put its sandbox helper in a home under the temporary folder: every
+            # command it runs in its own sandbox then fails (closed, but useless).
+            recorder.note("note", TEMP_HOME_NOTE.format(home=home))
         base_url = model_base_url(self.host, self.settings)
         async with contextlib.AsyncExitStack() as stack:
             try:
@@ -277,6 +293,20 @@ class CodexDriver:
                 raise
             return finish(status, error)
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _under_temp(path: Path) -> bool:
+    return path.resolve().is_relative_to(Path(tempfile.gettempdir()).resolve())
+
+
+_BACKGROUND: set[asyncio.Task[Any]] = set()
+
+
+def _background(work: Any) -> None:
+    """Housekeeping that must not delay the turn (kept referenced until it ends)."""
+    task = asyncio.ensure_future(work)
+    _BACKGROUND.add(task)
+    task.add_done_callback(_BACKGROUND.discard)
 
 
 def _thread_of(turn: Turn) -> str:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import hmac
 import http
 import json
@@ -200,14 +201,20 @@ def responses_reach_out(body: Any) -> str | None:
 def upstream_ssl_context() -> ssl.SSLContext:
     """The authorities the host trusts for the endpoint: ``SSL_CERT_FILE``/``SSL_CERT_DIR`` or
     certifi (what httpx does), plus ``NODE_EXTRA_CA_CERTS`` (what the operator gave Claude Code,
-    e.g. a corporate proxy's authority; Node adds it to its own store the same way)."""
-    if os.environ.get("SSL_CERT_FILE"):
-        ctx = ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
-    elif os.environ.get("SSL_CERT_DIR"):
-        ctx = ssl.create_default_context(capath=os.environ["SSL_CERT_DIR"])
+    e.g. a corporate proxy's authority; Node adds it to its own store the same way). Built once
+    per setting of those variables (loading the authorities takes ~100 ms, on every turn's path)."""
+    names = ("SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS")
+    return _ssl_context(*(os.environ.get(n) or None for n in names))
+
+
+@functools.lru_cache(maxsize=4)
+def _ssl_context(cert_file: str | None, cert_dir: str | None, extra: str | None) -> ssl.SSLContext:
+    if cert_file:
+        ctx = ssl.create_default_context(cafile=cert_file)
+    elif cert_dir:
+        ctx = ssl.create_default_context(capath=cert_dir)
     else:
         ctx = ssl.create_default_context(cafile=certifi.where())
-    extra = os.environ.get("NODE_EXTRA_CA_CERTS")
     if extra:
         try:
             ctx.load_verify_locations(cafile=extra)
