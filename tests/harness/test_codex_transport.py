@@ -4,9 +4,13 @@ by our driver, offline against a loopback Responses-API server written here."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -224,3 +228,98 @@ def test_a_plan_delivered_over_mcp_waits_in_the_inbox(ws: Workspace) -> None:
     assert len(plans) == 1
     assert plans[0].status is ApprovalStatus.PENDING
     assert ended.delivered is True
+
+
+def _processes_with(marker: str) -> list[int]:
+    """Processes whose environment holds ``marker`` (a ``NAME=value`` line)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            environ = (proc / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if marker.encode() in environ:
+            found.append(int(proc.name))
+    return found
+
+
+def _wait_gone(marker: str, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while _processes_with(marker):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+CRASHING_RUN = """
+import asyncio, sys
+from pathlib import Path
+from control_center.core.modes import Transport
+from control_center.harness.loop import Harness, RunRequest
+from control_center.harness.settings import AppSettings
+from control_center.workspace import Workspace
+
+root, space_id, cli, base_url = sys.argv[1:5]
+ws = Workspace.open(Path(root))
+settings = AppSettings(provider="openai", codex_cli=cli, endpoints={"openai": base_url})
+asyncio.run(Harness(ws, settings).run(RunRequest("remember the word kiwi", space_id, transport=Transport.CODEX)))
+"""
+
+
+def test_a_turn_whose_process_was_killed_resumes_its_codex_thread(ws: Workspace) -> None:
+    """The app dies (SIGKILL) while Codex runs a command; the turn resumes Codex's own thread."""
+    space = ws.create_space("codex-crash", mode=Mode.CHAT, autonomy=Autonomy.AUTO)
+    replies = [
+        [function_call(codex.COMMAND_TOOL, {"cmd": "sleep 60"})],
+        [text("Resumed: the word was kiwi.")],
+    ]
+    with LoopbackResponsesServer(replies) as server:
+        env = {**os.environ, "OPENAI_API_KEY": KEY}
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                CRASHING_RUN,
+                str(ws.root),
+                space.id,
+                str(REAL_CLI),
+                server.base_url + "/v1",
+            ],
+            env=env,
+            cwd=str(Path(__file__).resolve().parents[2]),
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 120
+        try:
+            while True:  # until Codex runs the command (the first model call is done)
+                turns = ws.store.turns(space_id=space.id)
+                turn = turns[0] if turns else None
+                if turn is not None and turn.state.get("thread_id") and len(server.requests) >= 1:
+                    time.sleep(1.0)
+                    break
+                assert proc.poll() is None, "the run ended before it could be killed"
+                assert time.monotonic() < deadline, "the turn never started Codex's thread"
+                time.sleep(0.1)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        thread_id = turn.state["thread_id"]
+        # Nothing of the killed run lives on: the app-server died with it (and with it its commands).
+        home = ws.root / codex.HOMES_DIR / space.id
+        assert _wait_gone(f"CODEX_HOME={home}"), "an app-server of the killed run still runs"
+        ended = asyncio.run(Harness(ws, _settings(server)).resume(turn.id))
+        bodies = server.bodies
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    resumed = ws.store.turn(turn.id)
+    assert resumed is not None
+    assert resumed.state["thread_id"] == thread_id
+    # The resumed request carries the thread's history from Codex's own rollout.
+    last = json.dumps(bodies[-1]["input"])
+    assert "remember the word kiwi" in last
+    assert codex.RESUME_MESSAGE in last
+    texts = [m.text for m in ws.store.messages(space.conversation_id) if m.kind == "assistant"]
+    assert "Resumed: the word was kiwi." in texts

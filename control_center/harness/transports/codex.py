@@ -515,6 +515,7 @@ async def _run_app_server(
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
             limit=_LINE_LIMIT,
+            preexec_fn=_die_with_parent,
         )
     except OSError as exc:
         ours.close()
@@ -632,6 +633,19 @@ async def _answer_question(launch: _Launch, method: str, params: dict[str, Any])
         launch.recorder.note("note", f"Codex was refused: {out.content}")
         return {"decision": "decline"}
     return {"decision": "accept"}
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL when the process that started it dies (the app killed
+    outright leaves no app-server running on as an orphan; its PID namespace, where it has one,
+    ends the commands it started)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 async def _drain(reader: asyncio.StreamReader | None, tail: list[str]) -> None:
