@@ -265,7 +265,8 @@ from control_center.workspace import Workspace
 root, space_id, cli, base_url = sys.argv[1:5]
 ws = Workspace.open(Path(root))
 settings = AppSettings(provider="openai", codex_cli=cli, endpoints={"openai": base_url})
-asyncio.run(Harness(ws, settings).run(RunRequest("remember the word kiwi", space_id, transport=Transport.CODEX)))
+request = RunRequest("remember the word kiwi", space_id, transport=Transport.CODEX)
+asyncio.run(Harness(ws, settings).run(request))
 """
 
 
