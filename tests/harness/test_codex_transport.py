@@ -324,3 +324,34 @@ def test_a_turn_whose_process_was_killed_resumes_its_codex_thread(ws: Workspace)
     assert codex.RESUME_MESSAGE in last
     texts = [m.text for m in ws.store.messages(space.conversation_id) if m.kind == "assistant"]
     assert "Resumed: the word was kiwi." in texts
+
+
+def _result_named(events: list[TurnEvent], name: str) -> ToolResultEvent:
+    return next(e for e in events if isinstance(e, ToolResultEvent) and e.name == name)
+
+
+def test_a_review_space_records_a_finding_and_a_verdict_over_mcp(ws: Workspace) -> None:
+    space = ws.open_review(base="main", head="feature", autonomy=Autonomy.AUTO)
+    ws.store.update_space(space.id, transport=Transport.CODEX)
+    finding = {
+        "kind": "bug",
+        "priority": "P1",
+        "confidence": 0.9,
+        "title": "add subtracts",
+        "body": "add returns a - b",
+        "anchor": {"file": "src/app.py", "start_line": 2, "end_line": 2},
+    }
+    replies = [
+        [function_call("add_review_node", finding, namespace="mcp__control_center")],
+        [function_call("finalize_review", {"verdict": "block"}, namespace="mcp__control_center")],
+        [text("Reviewed.")],
+    ]
+    with LoopbackResponsesServer(replies) as server:
+        ended, events = run(ws, server, space.id, "review this change")
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert not _result_named(events, "mcp__control_center__add_review_node").is_error
+    assert not _result_named(events, "mcp__control_center__finalize_review").is_error
+    assert [n.raw.get("title") for n in ws.store.review_nodes(space.id)] == ["add subtracts"]
+    review = ws.store.review(space.id)
+    assert review is not None
+    assert review.agent_verdict == "block"
