@@ -25,7 +25,18 @@ def _newest_good_backup(db: Path) -> Path | None:
     return None
 
 
+def _say_clis() -> None:
+    """One line per transport CLI: where it is and that it is the tested version, or why a turn
+    on that transport would not start (missing, not executable, untested version)."""
+    from control_center.harness.cli_check import check_all
+    from control_center.harness.settings import AppSettings
+
+    for check in check_all(AppSettings.load()):
+        print(check.line())
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
+    _say_clis()
     root = Path(args.workspace).expanduser().resolve()
     db = root / DB_FILENAME
     if not db.is_file():

@@ -33,7 +33,7 @@ from control_center.core.events import (
     TurnStarted,
     TurnStatus,
 )
-from control_center.core.modes import Autonomy, Mode
+from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.records import Presence, Space, Turn
 from control_center.core.space_state import SpaceState, TurnSnapshot, fold_space_state
 from control_center.core.transcript import TranscriptItem
@@ -329,6 +329,18 @@ class WorkspaceRuntime:
         from control_center.harness.sandbox import sandbox_available
 
         return self._call(sandbox_available)
+
+    def check_cli(self, transport: Transport) -> concurrent.futures.Future[Any]:
+        """The transport's CLI, found and asked its version (``harness.cli_check``): the one-line
+        problem, or None when a turn on it can start."""
+        from control_center.core.transports import transport_spec
+        from control_center.harness.cli_check import check_cli
+
+        spec = transport_spec(transport)
+        if spec.cli_setting is None:
+            return self._call(lambda: None)
+        setting = getattr(self.settings, spec.cli_setting, None)
+        return self._call(lambda: check_cli(spec, setting).problem)
 
     def load_transcript(
         self, space_id: str, limit: int | None = TRANSCRIPT_PAGE, *, before_seq: int | None = None

@@ -161,6 +161,8 @@ class MainWindow(QMainWindow):
         self.operations = Operations(self._on_error, self)
         self._current: Space | None = None
         self._os_layer: bool | None = None  # unknown until the probe answers (off this thread)
+        #: Each CLI transport's problem (missing, not executable, untested version), once checked.
+        self._cli_problems: dict[Transport, str | None] = {}
         self.operations.run(runtime.probe_os_layer(), self._on_os_layer_probed, what="bubblewrap probe")
         self._spaces: dict[str, Space] = {}
         self._live_text: dict[str, str] = {}  # space id -> streaming item id
@@ -802,9 +804,25 @@ class MainWindow(QMainWindow):
         until the OS-layer probe has answered, the conservative reading."""
         os_layer = bool(self._os_layer)
         guarantee = guarantee_for(profile_for(mode), transport, os_layer)
-        self.composer.set_transport_note(operator_note(profile_for(mode), transport, os_layer))
+        spec = TRANSPORTS[transport]
+        if spec.cli_setting is not None and transport not in self._cli_problems:
+            # Found, executable, the tested version? Asked off this thread; the line follows.
+            self._cli_problems[transport] = None
+            self.operations.run(
+                self.runtime.check_cli(transport),
+                lambda problem, t=transport: self._on_cli_checked(t, problem),
+                what=f"{spec.label} CLI check",
+            )
+        problem = self._cli_problems.get(transport)
+        note = operator_note(profile_for(mode), transport, os_layer)
+        self.composer.set_transport_note(f"{spec.label} CLI: {problem}" if problem else note)
         self.composer.note_label.setToolTip(guarantee.summary)
         self.transport_combo.setToolTip(f"{guarantee.summary}\nHolding: {layers_line(guarantee)}")
+
+    def _on_cli_checked(self, transport: Transport, problem: str | None) -> None:
+        self._cli_problems[transport] = problem
+        if self._current is not None and Transport(self.transport_combo.currentData()) is transport:
+            self._show_guarantee(self._current.mode, transport)
 
     def _on_os_layer_probed(self, available: bool) -> None:
         self._os_layer = available
@@ -1376,6 +1394,9 @@ class MainWindow(QMainWindow):
         if dialog.exec():
             dialog.apply()
             self._save_settings()
+            self._cli_problems.clear()  # a CLI setting may have changed: checked again
+            if self._current is not None:
+                self._show_guarantee(self._current.mode, Transport(self.transport_combo.currentData()))
 
     def _save_settings(self) -> None:
         """Keep the settings; one that cannot be (a read-only or full disk, a newer file) holds
