@@ -56,6 +56,8 @@ class TransportSpec:
     cli_setting: str | None = None
     cli_command: str = ""
     find_cli: str = ""
+    #: How the tested version is installed.
+    install: str = ""
 
     def guarantee(self, read_only: bool, os_layer: bool) -> Guarantee:
         cell = self.holds[(read_only, os_layer)]
@@ -105,6 +107,7 @@ CLAUDE_CODE = TransportSpec(
     cli_setting="claude_cli",
     cli_command="claude",
     find_cli="control_center.harness.transports.claude_code:find_claude_cli",
+    install="bash packaging/install_claude_code.sh",
     holds={
         (False, True): Holds(
             (Layer.PROMPT,),
@@ -153,6 +156,7 @@ CODEX = TransportSpec(
     cli_setting="codex_cli",
     cli_command="codex",
     find_cli="control_center.harness.transports.codex:find_codex_cli",
+    install="bash packaging/install_codex.sh",
     holds={
         # Agent mode: Codex's workspace-write sandbox; each command Codex asks to run outside
         # its trusted list is an Inbox item decided by our gate (autonomy), refused by our

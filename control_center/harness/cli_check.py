@@ -60,7 +60,7 @@ def check_cli(spec: TransportSpec, setting: str | None) -> CliCheck:
             path,
             version,
             f"{path} is version {version}, untested here (tested: {spec.tested_version}); "
-            f"install the tested one with {spec.needs.partition('; ')[2].rstrip(')') or 'its install script'}",
+            f"install the tested one with {spec.install or 'its install script'}",
         )
     return CliCheck(spec, path, version, None)
 
