@@ -33,7 +33,7 @@ from control_center.harness import sandbox
 from control_center.harness.loop import Harness, RunRequest
 from control_center.harness.loopback_responses import LoopbackResponsesServer, function_call, text
 from control_center.harness.settings import AppSettings
-from control_center.harness.transports import codex
+from control_center.harness.transports import codex, codex_home
 from control_center.pipeline.decisions import decide
 from control_center.workspace import Workspace
 
@@ -310,7 +310,7 @@ def test_a_turn_whose_process_was_killed_resumes_its_codex_thread(ws: Workspace)
             proc.wait()
         thread_id = turn.state["thread_id"]
         # Nothing of the killed run lives on: the app-server died with it (and with it its commands).
-        home = ws.root / codex.HOMES_DIR / space.id
+        home = ws.root / codex_home.HOMES_DIR / space.id
         assert _wait_gone(f"CODEX_HOME={home}"), "an app-server of the killed run still runs"
         ended = asyncio.run(Harness(ws, _settings(server)).resume(turn.id))
         bodies = server.bodies

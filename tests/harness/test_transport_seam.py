@@ -21,7 +21,11 @@ from control_center.harness import loop
 PACKAGE = Path(transports.__file__).resolve().parents[1]
 #: Each transport's own modules (paths under the package), besides the declaration.
 OWN_FILES = {
-    Transport.CODEX: {"harness/transports/codex.py", "harness/transports/codex_rpc.py"},
+    Transport.CODEX: {
+        "harness/transports/codex.py",
+        "harness/transports/codex_home.py",
+        "harness/transports/codex_rpc.py",
+    },
     Transport.CLAUDE_CODE: {
         "harness/transports/claude_code.py",
         "harness/transports/claude_hook.py",

@@ -28,7 +28,6 @@ import contextlib
 import json
 import logging
 import os
-import secrets
 import shutil
 import signal
 import socket
@@ -63,6 +62,7 @@ from control_center.harness.pricing import cost_usd
 from control_center.harness.recorder import TurnRecorder, Usage
 from control_center.harness.tools.base import ToolOutput
 from control_center.harness.transports.claude_home import home_key
+from control_center.harness.transports.codex_home import keep_rollout, prepare_home
 from control_center.harness.transports.codex_rpc import CodexRpc, RpcError
 from control_center.harness.transports.egress import EgressGate, HostGateway, relay_command
 from control_center.harness.transports.model_gateway import RESPONSES
@@ -90,7 +90,6 @@ TEMP_HOME_NOTE = (
     "sandbox: the commands it runs there fail. Keep the workspace outside the temporary folder."
 )
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-HOMES_DIR = "codex-homes"
 #: The provider id in Codex's config, and the variables it reads the stand-in key and the MCP
 #: token from (commands Codex runs do not get them: shell_environment_policy excludes them).
 PROVIDER_ID = "control_center"
@@ -158,25 +157,6 @@ def codex_config(base_url: str, model: str | None, mcp_url: str) -> str:
         "",
     ]
     return "\n".join(lines)
-
-
-def prepare_home(workspace_root: Path, key: str) -> tuple[Path, Path | None]:
-    """The space's Codex home, emptied of everything but its rollouts (``sessions``: what a
-    resume reads); ``config.toml`` is written by each run. What a previous run left is moved
-    aside at once (a rename each) into the returned folder, for the caller to remove off the
-    turn's path."""
-    homes = workspace_root / HOMES_DIR
-    home = homes / key
-    home.mkdir(parents=True, exist_ok=True, mode=0o700)
-    trash: Path | None = None
-    for entry in home.iterdir():
-        if entry.name == "sessions" and entry.is_dir() and not entry.is_symlink():
-            continue
-        if trash is None:
-            trash = homes / f".left-{key}-{secrets.token_hex(4)}"
-            trash.mkdir(mode=0o700)
-        entry.rename(trash / entry.name)
-    return home, trash
 
 
 def thread_options(read_only: bool, os_layer: bool) -> dict[str, Any]:
@@ -255,8 +235,9 @@ class CodexDriver:
         api_key, _source = resolve_api_key("openai")
         if not api_key:
             return finish(TurnStatus.FAILED, NO_API_KEY)
+        key = home_key(space.id if space else None, turn.id)
         try:
-            home, left = prepare_home(ws.root, home_key(space.id if space else None, turn.id))
+            home, left = prepare_home(ws.root, key, thread_id)
         except OSError as exc:
             return finish(TurnStatus.FAILED, f"could not prepare Codex's home: {exc}")
         if left is not None:
@@ -291,6 +272,14 @@ class CodexDriver:
             except asyncio.CancelledError:
                 finish(TurnStatus.INTERRUPTED, "cancelled by the operator")
                 raise
+            finally:
+                # The app-server has exited: the host's copy of this run's thread, as it ended.
+                thread = calls.state.get("thread_id")
+                if isinstance(thread, str) and thread:
+                    try:
+                        keep_rollout(ws.root, key, thread)
+                    except OSError:
+                        log.exception("could not keep Codex's rollout of thread %s", thread)
             return finish(status, error)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -390,11 +379,47 @@ def _operator_home() -> tuple[Path, ...]:
 
 
 @dataclass
+class _Keeper:
+    """Keeps the host's copy of the running thread's rollout current while the run goes on (a
+    copy in a worker thread after each completed item, one at a time), so a turn whose process
+    was killed outright still resumes from what its thread had done."""
+
+    root: Path
+    key: str
+    thread_id: str | None = None
+    _busy: bool = False
+    _again: bool = False
+
+    def soon(self) -> None:
+        if self.thread_id is None:
+            return
+        if self._busy:
+            self._again = True
+            return
+        self._busy = True
+        _background(self._keep())
+
+    async def _keep(self) -> None:
+        try:
+            while True:
+                self._again = False
+                assert self.thread_id is not None
+                with contextlib.suppress(OSError):
+                    await asyncio.to_thread(keep_rollout, self.root, self.key, self.thread_id)
+                if not self._again:
+                    return
+        finally:
+            self._busy = False
+
+
+@dataclass
 class _Stream:
     """Maps the app-server's notifications onto our events and stored messages."""
 
     recorder: TurnRecorder
     emit: Callable[[TurnEvent], None]
+    #: Called after each completed item (the rollout has grown).
+    on_item: Callable[[], None] = lambda: None
     thread_id: str | None = None
     turn_id: str | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
@@ -415,6 +440,7 @@ class _Stream:
             self._item(params.get("item"), done=False)
         elif method == "item/completed":
             self._item(params.get("item"), done=True)
+            self.on_item()
         elif method == "thread/tokenUsage/updated":
             usage = params.get("tokenUsage")
             last = usage.get("last") if isinstance(usage, dict) else None
@@ -525,7 +551,8 @@ async def _run_app_server(
     state = calls.state
     state["codex_pid"] = proc.pid
     recorder.progress(status=TurnStatus.RUNNING, error=None, state=state)
-    stream = _Stream(recorder, recorder.emit)
+    keeper = _Keeper(launch.host.ws.root, launch.home.name)
+    stream = _Stream(recorder, recorder.emit, on_item=keeper.soon)
     stderr_tail: list[str] = []
     stderr_task = asyncio.create_task(_drain(proc.stderr, stderr_tail))
     reader, writer = await asyncio.open_unix_connection(sock=ours, limit=_LINE_LIMIT)
@@ -558,6 +585,7 @@ async def _run_app_server(
             prompt = message
         thread = started.get("thread")
         stream.thread_id = str(thread.get("id")) if isinstance(thread, dict) else thread_id
+        keeper.thread_id = stream.thread_id
         # Kept at once: an interrupted turn resumes this thread.
         state["thread_id"] = stream.thread_id
         recorder.progress(state=state)
