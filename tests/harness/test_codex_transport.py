@@ -31,6 +31,7 @@ from control_center.core.events import (
 from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.harness import sandbox
 from control_center.harness.loop import Harness, RunRequest
+from control_center.harness.loopback import http_status
 from control_center.harness.loopback_responses import LoopbackResponsesServer, function_call, text
 from control_center.harness.settings import AppSettings
 from control_center.harness.transports import codex, codex_home
@@ -355,3 +356,78 @@ def test_a_review_space_records_a_finding_and_a_verdict_over_mcp(ws: Workspace) 
     review = ws.store.review(space.id)
     assert review is not None
     assert review.agent_verdict == "block"
+
+
+def test_without_the_os_layer_codexs_own_read_only_sandbox_refuses_the_write(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sandbox, "sandbox_available", lambda: False)
+    space = ws.create_space("codex-plan-no-bwrap", mode=Mode.PLAN)
+    replies = [
+        [function_call(codex.COMMAND_TOOL, {"cmd": "touch pwned; ls"})],
+        [text("Nothing changed.")],
+    ]
+    with LoopbackResponsesServer(replies) as server:
+        ended, events = run(ws, server, space.id, "create a file named pwned")
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert not (space.worktree / "pwned").exists()
+    result = _result_named(events, codex.COMMAND_TOOL)
+    assert "Read-only file system" in result.content
+    assert "README.md" in result.content
+    started = next(e for e in events if isinstance(e, TurnStarted))
+    assert started.guarantee is not None
+    assert "agent_sandbox" in started.guarantee["layers"]
+    assert "os_layer" not in started.guarantee["layers"]
+    notes = [m.text for m in ws.store.messages(space.conversation_id) if m.kind == "note"]
+    assert codex.GUIDANCE_NOTE in notes
+
+
+def test_a_failing_endpoint_is_retried_and_a_refusing_one_fails_the_turn_in_one_line(ws: Workspace) -> None:
+    space = ws.create_space("codex-faults", mode=Mode.CHAT)
+    with LoopbackResponsesServer([[text("After a retry.")]], faults=[http_status(500)]) as server:
+        ended, events = run(ws, server, space.id, "hello")
+        tries = len(server.requests)
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert tries == 2
+    assert "After a retry." in "".join(e.text for e in events if isinstance(e, TextDelta))
+
+    faults = [http_status(401, message="bad key")] * 10
+    with LoopbackResponsesServer([[text("never")]], faults=faults) as server:
+        ended, _events = run(ws, server, space.id, "hello again")
+    assert ended.status is TurnStatus.FAILED
+    assert ended.error is not None
+    assert "\n" not in ended.error.strip()
+    assert "401" in ended.error or "bad key" in ended.error
+
+
+def test_a_stopped_turn_resumes_its_thread(ws: Workspace) -> None:
+    space = ws.create_space("codex-stop", mode=Mode.CHAT, autonomy=Autonomy.AUTO)
+    replies = [
+        [function_call(codex.COMMAND_TOOL, {"cmd": "sleep 60"})],
+        [text("Back after the stop.")],
+    ]
+
+    async def stop_it(server: LoopbackResponsesServer) -> TurnEnded:
+        task = asyncio.create_task(
+            Harness(ws, _settings(server)).run(
+                RunRequest("wait a minute", space.id, transport=Transport.CODEX)
+            )
+        )
+        deadline = time.monotonic() + 120
+        while len(server.requests) < 1:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(2.0)  # Codex runs the command
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        turn = ws.store.turns(space_id=space.id)[0]
+        assert turn.status is TurnStatus.INTERRUPTED
+        return await Harness(ws, _settings(server)).resume(turn.id)
+
+    with LoopbackResponsesServer(replies) as server:
+        ended = asyncio.run(stop_it(server))
+        last = json.dumps(server.bodies[-1]["input"])
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert "wait a minute" in last
+    assert codex.RESUME_MESSAGE in last
