@@ -184,7 +184,13 @@ class CallPath:
             return ToolOutput(str(exc), is_error=True), False
 
     def open_wait(
-        self, scope: CallScope, needs: Needs, call_id: str, name: str, args: dict[str, Any]
+        self,
+        scope: CallScope,
+        needs: Needs,
+        call_id: str,
+        name: str,
+        args: dict[str, Any],
+        preview: str | None = None,
     ) -> Approval:
         """The durable Inbox item a call waits on (and its conversation card), announced."""
         return suspension_for(needs.kind).open(
@@ -198,6 +204,7 @@ class CallPath:
                 name=name,
                 args=args,
                 emit=scope.emit,
+                preview=preview,
             )
         )
 
@@ -369,7 +376,9 @@ class ExternalCalls:
             self.recorder.progress(delivered=True)
         return out
 
-    async def consent(self, name: str, args: dict[str, Any], call_id: str = "") -> ToolOutput | None:
+    async def consent(
+        self, name: str, args: dict[str, Any], call_id: str = "", *, preview: str | None = None
+    ) -> ToolOutput | None:
         """For a call the other agent runs itself (a command Codex asks to run): None when it may
         run now (after the operator's grant where the gate asks, as for ``call``), else why not.
         Nothing runs here; the same Inbox item, gate and guardrail decide."""
@@ -383,7 +392,7 @@ class ExternalCalls:
         if needs_approval(spec, scope.profile, scope.autonomy):
             call_id = call_id or new_id()
             approval = self._waiting_approval(ApprovalKind.TOOL_CALL, name, args) or self.path.open_wait(
-                scope, Needs(), call_id, name, args
+                scope, Needs(), call_id, name, args, preview
             )
             self._wait_begins(approval.id)
             try:

@@ -431,3 +431,34 @@ def test_a_stopped_turn_resumes_its_thread(ws: Workspace) -> None:
     assert ended.status is TurnStatus.COMPLETED, ended.error
     assert "wait a minute" in last
     assert codex.RESUME_MESSAGE in last
+
+
+PATCH = "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: hello.txt\n+hi there\n*** End Patch\nEOF\n"
+
+
+@pytest.mark.parametrize("decision", [Decision.GRANT, Decision.REJECT])
+def test_a_patch_codex_asks_to_apply_is_a_write_file_item_with_its_diff(
+    ws: Workspace, decision: Decision
+) -> None:
+    space = ws.create_space(f"codex-patch-{decision.value}", mode=Mode.CHAT)
+    replies = [[function_call(codex.COMMAND_TOOL, {"cmd": PATCH})], [text("Patched.")]]
+
+    async def scenario() -> tuple[TurnEnded, Any]:
+        with LoopbackResponsesServer(replies) as server:
+            turn = asyncio.create_task(
+                Harness(ws, _settings(server)).run(RunRequest("patch", space.id, transport=Transport.CODEX))
+            )
+            decided = await _decide_when_asked(ws, space.id, decision)
+            return await turn, decided
+
+    ended, approval = asyncio.run(scenario())
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert approval.payload["tool"] == "write_file"
+    assert approval.payload["input"]["path"] == "hello.txt"
+    assert "+++ b/hello.txt" in approval.payload["diff"]
+    assert "+hi there" in approval.payload["diff"]
+    created = space.worktree / "hello.txt"
+    if decision is Decision.GRANT:
+        assert created.read_text() == "hi there\n"
+    else:
+        assert not created.exists()

@@ -97,8 +97,9 @@ KEY_ENV = "CONTROL_CENTER_CODEX_KEY"
 MCP_TOKEN_ENV = "CONTROL_CENTER_MCP_TOKEN"
 #: What a resumed thread is told (its own rollout holds the rest).
 RESUME_MESSAGE = "The previous turn was interrupted. Continue where you left off."
-#: Codex's own tool for shell commands, as our events name it.
+#: Codex's own tool for shell commands, and its patches, as our events name them.
 COMMAND_TOOL = "exec_command"
+PATCH_TOOL = "apply_patch"
 _LINE_LIMIT = 64 * 1024 * 1024
 _KILL_WAIT_S = 5.0
 _START_TIMEOUT_S = 60.0
@@ -425,6 +426,8 @@ class _Stream:
     done: asyncio.Event = field(default_factory=asyncio.Event)
     status: str | None = None
     error: str | None = None
+    #: The changes of each file-change item (what a patch approval is about).
+    changes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     model_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -480,9 +483,11 @@ class _Stream:
             given = item.get("arguments")
             self._tool(item_id, name, given if isinstance(given, dict) else {}, item, done)
         elif kind == "fileChange":
-            changes = item.get("changes")
-            paths = [str(c.get("path")) for c in changes or [] if isinstance(c, dict)]
-            self._tool(item_id, "apply_patch", {"paths": paths}, item, done)
+            given = item.get("changes")
+            changes = [c for c in given if isinstance(c, dict)] if isinstance(given, list) else []
+            self.changes[item_id] = changes
+            paths = [str(c.get("path")) for c in changes]
+            self._tool(item_id, PATCH_TOOL, {"paths": paths}, item, done)
 
     def _tool(self, item_id: str, name: str, args: dict[str, Any], item: dict[str, Any], done: bool) -> None:
         if not done:
@@ -558,7 +563,7 @@ async def _run_app_server(
     reader, writer = await asyncio.open_unix_connection(sock=ours, limit=_LINE_LIMIT)
 
     async def on_request(method: str, params: dict[str, Any]) -> dict[str, Any]:
-        return await _answer_question(launch, method, params)
+        return await _answer_question(launch, stream, method, params)
 
     rpc = CodexRpc(reader, writer, stream.notify, on_request)
     rpc_task = asyncio.create_task(rpc.run())
@@ -639,7 +644,44 @@ async def _run_app_server(
             await rpc_task
 
 
-async def _answer_question(launch: _Launch, method: str, params: dict[str, Any]) -> dict[str, Any]:
+def _patch_call(worktree: Path, changes: list[dict[str, Any]]) -> tuple[str, dict[str, Any], str | None]:
+    """The tool call a patch is for the gate and the Inbox: ``delete_file`` when it deletes,
+    else ``write_file`` (of its first file; the preview shows every file), with the patch's own
+    diff as the preview. Paths outside the worktree stay absolute (the path check refuses them)."""
+    if not changes:
+        return "write_file", {"path": ".", "content": ""}, None
+    root = Path(worktree).resolve()
+    rel: list[str] = []
+    parts: list[str] = []
+    deletes = False
+    for change in changes:
+        path = Path(str(change.get("path") or ""))
+        try:
+            name = path.resolve().relative_to(root).as_posix() if path.is_absolute() else path.as_posix()
+        except ValueError:
+            name = str(path)
+        rel.append(name)
+        given = change.get("kind")
+        kind = given.get("type") if isinstance(given, dict) else given
+        diff = str(change.get("diff") or "")
+        if kind == "add":
+            body = "".join(f"+{line}\n" for line in diff.splitlines())
+            parts.append(f"--- /dev/null\n+++ b/{name}\n{body}")
+        elif kind == "delete":
+            deletes = True
+            parts.append(f"--- a/{name}\n+++ /dev/null\n")
+        else:
+            parts.append(f"--- a/{name}\n+++ b/{name}\n{diff}")
+    preview = "".join(parts)
+    if deletes:
+        return "delete_file", {"path": rel[0]}, preview
+    first = changes[0].get("diff")
+    return "write_file", {"path": rel[0], "content": str(first or "")}, preview
+
+
+async def _answer_question(
+    launch: _Launch, stream: _Stream, method: str, params: dict[str, Any]
+) -> dict[str, Any]:
     """Codex asks before it runs a command or applies a patch: our gate and Inbox decide."""
     calls = launch.calls
     if method in ("item/commandExecution/requestApproval", "execCommandApproval"):
@@ -648,11 +690,10 @@ async def _answer_question(launch: _Launch, method: str, params: dict[str, Any])
             "run_command", {"command": command}, call_id=str(params.get("itemId") or "")
         )
     elif method in ("item/fileChange/requestApproval", "applyPatchApproval"):
-        # Codex asks about the patch of an item it announced; the Inbox shows its reason.
-        reason = str(params.get("reason") or "apply a patch")
-        out = await calls.consent(
-            "write_file", {"path": ".", "content": reason}, call_id=str(params.get("itemId") or "")
-        )
+        # Codex asks about the patch of an item it announced (its changes came with the item).
+        item_id = str(params.get("itemId") or "")
+        name, args, preview = _patch_call(launch.turn.worktree, stream.changes.get(item_id) or [])
+        out = await calls.consent(name, args, call_id=item_id, preview=preview)
     else:
         # Questions we have no Inbox kind for (permissions, MCP elicitation, user input): refused.
         log.info("codex: refused a %s request", method)
