@@ -29,12 +29,15 @@ from control_center.core.events import (
     TurnStatus,
 )
 from control_center.core.modes import Autonomy, Mode, Transport
+from control_center.core.profiles import profile_for
+from control_center.core.surface import materialize_surface
 from control_center.harness import sandbox
 from control_center.harness.loop import Harness, RunRequest
 from control_center.harness.loopback import http_status
 from control_center.harness.loopback_responses import LoopbackResponsesServer, function_call, text
 from control_center.harness.settings import AppSettings
 from control_center.harness.transports import codex, codex_home
+from control_center.harness.verbs import VERBS
 from control_center.pipeline.decisions import decide
 from control_center.workspace import Workspace
 
@@ -462,3 +465,65 @@ def test_a_patch_codex_asks_to_apply_is_a_write_file_item_with_its_diff(
         assert created.read_text() == "hi there\n"
     else:
         assert not created.exists()
+
+
+def _mcp_tools(body: dict[str, Any]) -> set[str]:
+    spaces = [
+        t
+        for t in body.get("tools", [])
+        if t.get("type") == "namespace" and t.get("name") == "mcp__control_center"
+    ]
+    return {tool["name"] for space in spaces for tool in space.get("tools", [])}
+
+
+def test_codex_is_offered_exactly_the_modes_verbs_and_exit_plan_mode_opens_the_gate(ws: Workspace) -> None:
+    space = ws.create_space("codex-exit", mode=Mode.PLAN)
+    replies = [
+        [function_call("exit_plan_mode", {"summary": "Ready to build"}, namespace="mcp__control_center")],
+        [text("Waiting for you.")],
+    ]
+    with LoopbackResponsesServer(replies) as server:
+        ended, events = run(ws, server, space.id, "leave plan mode")
+        first = server.bodies[0]
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    surface = {t.name for t in materialize_surface(profile_for(Mode.PLAN), Autonomy.ASK, Transport.CODEX)}
+    assert _mcp_tools(first) == surface & set(VERBS)
+    assert "write_file" not in _mcp_tools(first)
+    result = _result_named(events, "mcp__control_center__exit_plan_mode")
+    assert "operator" in result.content
+    gates = ws.store.approvals(kind=ApprovalKind.PLAN_EXIT, space_id=space.id)
+    assert len(gates) == 1
+    assert ws.store.space(space.id).mode is Mode.PLAN  # nothing switches before a grant
+
+
+def test_ask_user_over_mcp_waits_for_the_operators_answer(ws: Workspace) -> None:
+    from control_center.pipeline.decisions import answer
+
+    space = ws.create_space("codex-asks", mode=Mode.CHAT)
+    replies = [
+        [function_call("ask_user", {"question": "Which colour?"}, namespace="mcp__control_center")],
+        [text("Thanks.")],
+    ]
+
+    async def scenario() -> TurnEnded:
+        with LoopbackResponsesServer(replies) as server:
+            turn = asyncio.create_task(
+                Harness(ws, _settings(server)).run(RunRequest("ask me", space.id, transport=Transport.CODEX))
+            )
+            deadline = time.monotonic() + 120
+            while not (
+                pending := ws.store.approvals(
+                    kind=ApprovalKind.QUESTION, space_id=space.id, status=ApprovalStatus.PENDING
+                )
+            ):
+                assert time.monotonic() < deadline, "the question never reached the Inbox"
+                await asyncio.sleep(0.05)
+            await asyncio.to_thread(answer, ws, pending[0].id, "blue", by="operator")
+            ended = await turn
+            self_bodies.extend(server.bodies)
+            return ended
+
+    self_bodies: list[dict[str, Any]] = []
+    ended = asyncio.run(scenario())
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert "blue" in json.dumps(self_bodies[-1]["input"])

@@ -694,10 +694,25 @@ async def _answer_question(
         item_id = str(params.get("itemId") or "")
         name, args, preview = _patch_call(launch.turn.worktree, stream.changes.get(item_id) or [])
         out = await calls.consent(name, args, call_id=item_id, preview=preview)
+    elif method == "mcpServer/elicitation/request":
+        meta = params.get("_meta")
+        tool = meta.get("tool_name") if isinstance(meta, dict) else None
+        ours = {spec.name for spec in calls.verbs}
+        if (
+            params.get("serverName") == SERVER_NAME
+            and isinstance(meta, dict)
+            and meta.get("codex_approval_kind") == "mcp_tool_call"
+            and tool in ours
+        ):
+            # Codex asks before it calls one of our verbs: the call itself passes our surface,
+            # gate and guardrail inside our MCP server, so there is nothing to ask here.
+            return {"action": "accept", "content": {}, "_meta": None}
+        log.info("codex: declined an MCP elicitation from %.100s", params.get("serverName"))
+        return {"action": "decline", "content": None, "_meta": None}
     else:
-        # Questions we have no Inbox kind for (permissions, MCP elicitation, user input): refused.
-        log.info("codex: refused a %s request", method)
-        return {"decision": "decline"} if "Approval" in method else {}
+        # Questions we have no Inbox kind for (permissions, user input): an error answer, which
+        # Codex takes as a refusal.
+        raise RpcError(f"Control Center does not answer {method} requests")
     if out is not None:
         launch.recorder.note("note", f"Codex was refused: {out.content}")
         return {"decision": "decline"}
