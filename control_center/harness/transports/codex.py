@@ -28,6 +28,7 @@ import contextlib
 import json
 import logging
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -168,13 +169,22 @@ def thread_options(read_only: bool, os_layer: bool) -> dict[str, Any]:
 
 
 def _command_text(params: dict[str, Any]) -> str:
-    """The command line Codex asks about, as the operator reads it (without ``bash -lc``)."""
+    """The command line Codex asks about, exactly as it will run: its ``command`` (Codex's own
+    ``commandActions`` are a parse for display and could hide part of it). Only Codex's
+    ``/bin/bash -lc '<line>'`` wrapper is taken off, when what follows is one quoted word."""
+    command = str(params.get("command") or "")
+    for wrapper in ("/bin/bash -lc ", "bash -lc ", "/bin/sh -c "):
+        if command.startswith(wrapper):
+            try:
+                words = shlex.split(command[len(wrapper) :])
+            except ValueError:
+                return command
+            return words[0] if len(words) == 1 else command
+    if command:
+        return command
     actions = params.get("commandActions")
-    if isinstance(actions, list) and actions:
-        parts = [str(a.get("command")) for a in actions if isinstance(a, dict) and a.get("command")]
-        if parts:
-            return " && ".join(parts) if len(parts) > 1 else parts[0]
-    return str(params.get("command") or "")
+    parts = [str(a.get("command")) for a in actions or [] if isinstance(a, dict) and a.get("command")]
+    return " && ".join(parts)
 
 
 class CodexDriver:
