@@ -48,6 +48,7 @@ from control_center.core.records import (
     ReviewNodeRecord,
     ReviewRecord,
     Space,
+    SpaceLanding,
     TicketRecord,
     ToolCallRecord,
     Turn,
@@ -56,6 +57,7 @@ from control_center.store import health
 from control_center.store.db import DB_FILENAME as DB_FILENAME  # re-exported: its old home
 from control_center.store.db import StoreError, open_database
 from control_center.store.dialect import dialect_for, search_words
+from control_center.store.rules import RuleStore
 from control_center.store.tables import (
     AgentRow,
     ApprovalRow,
@@ -68,6 +70,7 @@ from control_center.store.tables import (
     ProposalRow,
     ReviewNodeRow,
     ReviewRow,
+    SpaceLandingRow,
     SpaceRow,
     TicketRow,
     ToolCallRow,
@@ -239,7 +242,7 @@ def _settled_message(row: ApprovalRow) -> str:
     )
 
 
-class Store:
+class Store(RuleStore):
     def __init__(self, target: Path | str, *, create: bool = False, read_only: bool = False) -> None:
         """``target`` is the SQLite file, or a ``postgresql://`` URL (team mode). ``read_only``:
         nothing is ever written (every write unit is refused with one line saying so)."""
@@ -450,6 +453,28 @@ class Store:
             s.add(row)
             s.flush()
             return _space(row)
+
+    def landing(self, space_id: str) -> SpaceLanding | None:
+        """The space's base branch and last landing; None for a space made before they were kept."""
+        with self._read() as s:
+            row = s.get(SpaceLandingRow, space_id)
+            return _record(SpaceLanding, row) if row else None
+
+    def record_landing(self, space_id: str, **fields: str | None) -> SpaceLanding:
+        """Set some of the space's landing fields (``base_branch``, ``pr_url``, ``method``,
+        ``landed_at``, ``landed_commit``); the others keep their values."""
+        allowed = {"base_branch", "pr_url", "method", "landed_at", "landed_commit"}
+        with self._write() as s:
+            if s.get(SpaceRow, space_id) is None:
+                raise NotFound(f"no space {space_id!r} in this workspace")
+            row = s.get(SpaceLandingRow, space_id) or SpaceLandingRow(space_id=space_id)
+            for key, value in fields.items():
+                if key not in allowed:
+                    raise ValueError(f"cannot set landing field {key!r}")
+                setattr(row, key, value)
+            s.add(row)
+            s.flush()
+            return _record(SpaceLanding, row)
 
     def touch_space(self, space_id: str) -> None:
         with self._write() as s:
@@ -867,6 +892,8 @@ class Store:
         args: dict[str, Any],
         pid: int,
         spool: Path | None = None,
+        allowed_by: str | None = None,
+        allowed_ref: str | None = None,
     ) -> ToolCallRecord | None:
         """Claim the call before it runs, durably (one conditional INSERT). None: the caller owns
         it and may run it now. A record: someone started it before (maybe this turn before a
@@ -881,6 +908,8 @@ class Store:
             pid=pid,
             spool=str(spool) if spool is not None else None,
             started_at=now_iso(),
+            allowed_by=allowed_by,
+            allowed_ref=allowed_ref,
         )
         try:
             with self._write() as s:

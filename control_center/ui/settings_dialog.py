@@ -221,6 +221,24 @@ class SettingsDialog(QDialog):
         dform.addRow("Transport", self.transport)
         dform.addRow("Autonomy", self.autonomy)
         dform.addRow("Plan budget", self._build_plan_budget(settings))
+        timeouts = self._build_timeouts(settings)
+
+        # where a worktree opens, and where pull requests go (launch.py, land.py)
+        worktrees = QGroupBox("Worktrees and pull requests")
+        wform = QFormLayout(worktrees)
+        self.open_programs: dict[str, QLineEdit] = {}
+        for field_name, label, fallback in (
+            ("open_editor", "Editor command", "$VISUAL, $EDITOR, else xdg-open"),
+            ("open_terminal", "Terminal command", "$TERMINAL, else a terminal on PATH"),
+            ("open_file_manager", "File manager command", "xdg-open"),
+            ("github_api_url", "GitHub API URL", "https://api.github.com (Enterprise: https://HOST/api/v3)"),
+        ):
+            edit = QLineEdit(getattr(settings, field_name) or "")
+            edit.setObjectName(f"settings_{field_name}")
+            edit.setPlaceholderText(f"default: {fallback}")
+            edit.setAccessibleName(label)
+            self.open_programs[field_name] = edit
+            wform.addRow(label, edit)
 
         # Agent mode's command sandbox (harness/sandbox.py): what its commands may reach.
         sandbox = QGroupBox("Agent-mode commands (sandboxed where bubblewrap works)")
@@ -277,7 +295,9 @@ class SettingsDialog(QDialog):
         body_layout.setContentsMargins(0, 0, 0, 0)
         body_layout.addWidget(general)
         body_layout.addWidget(defaults)
+        body_layout.addWidget(worktrees)
         body_layout.addWidget(sandbox)
+        body_layout.addWidget(timeouts)
         body_layout.addWidget(models, 1)
         self.table.setMinimumHeight(
             self.table.verticalHeader().length() + self.table.horizontalHeader().height() + 4
@@ -290,6 +310,34 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.scroll, 1)
         layout.addWidget(buttons)
         fit_dialog(self, QSize(1040, 740))  # all of it, where the screen has the room
+
+    def _build_timeouts(self, settings: AppSettings) -> QGroupBox:
+        """Per kind, minutes a pending Inbox item waits before it expires to its safe default
+        (0: never). Settings keep seconds (``approval_timeout.<kind>``)."""
+        from control_center.core.approvals import ApprovalKind
+        from control_center.harness.settings import MAX_APPROVAL_TIMEOUT_S
+
+        box = QGroupBox("Approvals that expire (then denied: a call does not run, a question has no answer)")
+        grid = QFormLayout(box)
+        self.timeouts: dict[ApprovalKind, QSpinBox] = {}
+        labels = {
+            ApprovalKind.TOOL_CALL: "Tool call",
+            ApprovalKind.PLAN_EXIT: "Leaving plan mode",
+            ApprovalKind.PLAN: "Plan",
+            ApprovalKind.ORCHESTRATION: "Orchestration proposal",
+            ApprovalKind.QUESTION: "Agent's question",
+            ApprovalKind.BUDGET: "Paused budget",
+        }
+        for kind in ApprovalKind:
+            seconds = settings.approval_timeouts.get(kind)
+            spin = _spin(0, MAX_APPROVAL_TIMEOUT_S // 60, -(-(seconds or 0) // 60))
+            spin.setObjectName(f"approvalTimeout_{kind.value}")
+            spin.setSpecialValueText("never")
+            spin.setSuffix(" min")
+            spin.setAccessibleName(f"Time-out of a {labels.get(kind, kind.value)} approval, in minutes")
+            self.timeouts[kind] = spin
+            grid.addRow(labels.get(kind, kind.value), spin)
+        return box
 
     def _build_plan_budget(self, settings: AppSettings) -> QHBoxLayout:
         """The budget an approved plan's work runs under; 0 on an axis means no limit there."""
@@ -435,12 +483,24 @@ class SettingsDialog(QDialog):
         s.default_autonomy = Autonomy(self.autonomy.currentData())
         for setting, (_spec, edit, _status) in self.cli_edits.items():
             setattr(s, setting, edit.text().strip() or None)
+        for field_name, edit in self.open_programs.items():
+            value = edit.text().strip() or None
+            if field_name == "github_api_url" and value and not value.startswith(("http://", "https://")):
+                continue  # not a URL: the previous value stays (settings set says why)
+            setattr(s, field_name, value)
         retries = self.model_retries.value()
         s.model_retries = None if retries < 0 else retries
         s.plan_budget_tokens = self.plan_budget_tokens.value() or None
         s.plan_budget_usd = round(self.plan_budget_usd.value(), 2) or None
         s.agent_network = self.agent_network.isChecked()
         s.agent_writable = AppSettings.parse_folders(self.agent_writable.text(), "Also writable")
+        for kind, spin in self.timeouts.items():
+            minutes = spin.value()
+            seconds = s.approval_timeouts.get(kind)
+            if not minutes:
+                s.approval_timeouts.pop(kind, None)
+            elif seconds is None or -(-seconds // 60) != minutes:  # an untouched value keeps its seconds
+                s.approval_timeouts[kind] = minutes * 60
         names = self.allowed_env.text().replace(",", " ").split()
         s.allowed_env = tuple(dict.fromkeys(names))
         for row, mode in enumerate(Mode):
