@@ -26,8 +26,14 @@ class CliCheck:
 
     def line(self) -> str:
         if self.problem is not None:
-            return f"{self.spec.label} CLI: {self.problem}"
+            return problem_line(self.spec, self.problem)
         return f"{self.spec.label} CLI: {self.path} ({self.version}, the tested version)"
+
+
+def problem_line(spec: TransportSpec, problem: str) -> str:
+    """``problem`` as one line naming the CLI (once: a finder's message may name it already)."""
+    named = f"{spec.label} CLI"
+    return problem if problem.startswith(named) else f"{named}: {problem}"
 
 
 def finder(spec: TransportSpec) -> Callable[[str | None], tuple[str | None, str | None]]:

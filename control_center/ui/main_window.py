@@ -894,7 +894,11 @@ class MainWindow(QMainWindow):
             )
         problem = self._cli_problems.get(transport)
         note = operator_note(profile_for(mode), transport, os_layer)
-        self.composer.set_transport_note(f"{spec.label} CLI: {problem}" if problem else note)
+        if problem:
+            from control_center.harness.cli_check import problem_line
+
+            note = problem_line(spec, problem)
+        self.composer.set_transport_note(note)
         self.composer.note_label.setToolTip(guarantee.summary)
         self.transport_combo.setToolTip(f"{guarantee.summary}\nHolding: {layers_line(guarantee)}")
 

@@ -34,7 +34,7 @@ def test_doctor_says_a_missing_cli_in_one_line(
 ) -> None:
     _settings(tmp_path, monkeypatch, codex_cli=str(tmp_path / "nowhere" / "codex"))
     out = cli("doctor", "--workspace", ws)
-    lines = [line for line in out.out.splitlines() if line.startswith("Codex CLI:")]
+    lines = [line for line in out.out.splitlines() if line.startswith("Codex CLI")]
     assert len(lines) == 1
     assert "Codex CLI not found" in lines[0]
     assert "nowhere" in lines[0]
@@ -48,11 +48,11 @@ def test_doctor_says_a_not_executable_or_untested_cli(
     _settings(tmp_path, monkeypatch, codex_cli=str(plain))
     assert "not an executable file" in cli("doctor", "--workspace", ws).out
     _settings(tmp_path, monkeypatch, codex_cli=str(_fake_cli(tmp_path, "0.1.0")))
-    line = next(x for x in cli("doctor", "--workspace", ws).out.splitlines() if x.startswith("Codex CLI:"))
+    line = next(x for x in cli("doctor", "--workspace", ws).out.splitlines() if x.startswith("Codex CLI"))
     assert "version 0.1.0, untested here" in line
     assert CODEX.tested_version is not None
     assert CODEX.tested_version in line
     _settings(tmp_path, monkeypatch, codex_cli=str(_fake_cli(tmp_path, CODEX.tested_version)))
-    line = next(x for x in cli("doctor", "--workspace", ws).out.splitlines() if x.startswith("Codex CLI:"))
+    line = next(x for x in cli("doctor", "--workspace", ws).out.splitlines() if x.startswith("Codex CLI"))
     assert "the tested version" in line
     assert "untested" not in line

@@ -365,6 +365,7 @@ def test_a_missing_or_untested_cli_is_the_composers_line_before_any_turn(
     note = window.composer.note_label
     qtbot.waitUntil(lambda: "Codex CLI not found" in note.text(), timeout=10_000)
     assert str(missing) in note.text()
+    assert "Codex CLI: Codex CLI" not in note.text()  # named once
     # A CLI of another version: said too, with the tested one.
     fake = tmp_path / "codex"
     fake.write_text("#!/bin/sh\necho codex-cli 0.1.0\n")
