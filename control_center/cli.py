@@ -499,6 +499,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="X",
         help="granting a plan: its work's USD budget (default: settings plan_budget.max_usd)",
     )
+    ad.add_argument(
+        "--skip",
+        action="store_true",
+        help="granting a step approval (a plan step that failed its checks or conflicted): skip it "
+        "instead of retrying it",
+    )
     ad.add_argument("--json", action="store_true")
     ad.set_defaults(func=_operator_only(_lazy("control_center.commands", "cmd_approvals_decide")))
     aa = asub.add_parser("answer", help="answer an agent's question (kind question)")

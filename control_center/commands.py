@@ -222,6 +222,9 @@ def cmd_approvals_decide(args: argparse.Namespace) -> int:
                 raise_usd=args.raise_usd,
                 dispatch=_step_dispatcher(ws),
                 plan_budget=_plan_budget(ws, args, settings),
+                plan_concurrency=settings.plan_concurrency,
+                plan_check_retries=settings.plan_check_retries,
+                step_action="skip" if getattr(args, "skip", False) else None,
             )
         except DecisionError as exc:
             raise WorkspaceError(str(exc)) from None

@@ -586,6 +586,8 @@ class WorkspaceRuntime:
                     by=operator,
                     reason=reason,
                     plan_budget=self.settings.plan_budget(),
+                    plan_concurrency=self.settings.plan_concurrency,
+                    plan_check_retries=self.settings.plan_check_retries,
                     **dict(options or {}),
                 )
             except Exception as exc:

@@ -238,9 +238,12 @@ class Workspace:
         autonomy: Autonomy = Autonomy.ASK,
         transport: Transport = Transport.BUILTIN,
         operator: bool = True,
+        start_point: str = "HEAD",
     ) -> Space:
-        """A new space on its own worktree and branch. ``operator`` requests may only pick
-        operator-selectable modes (review is set by the system for PR spaces)."""
+        """A new space on its own worktree and branch (from ``start_point``, the repository's
+        HEAD unless a parallel plan node starts from its dependencies' state). ``operator``
+        requests may only pick operator-selectable modes (review is set by the system for PR
+        spaces)."""
         self._refuse_if_read_only()
         name = name.strip()
         if not name:
@@ -252,7 +255,7 @@ class Workspace:
         sid = new_id()
         branch = f"cc/{_slug(name)}-{sid[-6:]}"  # the id's random end
         worktree = self.root / WORKTREES_DIR / sid
-        git(self.repo, "worktree", "add", "-b", branch, str(worktree), "HEAD")
+        git(self.repo, "worktree", "add", "-b", branch, str(worktree), start_point)
         if self.is_team and self._has_origin():
             # Every machine of the team (workers, other operators) takes the space from the remote.
             git(self.repo, "push", "-q", "origin", f"{branch}:refs/heads/{branch}")

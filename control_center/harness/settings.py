@@ -107,6 +107,10 @@ def _default_mode_settings() -> ModelSettings:
     return ModelSettings(provider="auto")
 
 
+#: Bounds of the plan run settings (``plan_concurrency``, ``plan_check_retries``).
+MAX_PLAN_CONCURRENCY = 16
+MAX_CHECK_RETRIES = 10
+
 #: How many recently opened workspaces File ▸ Open recent lists.
 RECENT_WORKSPACES = 8
 
@@ -143,6 +147,12 @@ class AppSettings:
     #: ``budget`` Inbox item, as an orchestration's does.
     plan_budget_tokens: int | None = None
     plan_budget_usd: float | None = None
+    #: How many independent nodes of an approved plan run at once (``plan_concurrency``); 1 runs
+    #: them one after another in the plan's space, more gives each node a worktree of its own.
+    plan_concurrency: int = 1
+    #: Fix turns a plan node gets when its acceptance checks fail, before it waits in the Inbox
+    #: (``plan_check_retries``).
+    plan_check_retries: int = 1
     models: dict[Mode, ModelSettings] = field(
         default_factory=lambda: {m: _default_mode_settings() for m in Mode}
     )
@@ -203,6 +213,8 @@ class AppSettings:
             "appearance": self.appearance,
             "plan_budget.max_tokens": self.plan_budget_tokens,
             "plan_budget.max_usd": self.plan_budget_usd,
+            "plan_concurrency": self.plan_concurrency,
+            "plan_check_retries": self.plan_check_retries,
             "agent_sandbox.network": self.agent_network,
             "agent_sandbox.writable": ":".join(self.agent_writable) or None,
         }
@@ -271,6 +283,12 @@ class AppSettings:
             self.plan_budget_tokens = tokens
         elif key == "plan_budget.max_usd":
             self.plan_budget_usd = _usd(value, key)
+        elif key == "plan_concurrency":
+            word = value.strip().lower()
+            self.plan_concurrency = 1 if word in _DEFAULT_WORDS else _int(value, key, 1, MAX_PLAN_CONCURRENCY)
+        elif key == "plan_check_retries":
+            word = value.strip().lower()
+            self.plan_check_retries = 1 if word in _DEFAULT_WORDS else _int(value, key, 0, MAX_CHECK_RETRIES)
         elif key == "agent_sandbox.network":
             self.agent_network = _choice(value.strip().lower(), ["on", "off"], key) == "on"
         elif key == "agent_sandbox.writable":
@@ -297,6 +315,8 @@ class AppSettings:
             "model_retries": self.model_retries,
             "appearance": self.appearance,
             "plan_budget": {"max_tokens": self.plan_budget_tokens, "max_usd": self.plan_budget_usd},
+            "plan_concurrency": self.plan_concurrency,
+            "plan_check_retries": self.plan_check_retries,
             "modes": {m.value: s.to_json() for m, s in self.models.items()},
         }
 
@@ -341,6 +361,13 @@ class AppSettings:
                 out.plan_budget_tokens = tokens
             if isinstance(usd, int | float) and not isinstance(usd, bool) and 0 < usd <= MAX_BUDGET_USD:
                 out.plan_budget_usd = float(usd)
+        for name, low, high in (
+            ("plan_concurrency", 1, MAX_PLAN_CONCURRENCY),
+            ("plan_check_retries", 0, MAX_CHECK_RETRIES),
+        ):
+            number = data.get(name)
+            if isinstance(number, int) and not isinstance(number, bool) and low <= number <= high:
+                setattr(out, name, number)
         modes = data.get("modes")
         # Files from before per-mode providers ("models") stored a provider per mode that was never
         # honoured: it is dropped so those modes follow the global choice as before.

@@ -13,7 +13,7 @@ from control_center.core.approval_summary import summarize_approval
 from control_center.core.approvals import ApprovalKind, ApprovalStatus
 from control_center.core.events import ApprovalRequested, ModeChanged, TurnEvent
 from control_center.core.orchestration import ProposalError, cooldown_remaining, parse_proposal
-from control_center.core.plan import PlanError, parse_plan
+from control_center.core.plan import PlanError, node_to_json, parse_plan
 from control_center.core.profiles import DISPATCH_DEFAULT_MODE, CapabilityProfile
 from control_center.core.records import Space
 from control_center.core.review import (
@@ -106,15 +106,7 @@ async def submit_plan(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
             "plan_id": plan_id,
             "version": version,
             "goal": graph.goal,
-            "nodes": [
-                {
-                    "key": n.key,
-                    "title": n.title,
-                    "description": n.description,
-                    "depends_on": list(n.depends_on),
-                }
-                for n in graph.nodes
-            ],
+            "nodes": [node_to_json(n) for n in graph.nodes],
         },
     )
     store.update_plan(plan_id, approval_id=approval_id)

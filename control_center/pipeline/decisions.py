@@ -31,6 +31,7 @@ from control_center.core.pipeline import (
 from control_center.core.plan import parse_plan
 from control_center.core.profiles import DISPATCH_DEFAULT_MODE
 from control_center.pipeline.budget import check_budget_grant, decide_budget
+from control_center.pipeline.step_decisions import check_step_grant, decide_step
 from control_center.store.db import StoreError
 from control_center.workspace import Workspace
 
@@ -70,10 +71,16 @@ def decide(
     raise_tokens: int | None = None,
     raise_usd: float | None = None,
     plan_budget: Budget | None = None,
+    plan_concurrency: int = 1,
+    plan_check_retries: int = 1,
+    step_action: str | None = None,
 ) -> DecisionOutcome:
     """Record the decision and apply its consequences. ``agent_path`` marks a decision that
     arrives through an agent-reachable surface (MCP): it may decide only agent-decidable kinds.
-    ``plan_budget`` is the budget an approved plan's work runs under (other kinds ignore it)."""
+    ``plan_budget`` is the budget an approved plan's work runs under, ``plan_concurrency`` how
+    many of its independent nodes run at once and ``plan_check_retries`` the fix turns a node
+    gets when its checks fail (other kinds ignore them). ``step_action`` ("retry", "skip") says
+    what a grant of a ``step`` does (retry by default)."""
     store = ws.store
     if run_work and _in_event_loop():
         # Inside an event loop (the GUI) the caller owns running the pipeline; asyncio.run here
@@ -100,6 +107,10 @@ def decide(
         _check_grantable(ws, approval)
         if approval.kind is ApprovalKind.BUDGET:
             check_budget_grant(ws, approval, raise_tokens, raise_usd)
+        if approval.kind is ApprovalKind.STEP:
+            check_step_grant(ws, approval, step_action)
+    if step_action is not None and (approval.kind is not ApprovalKind.STEP or decision is not Decision.GRANT):
+        raise DecisionError("a step action (retry, skip) applies only when granting a step approval")
     try:
         decided = store.decide_approval(approval_id, decision.status, by=by, reason=reason)
     except StoreError as exc:
@@ -116,11 +127,17 @@ def decide(
             )
             return DecisionOutcome(decided, verb)
         case ApprovalKind.PLAN:
-            return _decide_plan(ws, decided, decision, reason, run_work, dispatch, plan_budget)
+            runs = _PlanRun(plan_budget, plan_concurrency, plan_check_retries)
+            return _decide_plan(ws, decided, decision, reason, run_work, dispatch, runs)
         case ApprovalKind.ORCHESTRATION:
             return _decide_orchestration(ws, decided, decision, reason, run_work, dispatch)
         case ApprovalKind.BUDGET:
             outcome = decide_budget(ws, decided, decision, reason, raise_tokens, raise_usd)
+            granted = decision is Decision.GRANT
+            status = _maybe_run(ws, outcome.pipeline_id, run_work, dispatch) if granted else None
+            return replace(outcome, pipeline_status=status or outcome.pipeline_status)
+        case ApprovalKind.STEP:
+            outcome = decide_step(ws, decided, decision, reason, step_action)
             granted = decision is Decision.GRANT
             status = _maybe_run(ws, outcome.pipeline_id, run_work, dispatch) if granted else None
             return replace(outcome, pipeline_status=status or outcome.pipeline_status)
@@ -196,6 +213,15 @@ def _source_run_info(ws: Workspace, turn_id: str | None, space_id: str | None) -
     return info
 
 
+@dataclass(frozen=True)
+class _PlanRun:
+    """How an approved plan's work runs (the operator's settings at approval)."""
+
+    budget: Budget | None = None
+    concurrency: int = 1
+    check_retries: int = 1
+
+
 def _decide_plan(
     ws: Workspace,
     approval: Approval,
@@ -203,8 +229,10 @@ def _decide_plan(
     reason: str | None,
     run_work: bool,
     dispatch: Callable[[str], str] | None = None,
-    budget: Budget | None = None,
+    runs: _PlanRun | None = None,
 ) -> DecisionOutcome:
+    runs = runs or _PlanRun()
+    budget = runs.budget
     store = ws.store
     plan_row = store.plan(approval.payload.get("plan_id", ""))
     if plan_row is None:
@@ -223,7 +251,13 @@ def _decide_plan(
     store.update_plan(plan_row.id, status="approved")
     spec = compile_plan(graph, budget)
     run_info = _source_run_info(ws, plan_row.turn_id, plan_row.space_id)
-    run_info.update(plan_id=plan_row.id, plan_version=plan_row.version, content_hash=plan_row.content_hash)
+    run_info.update(
+        plan_id=plan_row.id,
+        plan_version=plan_row.version,
+        content_hash=plan_row.content_hash,
+        concurrency=max(1, int(runs.concurrency)),
+        check_retries=max(0, int(runs.check_retries)),
+    )
     pipeline_id = store.create_pipeline(
         space_id=plan_row.space_id,
         source_kind="plan",
