@@ -21,13 +21,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from control_center.core.modes import Autonomy  # noqa: E402
-from control_center.core.pipeline import compile_plan, initial_state, spec_to_json, state_to_json  # noqa: E402
-from control_center.core.plan import PlanGraph, parse_plan  # noqa: E402
-from control_center.harness.loop import Harness  # noqa: E402
-from control_center.harness.settings import AppSettings  # noqa: E402
-from control_center.pipeline.runner import PipelineRunner  # noqa: E402
-from control_center.workspace import Workspace  # noqa: E402
+from control_center.core.modes import Autonomy
+from control_center.core.pipeline import compile_plan, initial_state, spec_to_json, state_to_json
+from control_center.core.plan import PlanGraph, parse_plan
+from control_center.harness.loop import Harness
+from control_center.harness.settings import AppSettings
+from control_center.pipeline.runner import PipelineRunner
+from control_center.workspace import Workspace
 
 KEYS = ("a1", "a2", "a3", "b1", "b2", "b3")
 
