@@ -42,7 +42,8 @@ def test_argv_and_shell_checks_parse_and_describe_themselves() -> None:
     )
     argv, shell = graph.nodes[0].checks
     assert argv == PlanCheck(("test", "-f", "a b"))
-    assert argv.argv == ["test", "-f", "a b"] and argv.label == "test -f 'a b'"
+    assert argv.argv == ["test", "-f", "a b"]
+    assert argv.label == "test -f 'a b'"
     assert shell.argv == ["sh", "-c", "make"]
     assert shell.describe() == "`make` exits 0 and prints /ok/"
     # Round trip through the stored JSON.
@@ -81,4 +82,5 @@ def test_each_node_gets_its_own_share_of_the_script_whatever_runs_first() -> Non
     assert shares == {"x": [1, 4], "y": [4, 5]}
     assert leftover == 5
     shares, leftover = split_script(script, 5, ["z", "w"])
-    assert shares == {"z": [5, 7], "w": [7, 7]} and leftover == 7
+    assert shares == {"z": [5, 7], "w": [7, 7]}
+    assert leftover == 7

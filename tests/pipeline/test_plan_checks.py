@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from control_center.core.approvals import ApprovalKind, ApprovalStatus, Decision
+from control_center.core.errors import OperatorError
 from control_center.core.modes import Autonomy
 from control_center.core.pipeline import NodeStatus
-from control_center.core.errors import OperatorError
 from control_center.pipeline.decisions import decide
 from control_center.pipeline.runner import PipelineRunner
 from control_center.pipeline.service import pipeline_view
@@ -61,7 +61,8 @@ def test_a_failing_check_gets_one_fix_turn_then_waits_in_the_inbox(tmp_path: Pat
     assert "does not pass its acceptance checks" in fix_prompt
     assert "does not match /^right$/" in fix_prompt
     [step] = ws.store.approvals(kind=ApprovalKind.STEP, status=ApprovalStatus.PENDING)
-    assert step.payload["node"] == "n" and step.payload["reason"] == "checks"
+    assert step.payload["node"] == "n"
+    assert step.payload["reason"] == "checks"
     assert "checks failed" in step.summary
     # Running again while it waits changes nothing.
     assert _run(ws, pid).status == "paused"
@@ -156,7 +157,8 @@ def test_two_chains_run_in_their_own_worktrees_and_merge_in_order(tmp_path: Path
     assert result.status == "completed", dict(result.state.errors)
     run_info = ws.store.pipeline(pid).spec["_run"]
     spaces = run_info["node_spaces"]
-    assert set(spaces) == set(ORDER) and len(set(spaces.values())) == 6
+    assert set(spaces) == set(ORDER)
+    assert len(set(spaces.values())) == 6
     for key, space_id in spaces.items():
         node_space = ws.store.space(space_id)
         # Each node's worktree holds what its dependencies left, and not the other chain's
@@ -193,7 +195,8 @@ def test_a_seeded_conflict_pauses_with_its_files_and_the_agent_resolves_it(tmp_p
     [loser] = [k for k in ("a1", "b1") if view.statuses[k] is NodeStatus.FAILED]
     [step] = ws.store.approvals(kind=ApprovalKind.STEP, status=ApprovalStatus.PENDING)
     assert step.payload["node"] == loser
-    assert step.payload["reason"] == "conflict" and step.payload["files"] == ["shared.txt"]
+    assert step.payload["reason"] == "conflict"
+    assert step.payload["files"] == ["shared.txt"]
     assert "shared.txt" in step.summary
     # The integration branch was left clean: the winner's work only.
     assert (space.worktree / "shared.txt").read_text() == f"from {winner[0]}\n"
@@ -252,7 +255,8 @@ def test_concurrency_one_keeps_todays_behaviour(tmp_path: Path) -> None:
     pid = store_plan_pipeline(ws, two_chains(), space_id=space.id, script=script, concurrency=1)
     assert _run(ws, pid).status == "completed"
     run_info = ws.store.pipeline(pid).spec["_run"]
-    assert "node_spaces" not in run_info and "merged" not in run_info
+    assert "node_spaces" not in run_info
+    assert "merged" not in run_info
     assert not git(space.worktree, "log", "--merges", "--format=%s").strip()
     # Every node ran in the plan's own space, in dependency order.
     assert {t.space_id for t in ws.store.turns()} == {space.id}
