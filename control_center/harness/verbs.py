@@ -27,6 +27,8 @@ from control_center.core.review import (
     lenient_write_warnings,
     read_boundary,
 )
+from control_center.harness.plan_history import plan_forecast
+from control_center.harness.settings import AppSettings
 from control_center.harness.tools.base import ToolOutput
 from control_center.harness.tools.shell import UNSANDBOXED_NOTE
 from control_center.store.store import now_iso
@@ -107,6 +109,8 @@ async def submit_plan(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
             "version": version,
             "goal": graph.goal,
             "nodes": [node_to_json(n) for n in graph.nodes],
+            # What approving will likely cost (tokens, USD, time), from this workspace's history.
+            "forecast": plan_forecast(store, graph, AppSettings.load().plan_concurrency).to_json(),
         },
     )
     store.update_plan(plan_id, approval_id=approval_id)

@@ -19,6 +19,7 @@ from typing import Any
 
 from control_center.core.approvals import Approval, ApprovalKind, Decision
 from control_center.core.errors import OperatorError
+from control_center.core.forecast import budget_shortfall
 from control_center.core.orchestration import materialize, parse_proposal, stable_id
 from control_center.core.pipeline import (
     Budget,
@@ -30,6 +31,7 @@ from control_center.core.pipeline import (
 )
 from control_center.core.plan import parse_plan
 from control_center.core.profiles import DISPATCH_DEFAULT_MODE
+from control_center.harness.plan_history import plan_forecast
 from control_center.pipeline.budget import check_budget_grant, decide_budget
 from control_center.pipeline.step_decisions import check_step_grant, decide_step
 from control_center.store.db import StoreError
@@ -258,6 +260,12 @@ def _decide_plan(
         concurrency=max(1, int(runs.concurrency)),
         check_retries=max(0, int(runs.check_retries)),
     )
+    # The estimate at approval, kept beside the actuals the run records (Plan Studio shows both).
+    forecast = plan_forecast(store, graph, max(1, int(runs.concurrency)))
+    run_info["forecast"] = forecast.to_json()
+    shortfall = budget_shortfall(
+        budget.max_tokens if budget else None, budget.max_usd if budget else None, forecast
+    )
     pipeline_id = store.create_pipeline(
         space_id=plan_row.space_id,
         source_kind="plan",
@@ -280,9 +288,10 @@ def _decide_plan(
             meta={"pipeline_id": pipeline_id, "plan_id": plan_row.id},
         )
     status = _maybe_run(ws, pipeline_id, run_work, dispatch)
+    below = f" (the budget is below the forecast: {shortfall})" if shortfall else ""
     return DecisionOutcome(
         approval,
-        f"plan v{plan_row.version} approved; pipeline {pipeline_id} {status or 'created'}",
+        f"plan v{plan_row.version} approved; pipeline {pipeline_id} {status or 'created'}{below}",
         pipeline_id,
         pipeline_status=status,
     )

@@ -14,6 +14,7 @@ takes, and the merge (``integration`` checks what is merged already)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -137,6 +138,17 @@ class PlanSteps:
     # -- a node -------------------------------------------------------------------------------
 
     async def drive(self, key: str, *, turn_done: bool = False) -> NodeResult:
+        timing = self._info("timing").setdefault(key, {})
+        timing.setdefault("started", time.time())
+        result = await self._drive(key, turn_done=turn_done)
+        if result.waiting_turn is None and not result.budget_paused:
+            # For the forecast of later plans: how long the node took, fix turns included.
+            timing["seconds"] = round(time.time() - float(timing["started"]), 3)
+            used = int(self._info("fix_turns").get(key, 0))
+            self._info("fix_turns_used")[key] = max(used, int(self._info("fix_turns_used").get(key, 0)))
+        return result
+
+    async def _drive(self, key: str, *, turn_done: bool) -> NodeResult:
         node = self.spec.node(key)
         checks = node_checks(node)
         space_id = await self._space_for(key)
