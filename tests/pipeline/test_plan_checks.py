@@ -16,7 +16,7 @@ from control_center.core.modes import Autonomy
 from control_center.core.pipeline import NodeStatus
 from control_center.pipeline.decisions import decide
 from control_center.pipeline.runner import PipelineRunner
-from control_center.pipeline.service import pipeline_view
+from control_center.pipeline.service import pipeline_view, retry_node
 from control_center.workspace import Workspace
 from tests.helpers import git, make_workspace
 from tests.pipeline import Recorder, harness, text, turn_prompt
@@ -83,8 +83,9 @@ def test_retry_from_the_inbox_runs_one_more_fix_turn_and_completes(tmp_path: Pat
     assert _run(ws, pid).status == "paused"
     [step] = ws.store.approvals(kind=ApprovalKind.STEP, status=ApprovalStatus.PENDING)
 
-    outcome = decide(ws, step.id, Decision.GRANT, by="operator")
-    assert outcome.pipeline_id == pid
+    # Plan Studio's "Retry node" is the Inbox item's retry.
+    retry_node(ws, pid, "n")
+    assert ws.store.approval(step.id).status is ApprovalStatus.GRANTED
     assert _run(ws, pid).status == "completed"
     assert (space.worktree / "n.txt").read_text() == "right\n"
     assert pipeline_view(ws, pid).statuses["n"] is NodeStatus.DONE
@@ -245,6 +246,54 @@ def test_a_crash_after_a_turn_runs_its_checks_and_merge_but_not_the_turn_again(t
     assert len(new_turns) <= 2 - sum(t.status.value == "completed" for t in statuses_before)
     merges = git(space.worktree, "log", "--merges", "--format=%s").splitlines()
     assert len(merges) == 2
+    ws.close()
+
+
+def test_finished_nodes_feed_the_next_plans_forecast_and_actuals_sit_beside_it(tmp_path: Path) -> None:
+    from control_center.harness.plan_history import node_history, plan_forecast
+    from control_center.pipeline.decisions import decide as decide_approval
+
+    ws = make_workspace(tmp_path)
+    space = _space(ws)
+    script = [e for k in ORDER for e in node_share(k)]
+    pid = store_plan_pipeline(ws, two_chains(), space_id=space.id, script=script, concurrency=2)
+    assert _run(ws, pid).status == "completed"
+    history = node_history(ws.store)
+    assert len(history) == 6
+    assert all(s.seconds is not None and s.seconds > 0 for s in history)
+    assert all(s.checks == 1 for s in history)
+    forecast = plan_forecast(ws.store, two_chains(), concurrency=2)
+    assert forecast.samples == 6
+    assert all(n.basis.endswith("similar node(s)") for n in forecast.nodes)
+    ws.close()
+
+
+def test_an_approved_plan_runs_at_the_operators_concurrency_with_its_forecast(tmp_path: Path) -> None:
+    """The whole path: submit_plan with checks in plan mode, the Inbox item carries the forecast,
+    the grant records concurrency and forecast, and the work runs in parallel."""
+    from control_center.core.modes import Mode
+    from control_center.pipeline.decisions import decide as decide_approval
+    from tests.pipeline import call, run_turn
+
+    ws = make_workspace(tmp_path)
+    space = ws.create_space("planning", mode=Mode.PLAN, autonomy=Autonomy.YOLO)
+    plan = two_chains(length=2).to_json()
+    script = [call("submit_plan", **plan), text("submitted")]
+    script += [e for k in ("a1", "a2", "b1", "b2") for e in node_share(k)]
+    h = harness(ws)
+    run_turn(h, "plan it", space.id, script)
+    [approval] = ws.store.approvals(kind=ApprovalKind.PLAN, status=ApprovalStatus.PENDING)
+    assert approval.payload["forecast"]["samples"] == 0
+    assert approval.payload["nodes"][0]["checks"] == [{"command": ["test", "-f", "a1.txt"], "expect_exit": 0}]
+
+    outcome = decide_approval(ws, approval.id, Decision.GRANT, by="operator", plan_concurrency=2)
+    run_info = ws.store.pipeline(outcome.pipeline_id).spec["_run"]
+    assert run_info["concurrency"] == 2
+    assert run_info["check_retries"] == 1
+    assert run_info["forecast"]["concurrency"] == 2
+    result = asyncio.run(PipelineRunner(ws, h).run(outcome.pipeline_id))
+    assert result.status == "completed", dict(result.state.errors)
+    assert len(git(space.worktree, "log", "--merges", "--format=%s").splitlines()) == 4
     ws.close()
 
 
