@@ -154,3 +154,17 @@ def test_approving_under_a_budget_below_the_forecast_asks_once(monkeypatch) -> N
     assert plan_run_view.confirm_budget(None, FORECAST, Budget(max_tokens=10_000_000)) is True
     assert plan_run_view.confirm_budget(None, FORECAST, None) is True
     assert len(asked) == 1
+
+
+def test_the_settings_dialog_sets_plan_concurrency_and_fix_turns(qtbot) -> None:
+    from control_center.harness.settings import AppSettings
+    from control_center.ui.settings_dialog import SettingsDialog
+
+    settings = AppSettings()
+    dialog = SettingsDialog(settings)
+    qtbot.addWidget(dialog)
+    assert (dialog.plan_concurrency.value(), dialog.plan_check_retries.value()) == (1, 1)
+    dialog.plan_concurrency.setValue(4)
+    dialog.plan_check_retries.setValue(2)
+    dialog.apply()
+    assert (settings.plan_concurrency, settings.plan_check_retries) == (4, 2)
