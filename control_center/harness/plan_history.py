@@ -24,9 +24,11 @@ def node_history(store: Store) -> list[NodeSample]:
         timing: dict[str, Any] = run.get("timing") or {}
         fixes: dict[str, Any] = run.get("fix_turns_used") or {}
         for node in row.spec.get("nodes") or []:
-            if not isinstance(node, dict) or statuses.get(node.get("key")) != "done":
+            if not isinstance(node, dict):
                 continue
             key = str(node.get("key"))
+            if statuses.get(key) != "done":
+                continue
             body = node.get("body") or {}
             used = spend.get(key) or {}
             seconds = (timing.get(key) or {}).get("seconds")

@@ -251,7 +251,6 @@ def test_a_crash_after_a_turn_runs_its_checks_and_merge_but_not_the_turn_again(t
 
 def test_finished_nodes_feed_the_next_plans_forecast_and_actuals_sit_beside_it(tmp_path: Path) -> None:
     from control_center.harness.plan_history import node_history, plan_forecast
-    from control_center.pipeline.decisions import decide as decide_approval
 
     ws = make_workspace(tmp_path)
     space = _space(ws)
