@@ -163,8 +163,9 @@ class PipelineRunner:
         spec, run_info = split_spec(row)
         state = state_from_json(row.state)
         if state.paused_reason is not None and state.stopped_reason is None:
-            # Waits for the operator's decision (the Inbox item filed when it paused).
-            return PipelineRunResult(pipeline_id, "paused", state)
+            # Waits for the operator's decision (the Inbox item filed when it paused; filed now
+            # if a crash came between the pause and its item).
+            return self._pause(pipeline_id, spec, state, run_info)
         if state.stopped_reason is not None or is_finished(state):
             # Nothing can move without the operator (a retry): report what is stored.
             status = _final_status(state)
