@@ -97,8 +97,27 @@ async def submit_plan(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
     if ctx.space is None:
         return _err("plan not stored: this run has no space to hold a plan")
     store = ctx.ws.store
+    content_hash = graph.content_hash()
+    versions = store.plans(ctx.space.id)
+    latest = versions[-1] if versions else None
+    if (
+        latest is not None
+        and latest.content_hash == content_hash
+        and latest.status in ("pending", "rejected")
+    ):
+        # An identical resubmission is the same version, not a new one (nor a second Inbox item).
+        if latest.status == "rejected":
+            return _err(
+                f"plan not stored: it is identical to plan v{latest.version}, which the operator "
+                "rejected. Revise the plan (see their reason) and call submit_plan again."
+            )
+        return _ok(
+            f"Plan v{latest.version} is unchanged (same content): it still waits for the operator's "
+            "approval in the Inbox.",
+            delivered=True,
+        )
     plan_id, version = store.add_plan(
-        space_id=ctx.space.id, turn_id=ctx.turn_id, graph=graph.to_json(), content_hash=graph.content_hash()
+        space_id=ctx.space.id, turn_id=ctx.turn_id, graph=graph.to_json(), content_hash=content_hash
     )
     # The payload carries the plan itself so the Inbox can show what is being approved.
     approval_id = _request(

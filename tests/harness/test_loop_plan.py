@@ -181,6 +181,39 @@ def test_second_submit_makes_v2_and_supersedes_v1(ws: Workspace) -> None:
     assert ended.delivered
 
 
+def test_an_identical_resubmission_is_the_same_version(ws: Workspace) -> None:
+    sid = _plan_space(ws)
+    reordered = {
+        **VALID_PLAN,
+        "nodes": [VALID_PLAN["nodes"][0], VALID_PLAN["nodes"][1], VALID_PLAN["nodes"][2]],
+    }
+    ended, events = run_turn(
+        ws,
+        "plan",
+        sid,
+        [[call("submit_plan", **VALID_PLAN)], [call("submit_plan", **reordered)], text("done")],
+    )
+    plans = ws.store.plans(sid)
+    assert [(p.version, p.status) for p in plans] == [(1, "pending")]
+    assert len(ws.store.approvals(kind=ApprovalKind.PLAN)) == 1
+    second = results(events, "submit_plan")[1]
+    assert not second.is_error
+    assert "v1 is unchanged" in second.content
+    assert ended.delivered
+
+
+def test_resubmitting_a_rejected_plan_unchanged_is_refused(ws: Workspace) -> None:
+    sid = _plan_space(ws)
+    run_turn(ws, "plan", sid, [[call("submit_plan", **VALID_PLAN)], text("done")])
+    [approval] = ws.store.approvals(kind=ApprovalKind.PLAN)
+    reject(ws, approval.id, "too big")
+    _ended, events = run_turn(ws, "again", sid, [[call("submit_plan", **VALID_PLAN)], text("ok"), text("ok")])
+    res = only_result(events, "submit_plan")
+    assert res.is_error
+    assert "identical to plan v1, which the operator rejected" in res.content
+    assert len(ws.store.plans(sid)) == 1
+
+
 # -- plan_respond --------------------------------------------------------------------------------
 
 
