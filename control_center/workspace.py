@@ -224,6 +224,12 @@ class Workspace:
         return self.store.backend == "postgresql"
 
     @property
+    def publishes_branches(self) -> bool:
+        """Whether other machines take this workspace's spaces from a remote (team mode with an
+        origin): work done in a worktree here reaches them only once pushed."""
+        return self.is_team and self._has_origin()
+
+    @property
     def execution(self) -> str:
         """``local`` (turns run in the calling process) or ``workers`` (queued to workers)."""
         return self.store.get_meta("execution") or EXECUTION_LOCAL

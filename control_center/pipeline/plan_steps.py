@@ -35,7 +35,7 @@ from control_center.core.records import Space
 from control_center.harness.loop import HarnessError, RunRequest
 from control_center.pipeline import integration
 from control_center.pipeline.checks import run_checks
-from control_center.workspace import WorkspaceError
+from control_center.workspace import EXECUTION_WORKERS, WorkspaceError
 
 if TYPE_CHECKING:
     from control_center.pipeline.runner import PipelineRunner
@@ -94,12 +94,21 @@ class PlanSteps:
     @property
     def concurrency(self) -> int:
         value = self.run_info.get("concurrency", 1)
-        return value if isinstance(value, int) and not isinstance(value, bool) and value > 1 else 1
+        if self._shared or not isinstance(value, int) or isinstance(value, bool):
+            return 1
+        return max(1, value)
 
     @property
     def parallel(self) -> bool:
         """Nodes in worktrees of their own (a plan run with concurrency above 1)."""
         return self.concurrency > 1 and bool(self.run_info.get("plan_id"))
+
+    @property
+    def _shared(self) -> bool:
+        """A team workspace whose machines share branches through a remote, or whose steps run
+        on workers: the integration branch's merges would have to be published for the others,
+        which is not built yet, so its plans run one node at a time as before."""
+        return self.ws.execution == EXECUTION_WORKERS or self.ws.publishes_branches
 
     @property
     def check_retries(self) -> int:
