@@ -231,6 +231,10 @@ class WorkspaceRuntime:
         self._shown: tuple[str | None, str | None] = (None, None)
         self._others: list[Presence] = []
         self._thread.start()
+        from control_center.land import LandRequests
+
+        #: Landing the spaces' work (the Land dialog's requests), each on a worker thread.
+        self.landing = LandRequests(ws, self.settings, self._off_loop, lambda: self._notify("spaces_changed"))
         if self.team:
             self._submit(self._watch_changes())
             if not self.read_only:
@@ -477,6 +481,8 @@ class WorkspaceRuntime:
         provider: str | None = None,
         thread: str | None = None,
         author: str = "agent",
+        images: tuple[dict[str, Any], ...] = (),
+        model: str | None = None,
     ) -> concurrent.futures.Future[Any]:
         """Run a turn in the space's conversation, or in ``thread`` (a thread's conversation id).
         A thread's events are keyed ``SPACE#THREAD`` so the main conversation does not show them."""
@@ -490,11 +496,75 @@ class WorkspaceRuntime:
                 self._notify("error", reason)
                 return TurnNotStarted(reason)
             req = RunRequest(
-                message=text, space_ref=space_id, provider=provider, conversation_id=thread, author=author
+                message=text,
+                space_ref=space_id,
+                provider=provider,
+                conversation_id=thread,
+                author=author,
+                images=images,
+                model=model,
             )
             return await self._track(key, self.execution.run(req, lambda e: self._turn_event(key, e)))
 
         return self._submit(run())
+
+    # -- the composer's data (ui/composer_popups.py); a refusal is the future's one-line error --
+
+    def _quiet(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
+        """``fn`` off the GUI thread, its error left to the caller (no error dialog)."""
+
+        async def run() -> Any:
+            return await asyncio.to_thread(fn, *args)
+
+        return self._submit(run())
+
+    def list_files(self, space_id: str) -> concurrent.futures.Future[list[str]]:
+        """The space's worktree files for ``@`` completion (gitignore-aware)."""
+        from control_center.harness.attachments import list_worktree_files
+
+        def work() -> list[str]:
+            space = self.ws.store.space(space_id)
+            return list_worktree_files(Path(space.worktree)) if space is not None else []
+
+        return self._quiet(work)
+
+    def store_image(self, data: bytes | Path) -> concurrent.futures.Future[Any]:
+        """Keep a pasted image (or a dropped file) in the workspace (harness/attachments.py)."""
+        from control_center.harness.attachments import store_image
+
+        return self._quiet(store_image, self.ws.root, data)
+
+    def load_commands(self, space_id: str | None) -> concurrent.futures.Future[Any]:
+        """The custom ``/`` commands of the space's repository and the operator's config folder."""
+        from control_center.harness.custom_commands import load_commands
+
+        def work() -> Any:
+            space = self.ws.store.space(space_id) if space_id else None
+            return load_commands(Path(space.worktree) if space is not None else None)
+
+        return self._quiet(work)
+
+    def sent_messages(self, space_id: str, limit: int = 100) -> concurrent.futures.Future[list[str]]:
+        """The operator's earlier messages in the space, oldest first (Up recalls them)."""
+
+        def work() -> list[str]:
+            space = self.ws.store.space(space_id)
+            if space is None or not space.conversation_id:
+                return []
+            rows = self.ws.store.messages(space.conversation_id, limit=limit * 20)
+            return [r.text for r in rows if r.kind == "user" and r.text][-limit:]
+
+        return self._quiet(work)
+
+    def load_drafts(self) -> concurrent.futures.Future[dict[str, str]]:
+        from control_center.harness.drafts import load_drafts
+
+        return self._quiet(load_drafts, self.ws.root)
+
+    def save_draft(self, space_id: str, text: str) -> concurrent.futures.Future[Any]:
+        from control_center.harness.drafts import save_draft
+
+        return self._quiet(save_draft, self.ws.root, space_id, text)
 
     def open_thread(self, space_id: str, message_id: str) -> concurrent.futures.Future[str]:
         """The conversation id of the thread hanging off ``message_id`` (created on first use)."""
@@ -793,6 +863,26 @@ class WorkspaceRuntime:
             return space
 
         return self._call(work)
+
+    # -- landing a space's work and opening its worktree (land.py, launch.py) ------------------
+
+    def _off_loop(self, fn: Callable[[], Any]) -> concurrent.futures.Future[Any]:
+        """``fn()`` on a worker thread; its failure is the caller's to show (not a global error)."""
+
+        async def run() -> Any:
+            return await asyncio.to_thread(fn)
+
+        return self._submit(run())
+
+    def open_worktree(self, space_id: str, target: str) -> concurrent.futures.Future[str]:
+        """Start the editor, terminal or file manager (``launch.TARGETS``) on the space's worktree."""
+        from control_center import launch
+
+        def work() -> str:
+            space = self.ws.local_space(self.ws.require_space(space_id))
+            return launch.open_folder(launch.TARGETS[target], space.worktree, self.settings)
+
+        return self._off_loop(work)
 
     def space_usage(self, space_id: str) -> concurrent.futures.Future[dict[str, Any]]:
         return self._call(self.ws.store.space_usage, space_id)

@@ -50,11 +50,14 @@ from control_center.core.profiles import profile_for
 from control_center.core.records import Space
 from control_center.core.space_state import SpaceActivity, SpaceState, overall
 from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
+from control_center.harness.attachments import images_dir
 from control_center.runtime import TRANSCRIPT_PAGE, TranscriptPage, TurnNotStarted, WorkspaceRuntime
 from control_center.ui import geometry, theme
 from control_center.ui.bridge import RuntimeBridge, listener_for
 from control_center.ui.composer import Composer
+from control_center.ui.composer_assist import ComposerAssist
 from control_center.ui.conversation import ConversationModel, ConversationView, copy_text
+from control_center.ui.image_thumbs import thumbnails
 from control_center.ui.inbox import InboxView
 from control_center.ui.inbox_source import RuntimeInboxSource
 from control_center.ui.message_queue import MessageQueue
@@ -65,6 +68,7 @@ from control_center.ui.side_tabs import SideTabs
 from control_center.ui.space_list import SpaceListModel, SpaceListView
 from control_center.ui.status_area import StatusArea
 from control_center.ui.widgets import ElidedLabel, EmptyState
+from control_center.ui.worktree_bar import WorktreeBar
 
 #: The smallest window every panel stays usable in (a 1024x768 screen with a taskbar). It is set
 #: explicitly so a panel whose preferred width grows (a long name, a wide tab) can never make the
@@ -264,6 +268,10 @@ class MainWindow(QMainWindow):
         conv_layout = QVBoxLayout(conv_page)
         conv_layout.setContentsMargins(0, 0, 0, 0)
         conv_layout.addLayout(header)
+        self.worktree_bar = WorktreeBar(
+            self.runtime, self.operations, lambda text: self.status_area.show_info(text, 10_000)
+        )
+        conv_layout.addWidget(self.worktree_bar)
         self.message_queue = MessageQueue()
         self.resume_bar = QWidget()
         self.resume_bar.setObjectName("resumeBar")
@@ -392,6 +400,10 @@ class MainWindow(QMainWindow):
         self.conversation_view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.conversation_view.customContextMenuRequested.connect(self._conversation_menu)
         self.inbox.decision_requested.connect(self._on_inbox_decision)
+        # @ files, / commands, images, Up history and drafts (ui/composer_assist.py)
+        thumbnails().folder = images_dir(self.runtime.ws.root)
+        self.composer_assist = ComposerAssist(self.composer, self, self)
+        self.conversation_view.watch_thumbnails(thumbnails())
         self.inbox.answer_requested.connect(self.answer_question)
         self.inbox.open_plan_requested.connect(self.open_plan_studio)
         self.inbox.load_failed.connect(self._on_error)
@@ -509,6 +521,7 @@ class MainWindow(QMainWindow):
             self._current = None
             self.space_title.setText("No spaces yet")
             self.mode_badge.hide()
+            self.worktree_bar.hide()  # no worktree to show until a space is
             self.conversation_model.set_items([TranscriptItem("no-spaces", ItemKind.NOTE, NO_SPACES_MESSAGE)])
             self.status_usage.setText("")
         elif was_empty:
@@ -669,6 +682,7 @@ class MainWindow(QMainWindow):
 
     def _activate(self, space: Space, *, sync: bool = False) -> None:
         self._current = space
+        self.composer_assist.show_space(space.id)
         self._page_limit, self._reveal_limit = self._reveal_limit or TRANSCRIPT_PAGE, None
         self._show_space_header(space)
         self._live_text.pop(space.id, None)
@@ -690,6 +704,7 @@ class MainWindow(QMainWindow):
         self.transport_combo.setCurrentIndex(self.transport_combo.findData(space.transport.value))
         self._show_guarantee(space.mode, space.transport)
         self.message_queue.show_space(space.id)
+        self.worktree_bar.show_space(space)
         self._update_activity()
 
     def _paint_mode_badge(self, mode: Mode) -> None:
@@ -894,42 +909,79 @@ class MainWindow(QMainWindow):
 
     # -- turns ----------------------------------------------------------------------------------
 
-    def send_message(self, text: str) -> None:
-        """Send now, or queue it (visibly, editable) while the space's turn runs or waits."""
+    def send_message(
+        self, text: str, images: tuple[dict[str, Any], ...] = (), model: str | None = None
+    ) -> bool:
+        """Send now, or queue it (visibly, editable) while the space's turn runs or waits. A
+        message with images or a command's model is not queued (the queue keeps text): False,
+        with the reason in the status line."""
         if self._current is None or not text.strip():
-            return
+            return False
         space_id = self._current.id
         question = self._questions.get(space_id)
         if question is not None:  # answered inline, from the conversation's own composer
             self.answer_question(question.id, text)
-            return
+            return True
         if self._busy(space_id) or self.message_queue.messages(space_id):
+            if images or model:
+                self.status_area.show_info("a turn is running here: send this when it has ended", 8000)
+                return False
             self.message_queue.add(space_id, text)
-            return
-        self._send_now(space_id, text)
+            return True
+        self._send_now(space_id, text, images, model)
+        return True
 
-    def _send_now(self, space_id: str, text: str) -> None:
+    # -- what the composer's assist asks of the window (ui/composer_assist.py)
+    def current_space_id(self) -> str | None:
+        return self._current.id if self._current is not None else None
+
+    def is_answering(self) -> bool:
+        return self._current is not None and self._current.id in self._questions
+
+    def can_send_now(self) -> bool:
+        """A message sent now starts a turn (it would not wait in the queue)."""
+        sid = self._current.id if self._current is not None else None
+        return sid is not None and not self._busy(sid) and not self.message_queue.messages(sid)
+
+    def usage_text(self) -> str:
+        return self.status_usage.text() or "no usage recorded in this space yet"
+
+    def _send_now(
+        self, space_id: str, text: str, images: tuple[dict[str, Any], ...] = (), model: str | None = None
+    ) -> None:
         self._sending.add(space_id)
         if self._current is not None and self._current.id == space_id:
             self._conversation_generation += 1
             self.conversation_model.append_item(
-                TranscriptItem(f"local:{next(self._live_counter)}", ItemKind.USER, text)
+                TranscriptItem(
+                    f"local:{next(self._live_counter)}",
+                    ItemKind.USER,
+                    text,
+                    data={"images": list(images)} if images else {},
+                )
             )
             self.conversation_view.scrollToBottom()
         self.operations.run(
-            self.runtime.send_message(space_id, text),
-            lambda outcome: self._sent_done(space_id, outcome, text),
+            self.runtime.send_message(space_id, text, images=images, model=model),
+            lambda outcome: self._sent_done(space_id, outcome, text, images),
             failure=lambda message: (
                 self._on_error(message),
-                self._sent_done(space_id, TurnNotStarted(message), text),
+                self._sent_done(space_id, TurnNotStarted(message), text, images),
             ),
         )
         QTimer.singleShot(0, self._update_activity)
 
-    def _sent_done(self, space_id: str, outcome: object = None, text: str | None = None) -> None:
+    def _sent_done(
+        self,
+        space_id: str,
+        outcome: object = None,
+        text: str | None = None,
+        images: tuple[dict[str, Any], ...] = (),
+    ) -> None:
         self._sending.discard(space_id)
         if isinstance(outcome, TurnNotStarted):
             self._show_not_sent(space_id, outcome.reason, text)
+            self.composer_assist.give_back_images(space_id, images)
         self._update_activity()
 
     def _show_not_sent(self, space_id: str, reason: str, text: str | None) -> None:
@@ -1555,5 +1607,6 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         geometry.remember(self, GEOMETRY_NAME)
+        self.composer_assist.close(self.runtime.ws.root)
         self.runtime.shutdown()
         super().closeEvent(event)
