@@ -313,3 +313,24 @@ def test_concurrency_one_keeps_todays_behaviour(tmp_path: Path) -> None:
 
 
 __all__ = ["text"]
+
+
+def test_the_cli_skips_a_step_and_refuses_skip_on_anything_else(tmp_path: Path, capsys) -> None:
+    from control_center.cli import main
+
+    ws = make_workspace(tmp_path)
+    space = _space(ws)
+    graph = _one_node_plan({"command": "false"})
+    pid = store_plan_pipeline(ws, graph, space_id=space.id, script=node_share("n"), check_retries=0)
+    assert _run(ws, pid).status == "paused"
+    [step] = ws.store.approvals(kind=ApprovalKind.STEP, status=ApprovalStatus.PENDING)
+    root = str(ws.root)
+    ws.close()
+    assert main(["approvals", "decide", "--workspace", root, step.id, "reject", "--skip"]) != 0
+    assert "applies only when granting a step approval" in capsys.readouterr().err
+    assert main(["approvals", "decide", "--workspace", root, step.id, "grant", "--skip"]) == 0
+    assert "skipped" in capsys.readouterr().out
+    ws = Workspace.open(Path(root))
+    assert pipeline_view(ws, pid).statuses["n"] is NodeStatus.SKIPPED
+    assert pipeline_view(ws, pid).status == "completed"
+    ws.close()
