@@ -701,12 +701,16 @@ class BuiltinDriver:
                 approved = settled is None
                 if approval is not None and approval.status is ApprovalStatus.REJECTED:
                     status_note = "rejected"
+                elif approval is not None and approval.status is ApprovalStatus.EXPIRED:
+                    status_note = "expired"
             else:
                 ctx.emit(ToolCallEvent(call_id, name, args if isinstance(args, dict) else {"_": args}))
             if settled is not None:
                 out, end_flag = settled, False
             else:
-                result = await self.calls.dispatch(ctx, name, args, approved=approved, call_id=call_id)
+                result = await self.calls.dispatch(
+                    ctx, name, args, approved=approved, call_id=call_id, approval_id=approval_id
+                )
                 if isinstance(result, Needs):
                     self._suspend(ctx, result, uses, index, call_id, name, args)
                     return End(TurnStatus.AWAITING_APPROVAL)

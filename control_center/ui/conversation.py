@@ -179,7 +179,7 @@ class ConversationModel(QAbstractListModel):
         rejected_calls = {
             str(a.payload.get("call_id")): a
             for a in approvals
-            if a.status is ApprovalStatus.REJECTED and a.payload.get("call_id")
+            if a.status in (ApprovalStatus.REJECTED, ApprovalStatus.EXPIRED) and a.payload.get("call_id")
         }
         for row, item in enumerate(self._items):
             changed = None
@@ -191,7 +191,8 @@ class ConversationModel(QAbstractListModel):
                 and item.tool.call_id in rejected_calls
                 and item.tool.status in ("running", "awaiting_approval", "error")
             ):
-                changed = replace(item, tool=replace(item.tool, status="rejected"))
+                status = rejected_calls[item.tool.call_id].status.value  # "rejected" or "expired"
+                changed = replace(item, tool=replace(item.tool, status=status))
             if changed is not None and changed != item:
                 self._items[row] = changed
                 idx = self.index(row)

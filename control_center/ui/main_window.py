@@ -64,6 +64,7 @@ from control_center.ui.message_queue import MessageQueue
 from control_center.ui.notifier import Notifier
 from control_center.ui.operations import Operations
 from control_center.ui.retry_line import MODEL_RETRY_ITEM, RetryLine
+from control_center.ui.rules_view import RulesView
 from control_center.ui.side_tabs import SideTabs
 from control_center.ui.space_list import SpaceListModel, SpaceListView
 from control_center.ui.status_area import StatusArea
@@ -322,6 +323,8 @@ class MainWindow(QMainWindow):
         # A window onto the approval history (pages read off this thread); it starts reading
         # once the live refresh knows where it starts (_on_approval_baseline).
         self.inbox = InboxView(self._space_name, source=RuntimeInboxSource(self.runtime), autoload=False)
+        self.inbox.attach_rules(RulesView(self.runtime))
+        self.inbox.set_timeouts(self.runtime.settings.approval_timeouts)
         self.inbox_dock = QDockWidget("Inbox", self)
         self.inbox_dock.setObjectName("inboxDock")
         self.inbox.setMinimumWidth(260)
@@ -381,6 +384,7 @@ class MainWindow(QMainWindow):
         b.space_states_changed.connect(self._on_space_states)
         b.conversation_changed.connect(self._on_conversation_changed_elsewhere)
         b.presence_changed.connect(self.inbox.set_presence)
+        b.approvals_expiring.connect(self._on_approvals_expiring)
         self.inbox.table.selectionModel().currentRowChanged.connect(self._show_presence)
         self.notifier = Notifier(self, self._on_error)
         self.notifier.space_requested.connect(self._open_space_from_notification)
@@ -571,6 +575,13 @@ class MainWindow(QMainWindow):
         }.get(state.activity)
         if text:
             self.notifier.notify(space_id, "Control Center", text)
+
+    def _on_approvals_expiring(self, items: list[Any]) -> None:
+        """A notification before an item expires to its safe default (once per item)."""
+        for approval, left in items:
+            text = f"{self._space_name(approval.space_id)}: {approval.summary} — {left}"
+            self.status_area.show_info(text, 10_000)
+            self.notifier.notify(approval.space_id or "", "Approval about to expire", text)
 
     def _open_space_from_notification(self, space_id: str) -> None:
         self.showNormal()
@@ -1328,6 +1339,8 @@ class MainWindow(QMainWindow):
         the Inbox shows): the cost follows the changes, not the history. The first call reads
         where to start (the newest change's time and the waiting questions), then the Inbox
         reads its first page."""
+        if self.inbox.rules_button.isChecked() and self.inbox.rules_view is not None:
+            self.inbox.rules_view.reload()  # a grant may have made a rule
         if self._approvals_watermark is None:
             if self._baseline_asked:
                 self._refresh_after_baseline = True
@@ -1420,6 +1433,9 @@ class MainWindow(QMainWindow):
         approval = outcome.approval
         done = {"grant": "Granted", "reject": "Rejected", "answered": "Answered"}.get(verb, verb)
         why = f" — {approval.reason}" if approval.reason else ""
+        rule = getattr(outcome, "rule", None)
+        if rule is not None:
+            why += f" — rule {rule.id}: {rule.describe()}"
         self.status_area.show_info(f"{done}: {approval.summary}{why}", 8000)
 
     def _on_inline_decision(self, approval_id: str, decision: str) -> None:
@@ -1494,6 +1510,7 @@ class MainWindow(QMainWindow):
         if dialog.exec():
             dialog.apply()
             self._save_settings()
+            self.inbox.set_timeouts(self.runtime.settings.approval_timeouts)
 
     def _save_settings(self) -> None:
         """Keep the settings; one that cannot be (a read-only or full disk, a newer file) holds
