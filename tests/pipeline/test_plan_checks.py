@@ -334,3 +334,21 @@ def test_the_cli_skips_a_step_and_refuses_skip_on_anything_else(tmp_path: Path, 
     assert pipeline_view(ws, pid).statuses["n"] is NodeStatus.SKIPPED
     assert pipeline_view(ws, pid).status == "completed"
     ws.close()
+
+
+def test_a_step_nobody_decides_expires_to_cancelling_the_rest(tmp_path: Path) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from control_center.pipeline.expiry import expire_due
+
+    ws = make_workspace(tmp_path)
+    space = _space(ws)
+    graph = _one_node_plan({"command": "false"})
+    pid = store_plan_pipeline(ws, graph, space_id=space.id, script=node_share("n"), check_retries=0)
+    assert _run(ws, pid).status == "paused"
+    [step] = ws.store.approvals(kind=ApprovalKind.STEP, status=ApprovalStatus.PENDING)
+    later = datetime.now(UTC) + timedelta(seconds=120)
+    (expired,) = expire_due(ws, {ApprovalKind.STEP: 60}, now=later)
+    assert expired.approval.id == step.id
+    assert pipeline_view(ws, pid).status == "cancelled"
+    ws.close()
