@@ -1051,6 +1051,63 @@ class WorkspaceRuntime:
             actuals=actuals,
         )
 
+    # -- changes, checkpoints, rewind (harness/space_changes.py, harness/rewind.py) -------------
+
+    def load_changes(self, space_id: str, only: tuple[str, ...] = ()) -> concurrent.futures.Future[Any]:
+        def work() -> Any:
+            from control_center.harness.space_changes import compute_changes
+            from control_center.pipeline.steps import step_of_turns
+
+            space = self.ws.require_space(space_id)
+            return compute_changes(self.ws, space, steps=step_of_turns(self.ws.store), only=only)
+
+        return self._call(work)
+
+    def load_file_diff(self, changes: Any, change: Any) -> concurrent.futures.Future[Any]:
+        from control_center.harness.space_changes import file_diff
+
+        return self._call(file_diff, changes, change)
+
+    def plan_rewind(
+        self, space_id: str, *, turn: str | None = None, checkpoint: int | None = None
+    ) -> concurrent.futures.Future[Any]:
+        from control_center.harness.rewind import plan_rewind
+
+        return self._call(lambda: plan_rewind(self.ws, space_id, to_turn=turn, to_checkpoint=checkpoint))
+
+    def rewind(
+        self,
+        space_id: str,
+        *,
+        turn: str | None = None,
+        checkpoint: int | None = None,
+        files: bool = True,
+        conversation: bool = True,
+    ) -> concurrent.futures.Future[Any]:
+        """Rewind the space (refused while this app runs a turn there, or the store says one runs
+        or waits); the model's cached view of the conversation is dropped after."""
+        from control_center.harness.rewind import RewindError, rewind
+
+        async def run() -> Any:
+            if space_id in self.running_spaces() and self.ws.store.active_turn(space_id) is None:
+                # started here, not claimed in the store yet (the store's refusal names the turn)
+                raise RewindError("this space is busy: a turn is starting; rewind when it has finished")
+            done = await asyncio.to_thread(
+                rewind,
+                self.ws,
+                space_id,
+                to_turn=turn,
+                to_checkpoint=checkpoint,
+                files=files,
+                conversation=conversation,
+            )
+            if self._harness is not None:
+                self._harness.forget_history(done.conversation_id)
+            self._notify("spaces_changed")
+            return done
+
+        return self._submit(run())
+
     def load_spaces(self) -> concurrent.futures.Future[list[Space]]:
         return self._call(self.ws.store.spaces)
 

@@ -61,6 +61,7 @@ from control_center.harness.driver import (
     BudgetCheck,
     DriverFactory,
     DriverHost,
+    TurnDriver,
     TurnRun,
     contract_nudge,
 )
@@ -79,6 +80,7 @@ from control_center.harness.providers.base import (
 from control_center.harness.providers.factory import make_provider
 from control_center.harness.providers.registry import provider_spec
 from control_center.harness.recorder import EventSink, TurnRecorder, Usage
+from control_center.harness.rewind import checkpoint_after_turn, checkpoint_before_turn
 from control_center.harness.settings import AppSettings
 from control_center.harness.suspensions import missing_outcome, suspension_for
 from control_center.harness.tools.base import ToolOutput
@@ -238,11 +240,12 @@ class Harness:
         recorder = TurnRecorder(self.ws, turn, emit, has_space=space is not None)
         if space is not None:
             store.touch_space(space.id)
+            await self._checkpoint(space, turn, recorder)
         recorder.user_message(req.message, attached)
         run = TurnRun(
             store.turn(turn.id) or turn, space, profile, recorder, req.message, False, req.budget_check
         )
-        return await driver.drive(run)
+        return await self._drive_then_mark(driver, run, space)
 
     async def resume(
         self, turn_id: str, emit: EventSink | None = None, *, budget_check: BudgetCheck | None = None
@@ -264,7 +267,32 @@ class Harness:
             store.write_turn(turn.id, mode=space.mode)
         turn = store.turn(turn.id) or turn
         recorder = TurnRecorder(self.ws, turn, emit, has_space=space is not None)
-        return await driver.drive(TurnRun(turn, space, profile_for(mode), recorder, "", True, budget_check))
+        run = TurnRun(turn, space, profile_for(mode), recorder, "", True, budget_check)
+        return await self._drive_then_mark(driver, run, space)
+
+    async def _checkpoint(self, space: Space, turn: Turn, recorder: TurnRecorder) -> None:
+        """The worktree before the turn (harness/checkpoints.py), so the turn can be rewound. A
+        checkpoint that cannot be taken does not stop the turn; the conversation says so."""
+        try:
+            await asyncio.to_thread(checkpoint_before_turn, self.ws, space, turn)
+        except OperatorError as exc:
+            recorder.note("note", f"no checkpoint before this turn (it cannot be rewound): {exc}")
+
+    async def _drive_then_mark(self, driver: TurnDriver, run: TurnRun, space: Space | None) -> TurnEnded:
+        """Drive the turn, then snapshot where its changes end: edits made between turns (by
+        hand) are then nobody's turn in the changes view."""
+        try:
+            return await driver.drive(run)
+        finally:
+            if space is not None:
+                try:
+                    await asyncio.to_thread(checkpoint_after_turn, self.ws, space, run.turn)
+                except OperatorError:
+                    pass  # the attribution is coarser without it; the turn's outcome stands
+
+    def forget_history(self, conversation_id: str) -> None:
+        """Drop the cached model view of a conversation (a rewind changed what it holds)."""
+        self._histories.pop(conversation_id, None)
 
     # -- set-up ---------------------------------------------------------------------------------
 

@@ -64,6 +64,7 @@ from control_center.ui.message_queue import MessageQueue
 from control_center.ui.notifier import Notifier
 from control_center.ui.operations import Operations
 from control_center.ui.retry_line import MODEL_RETRY_ITEM, RetryLine
+from control_center.ui.rewind_ui import RewindActions
 from control_center.ui.rules_view import RulesView
 from control_center.ui.side_tabs import SideTabs
 from control_center.ui.space_list import SpaceListModel, SpaceListView
@@ -189,6 +190,7 @@ class MainWindow(QMainWindow):
         self.setMinimumSize(*MINIMUM_WINDOW)
         geometry.place(self, GEOMETRY_NAME)  # as last time on this screen, inside it
         self._build()
+        self.rewind_actions = RewindActions(self)
         self._connect()
         self._build_menus()
         if runtime.read_only:  # a banner, and every control that would write off for good
@@ -403,6 +405,7 @@ class MainWindow(QMainWindow):
         self.conversation_view.verticalScrollBar().valueChanged.connect(self._on_conversation_scrolled)
         self.conversation_view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.conversation_view.customContextMenuRequested.connect(self._conversation_menu)
+        self.side_tabs.changes_panel.comments.send_requested.connect(self.send_message)
         self.inbox.decision_requested.connect(self._on_inbox_decision)
         # @ files, / commands, images, Up history and drafts (ui/composer_assist.py)
         thumbnails().folder = images_dir(self.runtime.ws.root)
@@ -463,6 +466,7 @@ class MainWindow(QMainWindow):
         action(view_menu, "Conversation", lambda: self.tabs.setCurrentIndex(0), "Ctrl+1")
         action(view_menu, "Plan Studio", self._show_plan_tab, "Ctrl+2")
         action(view_menu, "Review", self._show_review_tab, "Ctrl+3")
+        action(view_menu, "Changes", self.side_tabs.show_changes, "Ctrl+4")
         appearance_menu = view_menu.addMenu("Appearance")
         self.appearance_actions = QActionGroup(self)
         for name, label in theme.APPEARANCE_LABELS.items():
@@ -1249,6 +1253,7 @@ class MainWindow(QMainWindow):
             menu.addAction("Show the messages this summary replaced…", lambda: self.show_replaced(item))
         if self._current is not None:
             menu.addAction("Compact the conversation now", self.compact_conversation)
+        self.rewind_actions.add_to_menu(menu, item)
         menu.exec(self.conversation_view.viewport().mapToGlobal(pos))
 
     def open_tool_output(self, item_id: str) -> Any:

@@ -929,6 +929,8 @@ class PlanStudioView(QWidget):
     cancel_run_requested = Signal()
     #: the operator follows a node's turn link: (space id, turn id)
     open_turn_requested = Signal(str, str)
+    #: (space id, turn id): show what that node's turn changed (the Changes tab, filtered).
+    open_changes_requested = Signal(str, str)
     #: The shown plan is laid out and every node and edge is in the scene.
     plan_ready = Signal()
     #: What the cards and edges show as lit: (the related nodes or None, the critical path).
@@ -1709,13 +1711,17 @@ class PlanStudioView(QWidget):
             return "Not run yet."
         started = run.started_at[:16].replace("T", " ")
         tokens = f"{run.tokens:,} tokens" + (f" · ${run.cost_usd:.4f}" if run.cost_usd else "")
-        link = f'<a href="turn:{run.space_id or ""}:{run.turn_id}">Open its turn in the conversation</a>'
+        link = (
+            f'<a href="turn:{run.space_id or ""}:{run.turn_id}">Open its turn in the conversation</a>'
+            f' · <a href="changes:{run.space_id or ""}:{run.turn_id}">Show its changes</a>'
+        )
         return f"Ran {started} · {run.status.replace('_', ' ')} · {tokens}<br>{link}"
 
     def _open_turn_link(self, href: str) -> None:
-        _scheme, space_id, turn_id = ([*href.split(":", 2), "", ""])[:3]
+        scheme, space_id, turn_id = ([*href.split(":", 2), "", ""])[:3]
         if turn_id:
-            self.open_turn_requested.emit(space_id, turn_id)
+            signal = self.open_changes_requested if scheme == "changes" else self.open_turn_requested
+            signal.emit(space_id, turn_id)
 
     @staticmethod
     def _add_note(lst: QListWidget, text: str) -> None:

@@ -17,6 +17,7 @@ from control_center.core.plan_layout import diff_plans
 from control_center.core.records import Space
 from control_center.runtime import PlanVersion, SideData, WorkspaceRuntime
 from control_center.ui import theme
+from control_center.ui.changes_view import ChangesPanel
 from control_center.ui.operations import Operations
 from control_center.ui.plan_run_view import confirm_budget
 
@@ -82,10 +83,19 @@ class SideTabs:
         self._focus: str | None = None
         #: Selects a space in the window (a Plan Studio node's turn link opens its room).
         self.select_space: Callable[[str], None] | None = None
+        #: Every space has a Changes tab (its worktree against its base, turn by turn).
+        self.changes_panel = ChangesPanel(runtime, operations)
+        self.tabs.addTab(self.changes_panel, theme.icon("branch"), "Changes")
 
     # -- loading
     def refresh(self, space: Space) -> None:
+        self.changes_panel.show_space(space.id)
         self._read(space, None)
+
+    def show_changes(self, turn_id: str | None = None) -> None:
+        """The Changes tab, filtered to one turn's changes (or all)."""
+        self.tabs.setCurrentWidget(self.changes_panel)
+        self.changes_panel.set_filter(turn_id)
 
     def show_plan(self, plan_id: str) -> None:
         space = self.current_space()
@@ -151,6 +161,7 @@ class SideTabs:
             studio.retry_node_requested.connect(self._retry)
             studio.cancel_run_requested.connect(self._cancel)
             studio.open_turn_requested.connect(lambda space_id, _turn: self._open_turn(space_id))
+            studio.open_changes_requested.connect(self._open_changes)
             self.plan_studio = studio
             self.tabs.addTab(_scrollable(studio), theme.icon("plan"), "Plan Studio")
         return studio
@@ -181,6 +192,14 @@ class SideTabs:
         if space_id and self.select_space is not None and (current is None or current.id != space_id):
             self.select_space(space_id)
         self.tabs.setCurrentIndex(0)
+
+    def _open_changes(self, space_id: str, turn_id: str) -> None:
+        """A node's "Show its changes" link: the Changes tab of its room, filtered to its turn."""
+        current = self.current_space()
+        if space_id and self.select_space is not None and (current is None or current.id != space_id):
+            self.select_space(space_id)
+        self.changes_panel.show_turn_when_read(turn_id)
+        self.tabs.setCurrentWidget(self.changes_panel)
 
     # -- Pipelines (the orchestration view)
     def _apply_pipelines(self, data: SideData) -> None:
