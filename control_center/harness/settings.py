@@ -119,6 +119,10 @@ def _default_mode_settings() -> ModelSettings:
     return ModelSettings(provider="auto")
 
 
+#: Bounds of the plan run settings (``plan_concurrency``, ``plan_check_retries``).
+MAX_PLAN_CONCURRENCY = 16
+MAX_CHECK_RETRIES = 10
+
 #: How many recently opened workspaces File ▸ Open recent lists.
 RECENT_WORKSPACES = 8
 
@@ -157,6 +161,12 @@ class AppSettings:
     #: ``budget`` Inbox item, as an orchestration's does.
     plan_budget_tokens: int | None = None
     plan_budget_usd: float | None = None
+    #: How many independent nodes of an approved plan run at once (``plan_concurrency``); 1 runs
+    #: them one after another in the plan's space, more gives each node a worktree of its own.
+    plan_concurrency: int = 1
+    #: Fix turns a plan node gets when its acceptance checks fail, before it waits in the Inbox
+    #: (``plan_check_retries``).
+    plan_check_retries: int = 1
     #: Per approval kind, seconds a pending item waits before it expires to its safe default
     #: (``approval_timeout.<kind>``); a kind not here never expires.
     approval_timeouts: dict[ApprovalKind, int] = field(default_factory=dict)
@@ -235,6 +245,8 @@ class AppSettings:
             "appearance": self.appearance,
             "plan_budget.max_tokens": self.plan_budget_tokens,
             "plan_budget.max_usd": self.plan_budget_usd,
+            "plan_concurrency": self.plan_concurrency,
+            "plan_check_retries": self.plan_check_retries,
             "agent_sandbox.network": self.agent_network,
             "agent_sandbox.writable": ":".join(self.agent_writable) or None,
             "github.api_url": self.github_api_url,
@@ -331,6 +343,12 @@ class AppSettings:
             self.plan_budget_tokens = tokens
         elif key == "plan_budget.max_usd":
             self.plan_budget_usd = _usd(value, key)
+        elif key == "plan_concurrency":
+            word = value.strip().lower()
+            self.plan_concurrency = 1 if word in _DEFAULT_WORDS else _int(value, key, 1, MAX_PLAN_CONCURRENCY)
+        elif key == "plan_check_retries":
+            word = value.strip().lower()
+            self.plan_check_retries = 1 if word in _DEFAULT_WORDS else _int(value, key, 0, MAX_CHECK_RETRIES)
         elif key == "agent_sandbox.network":
             self.agent_network = _choice(value.strip().lower(), ["on", "off"], key) == "on"
         elif key == "agent_sandbox.writable":
@@ -362,6 +380,8 @@ class AppSettings:
             "model_retries": self.model_retries,
             "appearance": self.appearance,
             "plan_budget": {"max_tokens": self.plan_budget_tokens, "max_usd": self.plan_budget_usd},
+            "plan_concurrency": self.plan_concurrency,
+            "plan_check_retries": self.plan_check_retries,
             "approval_timeout": {k.value: v for k, v in self.approval_timeouts.items()},
             "github_api_url": self.github_api_url,
             "open": {
@@ -414,6 +434,13 @@ class AppSettings:
                 out.plan_budget_tokens = tokens
             if isinstance(usd, int | float) and not isinstance(usd, bool) and 0 < usd <= MAX_BUDGET_USD:
                 out.plan_budget_usd = float(usd)
+        for name, low, high in (
+            ("plan_concurrency", 1, MAX_PLAN_CONCURRENCY),
+            ("plan_check_retries", 0, MAX_CHECK_RETRIES),
+        ):
+            number = data.get(name)
+            if isinstance(number, int) and not isinstance(number, bool) and low <= number <= high:
+                setattr(out, name, number)
         timeouts = data.get("approval_timeout")
         if isinstance(timeouts, dict):
             kinds = {k.value for k in ApprovalKind}

@@ -1417,6 +1417,20 @@ class MainWindow(QMainWindow):
     def _on_inbox_decision(
         self, approval_id: str, decision: str, reason: str, options: dict[str, Any] | None = None
     ) -> None:
+        shown = self.inbox.selected_approval()
+        if (
+            decision == "grant"
+            and shown is not None
+            and shown.id == approval_id
+            and shown.kind is ApprovalKind.PLAN
+        ):
+            from control_center.core.forecast import PlanForecast
+            from control_center.ui.plan_run_view import confirm_budget
+
+            # A plan approved under a budget below its forecast asks once.
+            forecast = PlanForecast.from_json(shown.payload.get("forecast"))
+            if not confirm_budget(self, forecast, self.runtime.settings.plan_budget()):
+                return
         self.decide(approval_id, Decision(decision), reason or None, options)
 
     def decide(

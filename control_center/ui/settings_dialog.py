@@ -39,8 +39,10 @@ from control_center.harness.providers.registry import PROVIDERS
 from control_center.harness.providers.retry import RetryPolicy
 from control_center.harness.settings import (
     MAX_BUDGET_USD,
+    MAX_CHECK_RETRIES,
     MAX_MODEL_RETRIES,
     MAX_OUTPUT_TOKENS,
+    MAX_PLAN_CONCURRENCY,
     MAX_STEPS,
     MAX_TOKENS_PER_RUN,
     AppSettings,
@@ -221,6 +223,7 @@ class SettingsDialog(QDialog):
         dform.addRow("Transport", self.transport)
         dform.addRow("Autonomy", self.autonomy)
         dform.addRow("Plan budget", self._build_plan_budget(settings))
+        dform.addRow("Plan steps at once", self._build_plan_runs(settings))
         timeouts = self._build_timeouts(settings)
 
         # where a worktree opens, and where pull requests go (launch.py, land.py)
@@ -311,6 +314,29 @@ class SettingsDialog(QDialog):
         layout.addWidget(buttons)
         fit_dialog(self, QSize(1040, 740))  # all of it, where the screen has the room
 
+    def _build_plan_runs(self, settings: AppSettings) -> QHBoxLayout:
+        """How many independent plan nodes run at once, and the fix turns a failed check earns."""
+        self.plan_concurrency = _spin(1, MAX_PLAN_CONCURRENCY, settings.plan_concurrency)
+        self.plan_concurrency.setObjectName("planConcurrency")
+        self.plan_concurrency.setAccessibleName("Plan steps at once")
+        self.plan_concurrency.setToolTip(
+            "Independent nodes of an approved plan that run at the same time. 1: one after another "
+            "in the plan's space; more: each node in a worktree of its own, merged back in order"
+        )
+        self.plan_check_retries = _spin(0, MAX_CHECK_RETRIES, settings.plan_check_retries)
+        self.plan_check_retries.setObjectName("planCheckRetries")
+        self.plan_check_retries.setPrefix("fix turns after failed checks: ")
+        self.plan_check_retries.setAccessibleName("Fix turns after failed checks")
+        self.plan_check_retries.setToolTip(
+            "Turns a plan node's agent gets to fix its work when its checks fail, before the node "
+            "waits for you in the Inbox"
+        )
+        row = QHBoxLayout()
+        row.addWidget(self.plan_concurrency)
+        row.addWidget(self.plan_check_retries)
+        row.addStretch(1)
+        return row
+
     def _build_timeouts(self, settings: AppSettings) -> QGroupBox:
         """Per kind, minutes a pending Inbox item waits before it expires to its safe default
         (0: never). Settings keep seconds (``approval_timeout.<kind>``)."""
@@ -327,6 +353,7 @@ class SettingsDialog(QDialog):
             ApprovalKind.ORCHESTRATION: "Orchestration proposal",
             ApprovalKind.QUESTION: "Agent's question",
             ApprovalKind.BUDGET: "Paused budget",
+            ApprovalKind.STEP: "Plan step that needs you",
         }
         for kind in ApprovalKind:
             seconds = settings.approval_timeouts.get(kind)
@@ -492,6 +519,8 @@ class SettingsDialog(QDialog):
         s.model_retries = None if retries < 0 else retries
         s.plan_budget_tokens = self.plan_budget_tokens.value() or None
         s.plan_budget_usd = round(self.plan_budget_usd.value(), 2) or None
+        s.plan_concurrency = self.plan_concurrency.value()
+        s.plan_check_retries = self.plan_check_retries.value()
         s.agent_network = self.agent_network.isChecked()
         s.agent_writable = AppSettings.parse_folders(self.agent_writable.text(), "Also writable")
         for kind, spin in self.timeouts.items():
