@@ -555,6 +555,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="granting a plan: its work's USD budget (default: settings plan_budget.max_usd)",
     )
     ad.add_argument(
+        "--skip",
+        action="store_true",
+        help="granting a step approval (a plan step that failed its checks or conflicted): skip it "
+        "instead of retrying it",
+    )
+    ad.add_argument(
         "--scope",
         choices=[s.value for s in GrantScope],
         default=GrantScope.CALL.value,

@@ -231,6 +231,12 @@ class Workspace:
         return self.store.backend == "postgresql"
 
     @property
+    def publishes_branches(self) -> bool:
+        """Whether other machines take this workspace's spaces from a remote (team mode with an
+        origin): work done in a worktree here reaches them only once pushed."""
+        return self.is_team and self._has_origin()
+
+    @property
     def execution(self) -> str:
         """``local`` (turns run in the calling process) or ``workers`` (queued to workers)."""
         return self.store.get_meta("execution") or EXECUTION_LOCAL
@@ -245,11 +251,12 @@ class Workspace:
         autonomy: Autonomy = Autonomy.ASK,
         transport: Transport = Transport.BUILTIN,
         operator: bool = True,
-        base: str = "HEAD",
+        start_point: str = "HEAD",
     ) -> Space:
-        """A new space on its own worktree and branch, started at ``base`` (a branch, tag or
-        commit of the repository). ``operator`` requests may only pick operator-selectable
-        modes (review is set by the system for PR spaces)."""
+        """A new space on its own worktree and branch (from ``start_point``, the repository's
+        HEAD unless a parallel plan node starts from its dependencies' state). ``operator``
+        requests may only pick operator-selectable modes (review is set by the system for PR
+        spaces)."""
         self._refuse_if_read_only()
         name = name.strip()
         if not name:
@@ -258,19 +265,21 @@ class Workspace:
             raise WorkspaceError(self._not_selectable(mode))
         if self.store.find_space(name):
             raise WorkspaceError(f"a space named {name!r} already exists")
-        base = base.strip() or "HEAD"
-        self._require_commit(base)
+        start_point = start_point.strip() or "HEAD"
+        self._require_commit(start_point)
         sid = new_id()
         branch = f"cc/{_slug(name)}-{sid[-6:]}"  # the id's random end
         worktree = self.root / WORKTREES_DIR / sid
-        # The branch the work lands on later: the branch started from (None: a commit or tag,
-        # or the repository on a detached HEAD).
-        if base == "HEAD":
-            landing = git(self.repo, "symbolic-ref", "--quiet", "--short", "HEAD", check=False).stdout.strip()
+        # The branch the work lands on later: the branch started from when that is a branch,
+        # else the repository's (None: on a detached HEAD).
+        is_branch = git(
+            self.repo, "show-ref", "--verify", "--quiet", f"refs/heads/{start_point}", check=False
+        )
+        if start_point != "HEAD" and is_branch.returncode == 0:
+            landing = start_point
         else:
-            is_branch = git(self.repo, "show-ref", "--verify", "--quiet", f"refs/heads/{base}", check=False)
-            landing = base if is_branch.returncode == 0 else ""
-        git(self.repo, "worktree", "add", "-b", branch, str(worktree), base)
+            landing = git(self.repo, "symbolic-ref", "--quiet", "--short", "HEAD", check=False).stdout.strip()
+        git(self.repo, "worktree", "add", "-b", branch, str(worktree), start_point)
         if self.is_team and self._has_origin():
             # Every machine of the team (workers, other operators) takes the space from the remote.
             git(self.repo, "push", "-q", "origin", f"{branch}:refs/heads/{branch}")

@@ -24,19 +24,11 @@ class Autonomy(StrEnum):
 
 
 class Transport(StrEnum):
+    """Names only: each transport's facts are declared once in :mod:`control_center.core.transports`."""
+
     BUILTIN = "builtin"
     CLAUDE_CODE = "claude-code"
-
-
-#: How each transport is named to the operator (a member without an entry shows its value).
-TRANSPORT_LABELS: dict[Transport, str] = {
-    Transport.BUILTIN: "Built-in harness",
-    Transport.CLAUDE_CODE: "Claude Code",
-}
-
-
-def transport_label(transport: Transport) -> str:
-    return TRANSPORT_LABELS.get(transport, transport.value)
+    CODEX = "codex"
 
 
 class Tier(IntEnum):

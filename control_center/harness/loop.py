@@ -10,6 +10,7 @@ model handler are rebuilt from the mode's capability profile at the start of eve
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -34,6 +35,7 @@ from control_center.core.modes import Autonomy, Transport
 from control_center.core.profiles import profile_for
 from control_center.core.records import MessageRecord, Space, Turn
 from control_center.core.surface import build_system_prompt, materialize_surface
+from control_center.core.transports import transport_spec
 from control_center.harness import call_journal, sandbox
 from control_center.harness.attachments import (
     MAX_IMAGES,
@@ -84,7 +86,6 @@ from control_center.harness.rewind import checkpoint_after_turn, checkpoint_befo
 from control_center.harness.settings import AppSettings
 from control_center.harness.suspensions import missing_outcome, suspension_for
 from control_center.harness.tools.base import ToolOutput
-from control_center.harness.transports.claude_code import ClaudeCodeDriver
 from control_center.harness.turn_claim import claim_for_resume, free_dead_turns, owner_state, refuse_busy
 from control_center.store.store import SpaceBusy, new_id
 from control_center.workspace import Workspace, resolved_mode
@@ -801,8 +802,16 @@ def _clean_block(block: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in block.items() if v is not None}
 
 
-#: The driver of each transport: a new transport is one module and one row here.
-DRIVERS: dict[Transport, DriverFactory] = {
-    Transport.BUILTIN: BuiltinDriver,
-    Transport.CLAUDE_CODE: ClaudeCodeDriver,
-}
+class _Drivers(dict[Transport, DriverFactory]):
+    """The driver of each transport, imported on first use from its declaration
+    (``core.transports``: ``driver = "module:Class"``); tests may set a row."""
+
+    def __missing__(self, transport: Transport) -> DriverFactory:
+        module, _, name = transport_spec(transport).driver.partition(":")
+        factory: DriverFactory = getattr(importlib.import_module(module), name)
+        self[transport] = factory
+        return factory
+
+
+#: The driver of each transport: a new transport is its declaration and its module.
+DRIVERS = _Drivers()

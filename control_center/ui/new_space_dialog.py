@@ -22,8 +22,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from control_center.core.modes import Autonomy, Mode, Transport, transport_label
+from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.profiles import OPERATOR_MODES, profile_for
+from control_center.core.transports import TRANSPORTS
 from control_center.ui import geometry, theme
 
 
@@ -74,8 +75,8 @@ class NewSpaceDialog(QDialog):
         self.autonomy.setCurrentIndex(self.autonomy.findData(autonomy.value))
         self.transport = QComboBox()
         self.transport.setObjectName("newSpaceTransport")
-        for kind in Transport:
-            self.transport.addItem(transport_label(kind), kind.value)
+        for spec in TRANSPORTS.values():  # the transports' one declaration
+            self.transport.addItem(spec.label, spec.name.value)
         self.transport.setCurrentIndex(self.transport.findData(transport.value))
         self.error = QLabel("")
         self.error.setObjectName("newSpaceError")

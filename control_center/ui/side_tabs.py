@@ -19,6 +19,7 @@ from control_center.runtime import PlanVersion, SideData, WorkspaceRuntime
 from control_center.ui import theme
 from control_center.ui.changes_view import ChangesPanel
 from control_center.ui.operations import Operations
+from control_center.ui.plan_run_view import confirm_budget
 
 
 def _scrollable(panel: QWidget) -> QScrollArea:
@@ -179,6 +180,7 @@ class SideTabs:
         pipeline_id = data.pipeline_of.get(shown.id)
         studio.set_budget(data.budget_use.get(pipeline_id) if pipeline_id else None)
         studio.set_approval_budget(describe_budget(self.runtime.settings.plan_budget()))
+        studio.set_run_extras(data.forecasts.get(shown.id), data.actuals.get(shown.id, {}))
         if focus_plan:
             self.tabs.setCurrentWidget(tab_of(studio))
         if first_view:  # refreshes while work runs keep the operator's zoom and pan
@@ -220,6 +222,10 @@ class SideTabs:
 
     def _decide_plan(self, decision: Decision, reason: str | None) -> None:
         shown = self._plan_shown
+        if shown is not None and shown.approval_id and decision is Decision.GRANT:
+            forecast = self._data.forecasts.get(shown.id) if self._data is not None else None
+            if not confirm_budget(self.plan_studio, forecast, self.runtime.settings.plan_budget()):
+                return
         if shown is not None and shown.approval_id:
             future = self.runtime.decide(shown.approval_id, decision, reason)
             space = self.current_space()

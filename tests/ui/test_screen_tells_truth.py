@@ -106,7 +106,9 @@ def test_new_space_asks_mode_start_autonomy_and_transport(qtbot: Any, tmp_path: 
 
     QTimer.singleShot(100, fill)
     window.new_space()
-    assert seen["transports"] == [t.value for t in Transport]
+    from control_center.core.transports import TRANSPORTS
+
+    assert seen["transports"] == [t.value for t in TRANSPORTS]
     assert Mode.REVIEW.value not in seen["modes"]
     assert "no-such-branch" in seen["error"]
     assert "\n" not in seen["error"]
