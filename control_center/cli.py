@@ -434,6 +434,9 @@ def build_parser() -> argparse.ArgumentParser:
     ri.add_argument("--network-gate", dest="network_gate", action="append", metavar="NAME=COMMAND")
     ri.add_argument("--api-url", dest="api_url", help="GitHub API base URL (default https://api.github.com)")
     ri.set_defaults(func=_lazy("control_center.github_import", "cmd_review_import"))
+    from control_center.review_commands import add_parsers as add_review_parsers
+
+    add_review_parsers(rsub, ws_arg, _lazy)
 
     su = sub.add_parser("surface", help="what the next turn would get")
     ws_arg(su)

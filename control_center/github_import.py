@@ -220,13 +220,28 @@ def import_pull_request(
         base = f"refs/cc/pr-{info.number}-base"
         refspecs.append(f"+refs/heads/{info.base_ref}:{base}")
     _git_fetch(ws.repo, info.clone_url, refspecs, token)
-    return ws.open_review(
+    space = ws.open_review(
         base=base,
         head=head,
         name=name or f"PR #{info.number}: {info.title}",
         autonomy=autonomy,
         gates=gates,
     )
+    # Remembered so `review refresh` fetches from there again and `review post` knows where to post.
+    ws.store.save_review(space.id, github_pr=str(ref), github_api_url=api_url)
+    return space
+
+
+def refetch_pull_request(
+    ws: Workspace, reference: str, *, api_url: str | None = None, token: str | None = None
+) -> PullInfo:
+    """Fetch an imported pull request's current head again (``refs/cc/pr-N`` moves to it)."""
+    ref = parse_pull_ref(reference)
+    token = token if token is not None else resolve_token()
+    info = fetch_pull(ref, api_url=api_url, token=token)
+    _check_clone_url(info.clone_url)
+    _git_fetch(ws.repo, info.clone_url, [f"+refs/pull/{info.number}/head:refs/cc/pr-{info.number}"], token)
+    return info
 
 
 def cmd_review_import(args: argparse.Namespace) -> int:
