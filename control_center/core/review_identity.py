@@ -22,10 +22,11 @@ the reviewer no longer raises is *resolved*. This module decides that, from plai
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 # --- statuses ---------------------------------------------------------------------------------
 
@@ -159,20 +160,30 @@ class FileLineMap:
     hunks: list[Hunk] = field(default_factory=list)
     deleted: bool = False
     new_path: str | None = None
+    _cache: tuple[list[int], list[int], list[int]] | None = field(default=None, repr=False, compare=False)
+
+    def _steps(self) -> tuple[list[int], list[int], list[int]]:
+        # Per hunk, sorted: the last old line it covers (or, for a pure insertion, the line it
+        # follows), whether it rewrites old lines, and the shift of every line after it.
+        if self._cache is None or len(self._cache[0]) != len(self.hunks):
+            ends, starts, shifts, total = [], [], [], 0
+            for h in self.hunks:
+                total += h.new_count - h.old_count
+                ends.append(h.old_start + h.old_count - 1 if h.old_count else h.old_start)
+                starts.append(h.old_start if h.old_count else h.old_start + 1)
+                shifts.append(total)
+            self._cache = (ends, starts, shifts)
+        return self._cache
 
     def map_line(self, line: int) -> int | None:
         if self.deleted:
             return None
-        shift = 0
-        for h in self.hunks:
-            old_end = h.old_start + h.old_count - 1 if h.old_count else h.old_start
-            if h.old_count and h.old_start <= line <= old_end:
-                return None
-            if (h.old_count and line > old_end) or (not h.old_count and line > h.old_start):
-                shift += h.new_count - h.old_count
-            else:
-                break
-        return line + shift
+        ends, starts, shifts = self._steps()
+        # The first hunk that ends at or after this line: inside it, the line was rewritten.
+        i = bisect.bisect_left(ends, line)
+        if i < len(ends) and starts[i] <= line:
+            return None
+        return line + (shifts[i - 1] if i else 0)
 
     def approx_line(self, line: int) -> int:
         """Where ``line`` is now, or for a rewritten line where its hunk's new text starts."""
@@ -291,7 +302,7 @@ class Located:
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    if not a and not b:
+    if a is b or a == b:
         return 1.0
     inter = len(a & b)
     return inter / (len(a) + len(b) - inter) if inter else 0.0
@@ -301,6 +312,8 @@ def match_score(old: Located, new: Located, moved: tuple[int, int] | None) -> fl
     """How likely ``new`` is ``old`` again (0..~1.3); ``moved`` is old's lines in the new revision."""
     a, b = old.fp, new.fp
     score = 0.0
+    if not old.start and not new.start:
+        score += 0.25  # both about the pull request as a whole
     if a.content and a.content == b.content:
         score += 0.45
     if a.symbol and a.symbol == b.symbol:
@@ -326,10 +339,52 @@ class Matching:
     merged: dict[str, str] = field(default_factory=dict)
 
 
-def _exact_key(loc: Located, path: str | None) -> tuple[str | None, str, str, frozenset[str]] | None:
-    if not loc.fp.content:
-        return None
+def _exact_key(loc: Located, path: str | None) -> tuple[str | None, str, str, frozenset[str]]:
     return (path, loc.fp.kind, loc.fp.content, loc.fp.tokens)
+
+
+_BUCKET = 8  # lines per bucket of the position index; wider than _NEAR_LINES
+
+
+class _Index:
+    """Findings by what a match needs at least one of (scores without any of them stay under the
+    threshold): same anchored content, same symbol, or lines near each other, within one file.
+    Repository-wide findings (no anchor) only meet each other."""
+
+    def __init__(self) -> None:
+        self._keys: dict[tuple[object, ...], list[Located]] = {}
+
+    def _add(self, key: tuple[object, ...], loc: Located) -> None:
+        self._keys.setdefault(key, []).append(loc)
+
+    def add(self, loc: Located, path: str | None, where: tuple[int, int] | None) -> None:
+        if not loc.start:
+            self._add(("wide", path), loc)
+            return
+        if loc.fp.content:
+            self._add(("content", path, loc.fp.content), loc)
+        if loc.fp.symbol:
+            self._add(("symbol", path, loc.fp.symbol), loc)
+        lo, hi = where if where is not None else (loc.start, loc.end)
+        for bucket in range(lo // _BUCKET, hi // _BUCKET + 1):
+            self._add(("lines", path, bucket), loc)
+
+    def candidates(self, loc: Located) -> list[Located]:
+        path = loc.fp.file
+        if not loc.start:
+            return list(self._keys.get(("wide", path), ()))
+        found: dict[str, Located] = {}
+        keys: list[tuple[object, ...]] = []
+        if loc.fp.content:
+            keys.append(("content", path, loc.fp.content))
+        if loc.fp.symbol:
+            keys.append(("symbol", path, loc.fp.symbol))
+        lo, hi = max(0, loc.start - _NEAR_LINES), loc.end + _NEAR_LINES
+        keys += [("lines", path, b) for b in range(lo // _BUCKET, hi // _BUCKET + 1)]
+        for key in keys:
+            for other in self._keys.get(key, ()):
+                found[other.id] = other
+        return list(found.values())
 
 
 def match_findings(
@@ -342,69 +397,91 @@ def match_findings(
     # 1. exact: same file (after a rename), kind, anchored content and title words.
     exact: dict[tuple[str | None, str, str, frozenset[str]], list[Located]] = {}
     for o in old:
-        key = _exact_key(o, old_path[o.id])
-        if key is not None:
-            exact.setdefault(key, []).append(o)
+        exact.setdefault(_exact_key(o, old_path[o.id]), []).append(o)
     taken: set[str] = set()
     rest_new: list[Located] = []
     for n in new:
-        key = _exact_key(n, n.fp.file)
-        bucket = exact.get(key) if key is not None else None
-        candidate = None
-        while bucket:
-            o = bucket.pop(0)
-            if o.id not in taken:
-                candidate = o
-                break
-        if candidate is None:
+        bucket = exact.get(_exact_key(n, n.fp.file))
+        if not bucket:
             rest_new.append(n)
             continue
+        candidate = bucket.pop(0)
         taken.add(candidate.id)
         result.pairs[n.id] = candidate.id
-    rest_old = [o for o in old if o.id not in taken]
-    # 2. scored, within one file, best pairs first.
-    by_file: dict[str | None, list[Located]] = {}
-    for o in old:  # every old finding: a split's second half may score against a matched one
-        by_file.setdefault(old_path[o.id], []).append(o)
-    moved: dict[str, tuple[int, int] | None] = {}
+    # 1b. reworded in place: same file, kind and anchored content at the same (moved) lines; it
+    # would score at least 1.0 whatever the title says, so no scoring is needed.
+    placed: dict[tuple[str | None, str, str, int, int], list[Located]] = {}
     for o in old:
+        if o.id in taken or not o.fp.content or not o.start or not o.fp.file:
+            continue
+        where = line_map.map_range(o.fp.file, o.start, o.end)
+        if where is not None:
+            placed.setdefault((old_path[o.id], o.fp.kind, o.fp.content, *where), []).append(o)
+    if placed:
+        unplaced: list[Located] = []
+        for n in rest_new:
+            spot = placed.get((n.fp.file, n.fp.kind, n.fp.content, n.start, n.end)) if n.fp.content else None
+            if spot:
+                o = spot.pop(0)
+                taken.add(o.id)
+                result.pairs[n.id] = o.id
+            else:
+                unplaced.append(n)
+        rest_new = unplaced
+    rest_old = [o for o in old if o.id not in taken]
+    if not rest_new and not rest_old:
+        return result
+    # 2. scored, among candidates only, best pairs first. Every old finding is indexed: a split's
+    # second half scores against one that is already matched.
+    moved: dict[str, tuple[int, int] | None] = {}
+    index = _Index()
+    files_new = {n.fp.file for n in rest_new}
+    files_old = {old_path[o.id] for o in rest_old}
+    for o in old:
+        path = old_path[o.id]
+        if path not in files_new and path not in files_old:
+            continue  # nothing left to decide in this file
         if o.fp.file and o.start:
             moved[o.id] = line_map.map_range(o.fp.file, o.start, o.end)
+        if path in files_new:
+            index.add(o, path, moved.get(o.id))
     scored: list[tuple[float, str, str]] = []
     best_for_new: dict[str, tuple[float, str]] = {}
     for n in rest_new:
-        for o in by_file.get(n.fp.file, ()):
+        for o in index.candidates(n):
             s = match_score(o, n, moved.get(o.id))
             if s >= MATCH_THRESHOLD:
                 scored.append((s, n.id, o.id))
                 if s > best_for_new.get(n.id, (0.0, ""))[0]:
                     best_for_new[n.id] = (s, o.id)
-    if rest_old:
-        free_old = {o.id for o in rest_old}
-        scored.sort(key=lambda t: (-t[0], t[1], t[2]))
-        for _, nid, oid in scored:
-            if nid in result.pairs or oid not in free_old or oid in taken:
-                continue
-            result.pairs[nid] = oid
-            taken.add(oid)
+    scored.sort(key=lambda t: (-t[0], t[1], t[2]))
+    for _, nid, oid in scored:
+        if nid in result.pairs or oid in taken:
+            continue
+        result.pairs[nid] = oid
+        taken.add(oid)
     # 3. splits: an unmatched new finding that clearly belongs to an old one matched elsewhere.
     for n in rest_new:
         if n.id not in result.pairs and n.id in best_for_new:
             result.splits[n.id] = best_for_new[n.id][1]
     # 4. merges: an unmatched old finding that clearly became part of a matched new one.
-    matched_new = {nid: n for n in new if (nid := n.id) in result.pairs}
-    new_by_file: dict[str | None, list[Located]] = {}
-    for n in matched_new.values():
-        new_by_file.setdefault(n.fp.file, []).append(n)
-    for o in rest_old:
-        if o.id in taken:
-            continue
-        best = max(
-            ((match_score(o, n, moved.get(o.id)), n.id) for n in new_by_file.get(old_path[o.id], ())),
-            default=(0.0, ""),
-        )
-        if best[0] >= MATCH_THRESHOLD:
-            result.merged[o.id] = best[1]
+    leftover = [o for o in rest_old if o.id not in taken]
+    if leftover:
+        new_index = _Index()
+        leftover_files = {old_path[o.id] for o in leftover}
+        for n in new:
+            if n.id in result.pairs and n.fp.file in leftover_files:
+                new_index.add(n, n.fp.file, None)
+        for o in leftover:
+            where = moved.get(o.id)
+            probe = o if where is None else Located(o.id, o.fp, where[0], where[1])
+            probe = Located(o.id, replace(o.fp, file=old_path[o.id]), probe.start, probe.end)
+            best = max(
+                ((match_score(o, n, where), n.id) for n in new_index.candidates(probe)),
+                default=(0.0, ""),
+            )
+            if best[0] >= MATCH_THRESHOLD:
+                result.merged[o.id] = best[1]
     return result
 
 
