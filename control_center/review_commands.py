@@ -129,3 +129,12 @@ def add_parsers(rsub: Any, ws_arg: Any, lazy: Any) -> None:
     rp.add_argument("--space", dest="space_opt", required=True)
     rp.add_argument("node")
     rp.set_defaults(func=lazy("control_center.review_commands", "cmd_review_promote"))
+
+    po = rsub.add_parser("post", help="post the review (verdict, summary, inline comments) to its GitHub PR")
+    ws_arg(po)
+    po.add_argument("space", nargs="?")
+    po.add_argument("--space", dest="space_opt")
+    po.add_argument(
+        "--api-url", dest="api_url", help="GitHub API base URL (default: the one the import used)"
+    )
+    po.set_defaults(func=lazy("control_center.github_review", "cmd_review_post"))

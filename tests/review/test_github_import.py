@@ -321,3 +321,29 @@ def test_a_malformed_gate_is_a_usage_error(ws: Workspace, github: FakeGitHub) ->
     with pytest.raises(GitHubImportError, match="--gate expects NAME=COMMAND"):
         cmd_review_import(args(ws, "octo/app#7", github.url, ["no-equals-sign"]))
     assert github.requests == []
+
+
+def test_refresh_of_an_imported_pull_request_fetches_its_new_head(
+    ws: Workspace, github: FakeGitHub, remote: tuple[Path, str], tmp_path: Path
+) -> None:
+    bare, sha = remote
+    github.routes[PULL_PATH] = (200, pull_json(str(bare), sha))
+    space = import_pull_request(ws, "octo/app#7", api_url=github.url)
+    review = ws.store.review(space.id)
+    assert review is not None
+    assert (review.github_pr, review.github_api_url) == ("octo/app#7", github.url)
+
+    # The author pushes again: only "GitHub" has the new head.
+    contrib = tmp_path / "contrib"
+    (contrib / "src" / "app.py").write_text("def answer() -> int:\n    return 45\n")
+    git(contrib, "commit", "-q", "-am", "PR: 45 after all")
+    git(contrib, "push", "-q", "-f", "origin", f"HEAD:refs/pull/{PR}/head")
+    new_sha = git(contrib, "rev-parse", "HEAD").strip()
+    github.routes[PULL_PATH] = (200, pull_json(str(bare), new_sha))
+
+    _ended, snapshot = review_service.refresh_review(
+        ws, space.id, provider="scripted", script=[[{"type": "text", "text": "nothing to add"}]]
+    )
+    assert git(space.worktree, "rev-parse", "HEAD").strip() == new_sha
+    assert snapshot.revision == 2
+    assert "+    return 45" in review_service.pr_diff(ws, space.id)

@@ -85,8 +85,8 @@ def finding(
     )
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Iterator[Workspace]:
+def make_calc_workspace(tmp_path: Path) -> Workspace:
+    """A workspace on a repository whose `feature` branch rewrites calc.py with three bugs."""
     repo = init_repo(tmp_path / "repo")
     (repo / "calc.py").write_text(BASE_CALC)
     git(repo, "add", "calc.py")
@@ -95,7 +95,12 @@ def ws(tmp_path: Path) -> Iterator[Workspace]:
     (repo / "calc.py").write_text(CALC)
     git(repo, "commit", "-q", "-am", "feature: rewrite calc")
     git(repo, "checkout", "-q", "main")
-    workspace = Workspace.init(tmp_path / "ws", repo)
+    return Workspace.init(tmp_path / "ws", repo)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Iterator[Workspace]:
+    workspace = make_calc_workspace(tmp_path)
     yield workspace
     workspace.close()
 
