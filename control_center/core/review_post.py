@@ -50,6 +50,8 @@ class CommentPlan:
     #: create (never posted) / update (posted, text changed) / keep (posted, unchanged)
     action: str
     comment_id: int | None = None
+    #: One line for a preview: "P0 bug — title · marked resolved".
+    label: str = ""
 
     def payload(self, commit_id: str | None = None) -> dict[str, Any]:
         """The GitHub comment object (in a review's ``comments`` or a single comment's POST)."""
@@ -149,6 +151,13 @@ def plan_post(snapshot: ReviewSnapshot, posted: dict[str, Any]) -> PostPlan:
         else:
             comment_id = int(before["id"])
             action = "keep" if before.get("hash") == _hash(body) else "update"
+        mark = (
+            " · marked resolved"
+            if t.status == RESOLVED
+            else " · marked dismissed"
+            if t.operator == DISMISSED
+            else ""
+        )
         comments.append(
             CommentPlan(
                 lineage=lineage,
@@ -159,6 +168,7 @@ def plan_post(snapshot: ReviewSnapshot, posted: dict[str, Any]) -> PostPlan:
                 body=body,
                 action=action,
                 comment_id=comment_id,
+                label=f"{node.priority} {node.kind} — {node.title}{mark}",
             )
         )
     verdict = snapshot.verdict.verdict
