@@ -17,7 +17,7 @@ from tests.ui.test_review_flow import _panel, _send_and_wait, _window, text, use
 
 BASE = "def add(a, b):\n    return a + b\n\n\ndef divide(a, b):\n    return a / b\n"
 FEATURE = "def add(a, b):\n    return a - b\n\n\ndef divide(a, b):\n    return a // b\n"
-PUSHED = "def add(a, b):\n    return a + b\n\n\ndef divide(a, b):\n    return a // b\n\n\ndef neg(a):\n    return a\n"
+PUSHED = FEATURE.replace("a - b", "a + b") + "\n\ndef neg(a):\n    return a\n"
 
 
 def finding(title: str, line: int, priority: str) -> dict[str, Any]:

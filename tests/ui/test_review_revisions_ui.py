@@ -64,7 +64,7 @@ def revision_snapshot() -> ReviewSnapshot:
             since=1,
             operator="dismissed",
             note="logged by the caller",
-        ),  # fmt: skip
+        ),
         _node(5, "P1", "Cache key ignores the user's locale", 34, "regressed"),
         _node(6, "P1", "eval() on untrusted input", 24, "pre_existing", since=1),
         _node(7, "P3", "Module docstring is out of date", 1, "pre_existing", since=1, kind="suggestion"),
@@ -116,7 +116,8 @@ def test_pre_existing_bucket_and_promote(panel: ReviewVerdictPanel, qtbot: Any) 
     assert bucket.isVisible()
     assert bucket.node_ids() == ["n6", "n7"]
     assert "outside the verdict" in bucket.summary_label.text()
-    assert bucket.action_button is not None and not bucket.action_button.isEnabled()
+    assert bucket.action_button is not None
+    assert not bucket.action_button.isEnabled()
     bucket.select("n6")
     assert panel.selected_node_id() == "n6"
     with qtbot.waitSignal(panel.promote_requested) as signal:
