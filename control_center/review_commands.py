@@ -138,3 +138,13 @@ def add_parsers(rsub: Any, ws_arg: Any, lazy: Any) -> None:
         "--api-url", dest="api_url", help="GitHub API base URL (default: the one the import used)"
     )
     po.set_defaults(func=lazy("control_center.github_review", "cmd_review_post"))
+
+    rb = rsub.add_parser("bench", help="run the review benchmark (bench/review_bench/) with a provider")
+    rb.add_argument(
+        "--cases", required=True, help="the case folders (python bench/review_bench/generate.py DIR)"
+    )
+    rb.add_argument("--provider", choices=["scripted", "anthropic", "openai"])
+    rb.add_argument("--model", help="the review mode's model for this run")
+    rb.add_argument("--limit", type=int, help="only the first N cases")
+    rb.add_argument("--json", action="store_true")
+    rb.set_defaults(func=lazy("control_center.review_bench", "cmd_review_bench"))
