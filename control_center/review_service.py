@@ -101,9 +101,10 @@ def prepare_refresh(
     space = _review_space(ws, space_id)
     review = ws.store.review(space.id)
     if review is not None and review.github_pr and head is None:
-        from control_center.github_import import refetch_pull_request
+        from control_center.github_import import refetch_pull_request, refresh_review_comments
 
         refetch_pull_request(ws, review.github_pr, api_url=api_url or review.github_api_url)
+        refresh_review_comments(ws, space.id, review.github_pr, api_url=api_url or review.github_api_url)
     target = head or space.pr_head
     if not target or target.startswith("-") or any(c.isspace() or c == "\x00" for c in target):
         raise WorkspaceError(f"{target!r} is not a valid git ref")

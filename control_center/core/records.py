@@ -202,6 +202,7 @@ class ReviewRecord:
     github_pr: str | None = None
     github_api_url: str | None = None
     posted: dict[str, Any] = field(default_factory=dict)
+    github_comments: list[Any] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -205,6 +205,9 @@ class ReviewRow(SQLModel, table=True):
     github_api_url: str | None = None
     #: What `review post` made on GitHub: {"review_id", "check_run_id", "comments": {lineage: {...}}}.
     posted: dict = _json({})
+    #: The humans' review comments on the pull request, read at import and refresh: context the
+    #: reviewer agent sees ([{"author", "path", "line", "body"}]).
+    github_comments: list = _json([])
 
 
 class TicketRow(SQLModel, table=True):

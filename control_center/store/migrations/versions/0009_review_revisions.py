@@ -1,6 +1,6 @@
 """review revisions: findings keep their identity across pushes (fingerprint, lineage, status,
 the operator's carried-over decision), the review remembers earlier revisions, the GitHub pull
-request it reviews and what `review post` made there
+request it reviews, its human review comments and what `review post` made there
 
 Revision ID: 0009
 Revises: 0008
@@ -39,11 +39,20 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column("github_pr", _TEXT(), nullable=True))
         batch_op.add_column(sa.Column("github_api_url", _TEXT(), nullable=True))
         batch_op.add_column(sa.Column("posted", sa.JSON(), server_default="{}", nullable=False))
+        batch_op.add_column(sa.Column("github_comments", sa.JSON(), server_default="[]", nullable=False))
 
 
 def downgrade() -> None:
     with op.batch_alter_table("review", schema=None) as batch_op:
-        for name in ("posted", "github_api_url", "github_pr", "revisions", "head_sha", "revision"):
+        for name in (
+            "github_comments",
+            "posted",
+            "github_api_url",
+            "github_pr",
+            "revisions",
+            "head_sha",
+            "revision",
+        ):
             batch_op.drop_column(name)
     with op.batch_alter_table("review_node", schema=None) as batch_op:
         for name in (
