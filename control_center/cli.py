@@ -157,6 +157,33 @@ def cmd_space_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_search(args: argparse.Namespace) -> int:
+    from control_center.store.dialect import HIT_END, HIT_START, search_words
+
+    query = " ".join(args.query)
+    if not search_words(query):
+        raise CliError(f"nothing to search for in {query!r}: give at least one word")
+    ws = _open(args)
+    try:
+        space = _require_space(ws.store, args.space) if args.space else None
+        hits = ws.store.search_messages(query, space_id=space.id if space else None, limit=args.limit)
+        names = {s.id: s.name for s in ws.store.spaces(include_archived=True)}
+        if args.json:
+            for hit in hits:
+                row = hit.to_json()
+                row["snippet"] = hit.snippet.replace(HIT_START, "").replace(HIT_END, "")
+                row["space_name"] = names.get(hit.space_id or "")
+                _print_json(row)
+        else:
+            for hit in hits:
+                snippet = " ".join(hit.snippet.replace(HIT_START, "[").replace(HIT_END, "]").split())
+                where = names.get(hit.space_id or "", "?") + (" (thread)" if hit.thread_of else "")
+                print(f"{hit.created_at[:16]}  {where}  {hit.role}: {snippet}")
+    finally:
+        ws.close()
+    return 0
+
+
 def cmd_surface(args: argparse.Namespace) -> int:
     store = _read(args)
     try:
@@ -404,6 +431,14 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--all", action="store_true", help="include archived spaces")
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(func=cmd_space_list)
+
+    se = sub.add_parser("search", help="find messages in every conversation of the workspace")
+    ws_arg(se)
+    se.add_argument("--space", help="only this space's conversation and threads")
+    se.add_argument("--limit", type=_positive_int, default=50, help="at most this many hits (default 50)")
+    se.add_argument("--json", action="store_true", help="one JSON object per hit")
+    se.add_argument("query", nargs="+", help="words that must all appear (the last may be a prefix)")
+    se.set_defaults(func=cmd_search)
 
     rv = sub.add_parser("review", help="pull-request review spaces")
     rsub = rv.add_subparsers(dest="review_command", parser_class=_Parser, required=True)

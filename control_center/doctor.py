@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,6 +26,21 @@ def _newest_good_backup(db: Path) -> Path | None:
     return None
 
 
+def _say_refusals(root: Path) -> None:
+    """Attempts by agents' processes to make an operator-only decision (``cli._operator_only``)."""
+    from control_center.harness.agent_processes import refusals
+
+    seen = refusals(root)
+    if not seen:
+        return
+    last = seen[-1]
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(last.get("at") or 0)))
+    print(
+        f"{len(seen)} operator-only decision(s) refused to agent processes; the last at {when}: "
+        f"{str(last.get('what', ''))[:120]} ({last.get('why', '')})"
+    )
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     root = Path(args.workspace).expanduser().resolve()
     db = root / DB_FILENAME
@@ -42,6 +58,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(
             f"{db}: ok (integrity check passed; {len(copies)} backup(s) in {health.backup_dir(db)}{newest})"
         )
+        _say_refusals(root)
         if args.restore:
             print("nothing restored: the database is healthy")
         return 0

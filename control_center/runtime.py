@@ -188,6 +188,10 @@ class WorkspaceRuntime:
             self._submit(self._watch_changes())
             if not self.read_only:
                 self._submit(self._presence_heartbeat())
+        elif ws.store.path is not None:
+            # One machine, several processes (a second window, a terminal's `approvals decide`,
+            # a `run`): their commits reach this app within a poll.
+            self._submit(self._watch_sqlite(ws.store.path))
 
     @property
     def harness(self) -> Harness:
@@ -371,6 +375,13 @@ class WorkspaceRuntime:
         items = [_settled_tool(i, active) for i in items]
         oldest = rows[0].seq if rows else None
         return TranscriptPage(space_id, items, truncated, oldest, older=before_seq is not None)
+
+    def search_messages(self, query: str, space_id: str | None = None) -> concurrent.futures.Future[Any]:
+        """Messages of every conversation holding every word of ``query`` (store full-text index)."""
+        return self._call(lambda: self.ws.store.search_messages(query, space_id=space_id))
+
+    def messages_from(self, message_id: str) -> concurrent.futures.Future[int]:
+        return self._call(lambda: self.ws.store.messages_from(message_id))
 
     def load_approvals(self, changed_since: str | None = None) -> concurrent.futures.Future[list[Approval]]:
         return self._call(lambda: self.ws.store.approvals(changed_since=changed_since))
@@ -909,6 +920,17 @@ class WorkspaceRuntime:
                 await asyncio.to_thread(self._apply_changes, batch.keys)
             except Exception:  # a failed read must not end the feed; the next change retries
                 log.exception("applying other operators' changes failed")
+
+    async def _watch_sqlite(self, path: Path) -> None:
+        """Another process's commits to this SQLite workspace: everything shown is read again
+        (the file tells that something changed, not what)."""
+        from control_center.store.changes import watch_sqlite
+
+        async for batch in watch_sqlite(path):
+            try:
+                await asyncio.to_thread(self._apply_changes, batch.keys)
+            except Exception:  # a failed read must not end the watch; the next change retries
+                log.exception("applying another process's changes failed")
 
     def _apply_changes(self, keys: dict[str, set[str]]) -> None:
         everything = "*" in keys  # after a reconnect: whatever was missed

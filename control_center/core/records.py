@@ -259,3 +259,32 @@ class Presence:
     approval_id: str | None
     #: Seconds since it last said so (the database server's clock).
     age_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class MessageHit:
+    """One message a search found: where it is (its space, and the thread's parent message when
+    it is in a thread) and a snippet of it with the hits marked by ``start`` … ``end``."""
+
+    message_id: str
+    conversation_id: str
+    seq: int
+    kind: str
+    role: str
+    created_at: str
+    snippet: str
+    space_id: str | None
+    thread_of: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "message": self.message_id,
+            "conversation": self.conversation_id,
+            "seq": self.seq,
+            "kind": self.kind,
+            "role": self.role,
+            "created_at": self.created_at,
+            "snippet": self.snippet,
+            "space": self.space_id,
+            "thread_of": self.thread_of,
+        }

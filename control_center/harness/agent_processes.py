@@ -20,6 +20,7 @@ import os
 import time
 from collections.abc import Iterator, MutableMapping
 from pathlib import Path
+from typing import Any
 
 AGENT_MARKER = "CONTROL_CENTER_AGENT_PROCESS"
 
@@ -64,6 +65,24 @@ def record_refusal(workspace: str | os.PathLike[str] | None, what: str, why: str
             out.write(json.dumps(line) + "\n")
     except OSError:
         pass
+
+
+def refusals(workspace: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The refused attempts kept beside ``workspace``, oldest first (lines that do not read as
+    one JSON object each are skipped: an agent cannot write there, but a torn line can exist)."""
+    try:
+        text = (Path(workspace) / REFUSALS_FILENAME).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    out: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict):
+            out.append(row)
+    return out
 
 
 def _parent(pid: int, proc: Path) -> int | None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, assert_never
 
 from control_center.core.approvals import ApprovalStatus
+from control_center.core.errors import OperatorError
 from control_center.core.events import (
     ModelRetry,
     TextDelta,
@@ -515,7 +516,8 @@ class BuiltinDriver:
             ctx.cancel_event.set()
             self._end(ctx, TurnStatus.INTERRUPTED, "cancelled by the operator; resume to continue")
             raise
-        except ProviderError as exc:
+        except (ProviderError, OperatorError) as exc:
+            # A provider refusal, or the store saying no (a full disk): one line, no traceback.
             return self._end(ctx, TurnStatus.FAILED, str(exc))
         except Exception as exc:  # a bug must end the turn visibly, never leave it "running"
             log.exception("turn %s failed", ctx.turn.id)

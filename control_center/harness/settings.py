@@ -152,6 +152,12 @@ class AppSettings:
         self.last_workspace = path
         self.recent_workspaces = [path, *(p for p in self.recent_workspaces if p != path)][:RECENT_WORKSPACES]
 
+    @staticmethod
+    def parse_folders(value: str, key: str) -> tuple[str, ...]:
+        """``a:b`` as absolute folders (``~`` expanded), as ``agent_sandbox.writable`` reads it;
+        SettingsError (one line naming ``key``) otherwise."""
+        return _folders(value, key)
+
     def workspace_roots(self) -> tuple[Path, ...]:
         """Every workspace folder this operator opened lately: a sandbox hides them all (their
         databases and spaces), not only the one whose turn runs."""

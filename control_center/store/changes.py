@@ -1,22 +1,48 @@
-"""Team mode's change feed: what other processes changed in the workspace's PostgreSQL database,
-as it happens. Triggers (migration 0008) send one NOTIFY per changed row on ``cc_changes`` naming
-the table, the row's key (a space, a conversation, a viewer) and the writer's application name;
-this module listens and hands batches over, leaving out this process's own writes (its app shows
-those already)."""
+"""What other processes changed in the workspace, as it happens, leaving out this process's own
+writes (its app shows those already).
+
+Team mode (PostgreSQL): triggers (migration 0008) send one NOTIFY per changed row on
+``cc_changes`` naming the table, the row's key (a space, a conversation, a viewer) and the
+writer's application name; ``watch`` listens and hands batches over.
+
+SQLite: every write unit of a process bumps that process's own stamp row in ``workspace_meta``
+(``writer_key``), in the same transaction; ``watch_sqlite`` asks ``PRAGMA data_version`` a few
+times a second (a read of the file's header: nothing when no other connection committed) and, when
+it moved, whether any other process's stamp did. A second window on the same workspace, or a
+``control-center approvals decide`` from a terminal, then reaches an open window within a poll."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import sqlite3
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from sqlalchemy import Engine
 
 from control_center.store.dialect import PROCESS_TAG
 
 CHANNEL = "cc_changes"
+#: ``workspace_meta`` keys of the SQLite writers' stamps: ``writer:<pid> <tag>``.
+WRITER_PREFIX = "writer:"
+#: How often an SQLite watcher looks (the file header's change counter: microseconds).
+SQLITE_POLL_S = 0.2
+
+
+def writer_key(tag: str = PROCESS_TAG) -> str:
+    """This process's stamp row (its pid first, so a dead writer's row can be pruned)."""
+    return f"{WRITER_PREFIX}{os.getpid()} {tag}"
+
+
+def writer_pid(key: str) -> int | None:
+    try:
+        return int(key[len(WRITER_PREFIX) :].split(" ", 1)[0])
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -100,3 +126,49 @@ async def _gather(conn: object, settle_s: float) -> ChangeBatch:
                 if deadline is None:
                     deadline = time.monotonic() + settle_s
     return batch
+
+
+def _stamps(conn: sqlite3.Connection, own: str) -> dict[str, str]:
+    rows = conn.execute(
+        "SELECT key, value FROM workspace_meta WHERE key >= ? AND key < ?",
+        (WRITER_PREFIX, WRITER_PREFIX[:-1] + ";"),
+    ).fetchall()
+    return {key: value for key, value in rows if key != own}
+
+
+async def watch_sqlite(path: Path, *, every_s: float | None = None) -> AsyncIterator[ChangeBatch]:
+    """Batches (the table ``*``: refresh what is shown) each time another process committed a
+    write to the SQLite workspace at ``path``. A read that fails (the file busy, being restored)
+    is tried again at the next poll."""
+    own = writer_key()
+    uri = f"{path.resolve().as_uri()}?mode=ro"  # noqa: ASYNC240 — once, before the first poll
+    wal = path.with_name(path.name + "-wal")
+    conn: sqlite3.Connection | None = None
+    version: int | None = None
+    seen: dict[str, str] = {}
+    while True:
+        await asyncio.sleep(SQLITE_POLL_S if every_s is None else every_s)
+        try:
+            if conn is None:
+                if not wal.exists():
+                    # Nobody has the file open for writing (a writer's first connection makes
+                    # the WAL): nothing to watch yet, and opening now would leave -shm beside a
+                    # workspace that a read-only window must not touch.
+                    continue
+                conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+                version = conn.execute("PRAGMA data_version").fetchone()[0]
+                seen = _stamps(conn, own)
+                continue
+            now = conn.execute("PRAGMA data_version").fetchone()[0]
+            if now == version:
+                continue
+            version = now
+            stamps = _stamps(conn, own)
+            moved = any(seen.get(key) != value for key, value in stamps.items())
+            seen = stamps
+            if moved:
+                yield ChangeBatch({"*": {""}})
+        except sqlite3.Error:
+            if conn is not None:
+                conn.close()
+            conn = None

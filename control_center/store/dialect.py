@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import sqlite3
+import time
 from typing import Any, Protocol
 
 from sqlalchemy import Connection, Engine, event, text
@@ -39,6 +41,30 @@ class Dialect(Protocol):
     #: SQL for "now" in seconds since the epoch, in the database's clock.
     epoch_now: str
 
+    def stamp_write(self, conn: Connection) -> None:
+        """Mark this process's write unit where other processes' watchers look (SQLite only;
+        PostgreSQL's triggers announce every row)."""
+
+    def search_messages(
+        self, conn: Connection, words: list[str], space_id: str | None, limit: int
+    ) -> list[Any]:
+        """Rows (id, conversation_id, seq, kind, role, created_at, snippet, space_id,
+        parent_message_id) of messages holding every word (the last one as a prefix), newest first."""
+
+
+#: What a search sees of the operator's text: words only, so nothing they type is query syntax.
+_WORD = re.compile(r"\w+")
+#: The snippet marks a hit with these (the caller turns them into bold or brackets).
+HIT_START, HIT_END = "\x02", "\x03"
+
+_SEARCH_COLUMNS = "m.id, m.conversation_id, m.seq, m.kind, m.role, m.created_at"
+_SEARCH_JOIN = "JOIN conversation c ON c.id = m.conversation_id"
+
+
+def search_words(query: str) -> list[str]:
+    """The words of ``query`` (at most 16): every one must be in a hit."""
+    return _WORD.findall(query)[:16]
+
 
 def _sqlite_on_connect(dbapi_conn: sqlite3.Connection, _record: object) -> None:
     cur = dbapi_conn.cursor()
@@ -67,6 +93,32 @@ class SQLiteDialect:
     def notify(self, conn: Connection, channel: str, payload: str) -> None:
         return None  # no LISTEN/NOTIFY: readers poll
 
+    def stamp_write(self, conn: Connection) -> None:
+        from control_center.store.changes import writer_key
+
+        conn.execute(
+            text(
+                "INSERT INTO workspace_meta (key, value) VALUES (:key, :value) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+            ),
+            {"key": writer_key(), "value": str(time.time_ns())},
+        )
+
+    def search_messages(
+        self, conn: Connection, words: list[str], space_id: str | None, limit: int
+    ) -> list[Any]:
+        # Each word quoted (FTS5 syntax in the text stays text), the last one a prefix; FTS5
+        # walks its index newest rowid first, so the first page costs the same at any size.
+        match = " ".join(f'"{w}"' for w in words) + "*"
+        where = "AND c.space_id = :space" if space_id else ""
+        sql = (
+            f"SELECT {_SEARCH_COLUMNS}, snippet(message_fts, 0, '{HIT_START}', '{HIT_END}', '…', 16), "
+            f"c.space_id, c.parent_message_id FROM message_fts JOIN message m ON m.rowid = message_fts.rowid "
+            f"{_SEARCH_JOIN} WHERE message_fts MATCH :match {where} "
+            "ORDER BY message_fts.rowid DESC LIMIT :limit"
+        )
+        return list(conn.execute(text(sql), {"match": match, "space": space_id, "limit": limit}))
+
 
 class PostgresDialect:
     name = "postgresql"
@@ -88,6 +140,24 @@ class PostgresDialect:
 
     def notify(self, conn: Connection, channel: str, payload: str) -> None:
         conn.execute(text("SELECT pg_notify(:channel, :payload)"), {"channel": channel, "payload": payload})
+
+    def stamp_write(self, conn: Connection) -> None:
+        return None  # the change feed's triggers announce every changed row
+
+    def search_messages(
+        self, conn: Connection, words: list[str], space_id: str | None, limit: int
+    ) -> list[Any]:
+        # Words only, so to_tsquery sees no operator the operator typed; the last is a prefix.
+        query = " & ".join([*words[:-1], f"{words[-1]}:*"])
+        where = "AND c.space_id = :space" if space_id else ""
+        options = f"StartSel={HIT_START},StopSel={HIT_END},MaxWords=24,MinWords=8,ShortWord=1"
+        sql = (
+            f"SELECT {_SEARCH_COLUMNS}, ts_headline('simple', m.text, q, '{options}'), "
+            f"c.space_id, c.parent_message_id FROM message m {_SEARCH_JOIN}, "
+            f"to_tsquery('simple', :query) q WHERE to_tsvector('simple', m.text) @@ q {where} "
+            f"ORDER BY m.created_at DESC, m.seq DESC LIMIT :limit"
+        )
+        return list(conn.execute(text(sql), {"query": query, "space": space_id, "limit": limit}))
 
 
 def dialect_for(engine: Engine) -> Dialect:

@@ -286,6 +286,39 @@ def stamp_keeping_connection(db: Path) -> type[sqlite3.Connection]:
 _FULL_BELOW_BYTES = 1 << 20
 
 
+#: A file of this size is kept beside the database and given back when the disk fills, so the
+#: one write that matters then (the turn ending ``failed`` with the reason) still finds room.
+RESERVE_NAME = "disk-reserve"
+RESERVE_BYTES = 256 << 10
+
+
+def keep_reserve(db: Path) -> None:
+    """Put the reserve back beside ``db`` when it is missing and the disk has room for it."""
+    reserve = db.parent / RESERVE_NAME
+    try:
+        if reserve.exists():
+            return
+        st = os.statvfs(db.parent)
+        if st.f_bavail * st.f_frsize < 4 * RESERVE_BYTES:
+            return  # too little room: taking it now would fill the disk sooner
+        fd = os.open(reserve, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.posix_fallocate(fd, 0, RESERVE_BYTES)  # real blocks, not a sparse hole
+        finally:
+            os.close(fd)
+    except OSError:
+        return  # best effort: a folder we cannot write keeps no reserve
+
+
+def release_reserve(db: Path) -> bool:
+    """Give the reserve's room back to the disk; True when there was one."""
+    try:
+        (db.parent / RESERVE_NAME).unlink()
+    except OSError:
+        return False
+    return True
+
+
 def disk_full(db: Path) -> int | None:
     """The bytes still free where ``db`` lives when that is (nearly) nothing, else None: SQLite
     reports a write that found no room as a plain "disk I/O error" (the WAL's shared memory,

@@ -38,6 +38,7 @@ from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.records import (
     AgentRecord,
     Gate,
+    MessageHit,
     MessageRecord,
     PipelineRecord,
     PlanRecord,
@@ -54,7 +55,7 @@ from control_center.core.records import (
 from control_center.store import health
 from control_center.store.db import DB_FILENAME as DB_FILENAME  # re-exported: its old home
 from control_center.store.db import StoreError, open_database
-from control_center.store.dialect import dialect_for
+from control_center.store.dialect import dialect_for, search_words
 from control_center.store.tables import (
     AgentRow,
     ApprovalRow,
@@ -249,6 +250,28 @@ class Store:
         self._write_lock = threading.RLock()
         #: Set when an operation found the file damaged: every later write is refused.
         self.damaged: str | None = None
+        if self.path is not None and not read_only:
+            health.keep_reserve(self.path)
+            self._prune_writer_stamps()
+
+    def _prune_writer_stamps(self) -> None:
+        """Drop the change stamps of SQLite writers whose process has ended (store.changes)."""
+        from control_center.store.changes import WRITER_PREFIX, writer_pid
+
+        try:
+            with Session(self.engine) as s:
+                keys = s.exec(
+                    select(WorkspaceMeta.key).where(col(WorkspaceMeta.key).startswith(WRITER_PREFIX))
+                ).all()
+                dead = [k for k in keys if not _pid_alive(writer_pid(k))]
+                for key in dead:
+                    row = s.get(WorkspaceMeta, key)
+                    if row is not None:
+                        s.delete(row)
+                if dead:
+                    s.commit()
+        except DBAPIError:
+            return  # best effort: a stale stamp only costs a watcher one look
 
     @property
     def backend(self) -> str:
@@ -290,6 +313,7 @@ class Store:
                 # connection, e.g. another process on the same workspace.
                 self.dialect.begin_write(s.connection())
                 yield s
+                self.dialect.stamp_write(s.connection())
                 s.commit()
         except IntegrityError:
             raise  # a constraint said no (a claim lost, a duplicate): the callers' business
@@ -303,7 +327,9 @@ class Store:
         if self.path is not None and ("disk is full" in cause or health.is_damage(cause)):
             free = health.disk_full(self.path)
             if free is not None or "disk is full" in cause:
-                # Not damage: the write found no room, and SQLite rolled it back.
+                # Not damage: the write found no room, and SQLite rolled it back. The reserve
+                # goes back to the disk so the caller's next write (a turn ending failed) fits.
+                health.release_reserve(self.path)
                 return StoreError(
                     f"workspace database {self.location}: the disk is full ({free or 0} bytes free); "
                     "nothing was written: free some space and try again"
@@ -549,6 +575,44 @@ class Store:
                     .limit(1)
                 ).first(),
             )
+
+    def messages_from(self, message_id: str) -> int:
+        """How many messages of its conversation are at or after ``message_id`` (0: no such
+        message): the page that shows it, counted from the newest."""
+        with self._read() as s:
+            row = s.get(MessageRow, message_id)
+            if row is None:
+                return 0
+            q = select(func.count()).where(
+                MessageRow.conversation_id == row.conversation_id, MessageRow.seq >= row.seq
+            )
+            return int(s.exec(q).one())
+
+    def search_messages(
+        self, query: str, *, space_id: str | None = None, limit: int = 50
+    ) -> list[MessageHit]:
+        """Messages of every conversation (threads included) holding every word of ``query``,
+        the last word as a prefix; newest first. The snippet marks hits with ``HIT_START`` /
+        ``HIT_END`` (store.dialect). No words: no hits."""
+        words = search_words(query)
+        if not words:
+            return []
+        with self._read() as s:
+            rows = self.dialect.search_messages(s.connection(), words, space_id, max(1, min(limit, 500)))
+        return [
+            MessageHit(
+                message_id=r[0],
+                conversation_id=r[1],
+                seq=int(r[2]),
+                kind=r[3],
+                role=r[4],
+                created_at=str(r[5]),
+                snippet=r[6] or "",
+                space_id=r[7],
+                thread_of=r[8],
+            )
+            for r in rows
+        ]
 
     def thread_counts(self, conversation_id: str, message_ids: Sequence[str] | None = None) -> dict[str, int]:
         """Message id -> number of messages in the thread hanging off it (restricted to
@@ -1491,3 +1555,15 @@ class Store:
             for v, o, sp, ap, age in rows
             if float(age) <= fresher_than_s
         ]
+
+
+def _pid_alive(pid: int | None) -> bool:
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -112,6 +112,7 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Ctrl+Shift+R", "Open a pull-request review space"),
     ("Ctrl+K", "Focus the space list"),
     ("Ctrl+I", "Focus the Inbox"),
+    ("Ctrl+Shift+F", "Search every conversation of the workspace (Enter opens the message)"),
     ("Ctrl+Return", "Inbox: grant the selected approval (or send the answer to a question)"),
     ("Ctrl+Shift+Return", "Inbox: reject the selected approval (asks for the reason first)"),
     ("Up / Down", "Inbox: next / previous item (typing goes to the reason field)"),
@@ -437,6 +438,7 @@ class MainWindow(QMainWindow):
         view_menu = bar.addMenu("&View")
         action(view_menu, "Focus spaces", self.space_list.setFocus, "Ctrl+K")
         action(view_menu, "Focus Inbox", self._focus_inbox, "Ctrl+I")
+        action(view_menu, "Search conversations…", self.open_search, "Ctrl+Shift+F")
         inbox_toggle = self.inbox_dock.toggleViewAction()
         inbox_toggle.setText("Show Inbox")
         inbox_toggle.setShortcut(QKeySequence("Ctrl+Shift+I"))
@@ -616,9 +618,58 @@ class MainWindow(QMainWindow):
         if current.isValid():
             self._activate(self.space_model.space(current.row()))
 
+    # -- search -----------------------------------------------------------------------------------
+
+    def open_search(self) -> None:
+        from control_center.ui.search_dialog import SearchDialog
+
+        dialog = SearchDialog(
+            self.runtime.search_messages,
+            lambda: {s.id: s.name for s in self._spaces.values()},
+            self.operations,
+            self,
+        )
+        dialog.open_requested.connect(self.reveal_message)
+        self._search_dialog = dialog  # kept for tests and for the next Ctrl+Shift+F
+        dialog.open()
+
+    def reveal_message(self, space_id: str, message_id: str, thread_of: str = "") -> None:
+        """Open ``space_id`` with the message in view (a thread's message: the one it hangs off),
+        loading as many pages as it takes to reach it."""
+        target = thread_of or message_id
+        if space_id not in self._spaces:
+            self.status_area.show_info("That message is in an archived space; restore the space to open it.")
+            return
+
+        def show(count: int) -> None:
+            self._reveal = target
+            self._reveal_limit = max(TRANSCRIPT_PAGE, count + 1)
+            self.select_space(space_id)
+
+        self.operations.run(self.runtime.messages_from(target), show)
+
+    _reveal: str | None = None
+    _reveal_limit: int | None = None
+
+    def _reveal_pending(self) -> bool:
+        """Scroll to and select the message a search asked for, once its page is shown."""
+        target, self._reveal = self._reveal, None
+        if target is None:
+            return False
+        model = self.conversation_model
+        row = model.row_of(target)
+        if row is None:
+            row = next((r for r, i in enumerate(model.items()) if i.id.startswith(f"{target}:")), None)
+        if row is None:
+            return False
+        index = model.index(row)
+        self.conversation_view.setCurrentIndex(index)
+        self.conversation_view.scrollTo(index, ConversationView.ScrollHint.PositionAtCenter)
+        return True
+
     def _activate(self, space: Space, *, sync: bool = False) -> None:
         self._current = space
-        self._page_limit = TRANSCRIPT_PAGE
+        self._page_limit, self._reveal_limit = self._reveal_limit or TRANSCRIPT_PAGE, None
         self._show_space_header(space)
         self._live_text.pop(space.id, None)
         if sync:
@@ -723,7 +774,9 @@ class MainWindow(QMainWindow):
         )
         self.conversation_model.set_items(items)
         row = self.conversation_model.row_of(anchor) if anchor else None
-        if row is not None:
+        if self._reveal_pending():
+            pass
+        elif row is not None:
             self.conversation_view.scrollTo(
                 self.conversation_model.index(row), ConversationView.ScrollHint.PositionAtTop
             )

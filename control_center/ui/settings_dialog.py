@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -42,6 +43,7 @@ from control_center.harness.settings import (
     MAX_STEPS,
     MAX_TOKENS_PER_RUN,
     AppSettings,
+    SettingsError,
 )
 from control_center.ui.geometry import fit_dialog
 
@@ -189,6 +191,27 @@ class SettingsDialog(QDialog):
         dform.addRow("Autonomy", self.autonomy)
         dform.addRow("Plan budget", self._build_plan_budget(settings))
 
+        # Agent mode's command sandbox (harness/sandbox.py): what its commands may reach.
+        sandbox = QGroupBox("Agent-mode commands (sandboxed where bubblewrap works)")
+        sform = QFormLayout(sandbox)
+        self.agent_network = QCheckBox("Commands reach the network")
+        self.agent_network.setObjectName("agentNetwork")
+        self.agent_network.setChecked(settings.agent_network)
+        self.agent_network.setToolTip(
+            "Off: Agent-mode commands get a network namespace of their own with no way out"
+        )
+        self.agent_writable = QLineEdit(":".join(settings.agent_writable))
+        self.agent_writable.setObjectName("agentWritable")
+        self.agent_writable.setAccessibleName("Folders Agent-mode commands may write")
+        self.agent_writable.setPlaceholderText("none beyond the worktree and /tmp, e.g. ~/.cache/pip:~/.npm")
+        self.agent_writable_error = QLabel()
+        self.agent_writable_error.setObjectName("agentWritableError")
+        self.agent_writable_error.setWordWrap(True)
+        self.agent_writable_error.hide()
+        sform.addRow("Network", self.agent_network)
+        sform.addRow("Also writable", self.agent_writable)
+        sform.addRow("", self.agent_writable_error)
+
         # per-mode models
         self.table = QTableWidget(len(Mode), len(_COLUMNS))
         self.table.setObjectName("modelTable")
@@ -223,6 +246,7 @@ class SettingsDialog(QDialog):
         body_layout.setContentsMargins(0, 0, 0, 0)
         body_layout.addWidget(general)
         body_layout.addWidget(defaults)
+        body_layout.addWidget(sandbox)
         body_layout.addWidget(models, 1)
         self.table.setMinimumHeight(
             self.table.verticalHeader().length() + self.table.horizontalHeader().height() + 4
@@ -350,6 +374,20 @@ class SettingsDialog(QDialog):
         else:
             self._show_key_source()
 
+    def accept(self) -> None:
+        """Save only what reads back: a folder list that is not absolute folders stays in the
+        dialog with its one-line reason, and nothing is applied."""
+        try:
+            self._writable = AppSettings.parse_folders(self.agent_writable.text(), "Also writable")
+        except SettingsError as exc:
+            self.agent_writable_error.setText(str(exc))
+            self.agent_writable_error.show()
+            self.agent_writable.setFocus()
+            self.scroll.ensureWidgetVisible(self.agent_writable)
+            return
+        self.agent_writable_error.hide()
+        super().accept()
+
     def apply(self) -> None:
         """Copy the dialog's values into the settings object (the caller saves it)."""
         s = self.settings
@@ -369,6 +407,8 @@ class SettingsDialog(QDialog):
         s.model_retries = None if retries < 0 else retries
         s.plan_budget_tokens = self.plan_budget_tokens.value() or None
         s.plan_budget_usd = round(self.plan_budget_usd.value(), 2) or None
+        s.agent_network = self.agent_network.isChecked()
+        s.agent_writable = AppSettings.parse_folders(self.agent_writable.text(), "Also writable")
         names = self.allowed_env.text().replace(",", " ").split()
         s.allowed_env = tuple(dict.fromkeys(names))
         for row, mode in enumerate(Mode):

@@ -70,3 +70,53 @@ def test_a_full_disk_is_one_line_and_no_damage(small_disk: Path, tmp_path: Path)
     again = _cli("run", "--workspace", str(root), "--space", "s1", "hello")
     assert again.returncode == 0, again.stderr
     assert "completed" in again.stdout
+
+
+def test_a_disk_that_fills_during_a_turn_ends_it_failed_in_one_line(small_disk: Path, tmp_path: Path) -> None:
+    """The turn is already ``running`` when the disk fills (here: its own command fills it). The
+    turn must not be left ``running``: once there is room it reads ``failed`` with the reason, and
+    everything written before the disk filled is still there."""
+    import json
+
+    from control_center.core.modes import Autonomy, Mode
+    from tests.harness.helpers import call, text
+
+    root = small_disk / "ws"
+    ws = Workspace.init(root, make_repo(tmp_path / "repo"))
+    space = ws.create_space("s1", mode=Mode.CHAT, autonomy=Autonomy.AUTO)
+    ws.close()
+    script = tmp_path / "script.json"
+    script.write_text(
+        json.dumps(
+            [[call("run_command", command="head -c 8000000 /dev/zero > filler; echo filled")], text("done")]
+        )
+    )
+    done = _cli(
+        "run",
+        "--workspace",
+        str(root),
+        "--space",
+        "s1",
+        "--provider",
+        "scripted",
+        "--script",
+        str(script),
+        "fill it",
+    )
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr + done.stdout, done.stderr
+    said = [line for line in (done.stdout + done.stderr).splitlines() if "disk is full" in line]
+    assert len(said) == 1, (done.stdout, done.stderr)
+    assert "failed" in said[0]
+
+    for leftover in (small_disk / "ws" / "worktrees").rglob("filler"):
+        leftover.unlink()
+    ws = Workspace.open(root)
+    try:
+        turns = ws.store.turns(space_id=space.id)
+        assert [t.status for t in turns] == [TurnStatus.FAILED]
+        assert "disk is full" in (turns[0].error or "")
+        # What was written before the disk filled is kept: the operator's message.
+        assert any("fill it" in m.text for m in ws.store.messages(turns[0].conversation_id))
+    finally:
+        ws.close()

@@ -55,6 +55,15 @@ def test_an_agents_command_cannot_change_a_space(
             assert "started for an agent" in refusal["why"]
     finally:
         ws.close()
+    if not boxed:
+        # The operator sees the attempt where they look after a surprise: doctor says so.
+        doctor = subprocess.run(
+            own_argv("doctor", "--workspace", str(ws.root)), capture_output=True, text=True, timeout=60
+        )
+        assert doctor.returncode == 0, doctor.stderr
+        said = [line for line in doctor.stdout.splitlines() if "refused to agent processes" in line]
+        assert len(said) == 1, doctor.stdout
+        assert "set-mode" in said[0]
 
 
 def test_the_marker_dropped_by_the_child_is_still_on_its_parent(tmp_path: Path) -> None:

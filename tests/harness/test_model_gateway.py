@@ -687,3 +687,33 @@ def test_connections_past_the_cap_are_refused_with_one_line_until_one_ends() -> 
     assert body.count(b"\n") == 1
     assert "connections" in json.loads(body)["error"]["message"]
     assert served.startswith(b"HTTP/1.1 200"), served
+
+
+def test_silent_connections_are_closed_so_they_cannot_hold_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slow-loris from inside the OS layer: the cap's worth of connections that send nothing (or
+    half a request head) would starve the turn's own model calls; each is closed after IDLE_S."""
+    from control_center.harness.transports import model_gateway
+
+    monkeypatch.setattr(model_gateway, "IDLE_S", 0.3)
+
+    async def scenario() -> tuple[list[bytes], bytes]:
+        endpoint = await _Endpoint().start()
+        try:
+            async with EgressGate(f"http://127.0.0.1:{endpoint.port}", 9, REAL_KEY) as gate:
+                sock = str(gate.routes[0].socket)
+                held = [
+                    await asyncio.open_unix_connection(sock) for _ in range(model_gateway.MAX_CONNECTIONS)
+                ]
+                held[0][1].write(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\n")  # a head never finished
+                await asyncio.sleep(0.8)
+                ends = [await asyncio.wait_for(reader.read(), 2) for reader, _writer in held]
+                served = await _ask(gate.routes[0].socket, _request(gate, "/v1/messages"))
+                for _reader, writer in held:
+                    writer.close()
+                return ends, served
+        finally:
+            endpoint.close()
+
+    ends, served = asyncio.run(scenario())
+    assert ends == [b""] * model_gateway.MAX_CONNECTIONS  # each closed by the gateway
+    assert served.startswith(b"HTTP/1.1 200"), served

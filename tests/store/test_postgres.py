@@ -77,6 +77,9 @@ def test_migration_schema_matches_the_sqlmodel_tables(empty_db: str) -> None:
             diff = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), metadata)
     finally:
         engine.dispose()
+    # Migration 0009's full-text index is on an expression (the text's tsvector), which the
+    # models do not declare: it is the search's, not a column's.
+    diff = [d for d in diff if not (d[0] == "remove_index" and d[1].name == "ix_message_text_search")]
     assert diff == []
 
 

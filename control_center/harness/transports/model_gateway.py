@@ -59,6 +59,9 @@ MAX_JSON_VALUES = 1_000_000
 #: Connections served at once (Claude Code opens a few, one per parallel subagent), and the
 #: bodies held at once over all of them (a few full-size conversations).
 MAX_CONNECTIONS = 32
+#: A connection that sends nothing for this long (between requests, or in the middle of one) is
+#: closed, so idle or trickling connections cannot hold the cap against the turn's own traffic.
+IDLE_S = 300.0
 MAX_BUFFERED = 4 * MAX_BODY
 _HEAD_LIMIT = 64 * 1024
 _INLINE_BODY = 256 * 1024
@@ -366,9 +369,10 @@ class ModelGateway:
                     if conn.they_are_waiting_for_100_continue:
                         await _send(conn, writer, h11.InformationalResponse(status_code=100, headers=[]))
                     try:
-                        data = await reader.read(_CHUNK)
-                    except OSError:
-                        return None
+                        async with asyncio.timeout(IDLE_S):
+                            data = await reader.read(_CHUNK)
+                    except (OSError, TimeoutError):
+                        return None  # gone, or silent past IDLE_S: the connection ends
                     conn.receive_data(data)
                 elif isinstance(event, h11.Request):
                     request = event
