@@ -109,7 +109,6 @@ def reconcile_revision(ws: Workspace, space_id: str) -> None:
     revision = review.revision if review is not None else 1
     worktree = space.worktree
     head = git(worktree, "rev-parse", "HEAD").stdout.strip()
-    store.delete_carried_review_nodes(space_id, revision)
     rows = [r for r in store.review_nodes(space_id, revision) if not r.carried]
     by_id = {r.id: r for r in rows}
     nodes = _valid(rows)
@@ -168,8 +167,7 @@ def reconcile_revision(ws: Workspace, space_id: str) -> None:
             fields["state"] = pred.state
             fields["confirmed_by"] = pred.confirmed_by
         updates[node.id] = fields
-    if updates:
-        store.update_review_nodes(updates)
+    copies: list[dict[str, Any]] = []
     for carried in result.carried:
         old = prior_rows[carried.old_id]
         raw = dict(old.raw) if isinstance(old.raw, dict) else {}
@@ -177,21 +175,22 @@ def reconcile_revision(ws: Workspace, space_id: str) -> None:
         if isinstance(anchor, dict) and carried.start:
             file = line_map.path(str(anchor.get("file")))
             raw["anchor"] = {**anchor, "file": file, "start_line": carried.start, "end_line": carried.end}
-        store.add_review_node(
-            space_id=space_id,
-            author=old.author,
-            raw=raw,
-            state=old.state,
-            confirmed_by=old.confirmed_by,
-            fingerprint=old.fingerprint,
-            lineage=old.lineage or old.id,
-            status=carried.status,
-            status_since=revision if carried.changed_now else (old.status_since or old.revision or 1),
-            predecessor=old.id,
-            carried=True,
-            operator_status=old.operator_status,
-            operator_note=old.operator_note,
+        copies.append(
+            {
+                "author": old.author,
+                "raw": raw,
+                "state": old.state,
+                "confirmed_by": old.confirmed_by,
+                "fingerprint": old.fingerprint,
+                "lineage": old.lineage or old.id,
+                "status": carried.status,
+                "status_since": revision if carried.changed_now else (old.status_since or old.revision or 1),
+                "predecessor": old.id,
+                "operator_status": old.operator_status,
+                "operator_note": old.operator_note,
+            }
         )
+    store.reconcile_review_nodes(space_id, revision, updates, copies)
 
 
 def human_comments_prompt(review: ReviewRecord | None) -> str:

@@ -1309,8 +1309,16 @@ class Store:
                     setattr(row, k, v)
                 s.add(row)
 
-    def delete_carried_review_nodes(self, space_id: str, revision: int) -> None:
-        """Forget the copies a reconciliation continued into ``revision`` (it is redone whole)."""
+    def reconcile_review_nodes(
+        self,
+        space_id: str,
+        revision: int,
+        updates: dict[str, dict[str, Any]],
+        carried: list[dict[str, Any]],
+    ) -> None:
+        """One reconciliation of ``revision``, in one transaction (a reader never sees it half
+        done): the copies the previous one continued are replaced by ``carried`` (each the
+        fields of a new row), and ``updates`` are written to the revision's own findings."""
         with self._write() as s:
             for row in s.exec(
                 select(ReviewNodeRow).where(
@@ -1320,6 +1328,24 @@ class Store:
                 )
             ):
                 s.delete(row)
+            for node_id, fields in updates.items():
+                found = s.get(ReviewNodeRow, node_id)
+                if found is None:
+                    raise NotFound(f"no review node {node_id!r}")
+                for k, v in fields.items():
+                    setattr(found, k, v)
+                s.add(found)
+            for fields in carried:
+                s.add(
+                    ReviewNodeRow(
+                        id=new_id(),
+                        space_id=space_id,
+                        created_at=now_iso(),
+                        revision=revision,
+                        carried=True,
+                        **fields,
+                    )
+                )
 
     def begin_review_revision(self, space_id: str, head_sha: str) -> int:
         """Start the next revision of a review at ``head_sha``: the current verdict, summary and

@@ -93,4 +93,5 @@ def test_refresh_from_the_review_tab(qtbot: Any, tmp_path: Path) -> None:
         "neg() returns its argument": "new",
     }
     assert panel.verdict_badge.text() == "HOLD"
-    assert panel.status_line.isHidden()  # the "refreshing" line goes when the refresh is done
+    # The "refreshing" line goes when the whole refresh is done (just after the turn's own end).
+    qtbot.waitUntil(panel.status_line.isHidden, timeout=10_000)
