@@ -104,6 +104,39 @@ def cmd_review_promote(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_review_add(args: argparse.Namespace) -> int:
+    """The operator's own finding; prints its id alone on one line."""
+    from control_center.review_service import operator_add_finding
+
+    start = end = None
+    if args.lines:
+        first, _, last = args.lines.partition("-")
+        try:
+            start, end = int(first), int(last or first)
+        except ValueError:
+            raise _error(f"--lines expects N or N-M, got {args.lines!r}") from None
+    if (args.file is None) != (args.lines is None):
+        raise _error("--file and --lines go together (or neither, for a repository-wide finding)")
+    ws = _ws(args)
+    try:
+        node_id = operator_add_finding(
+            ws,
+            ws.require_space(_space_arg(args)).id,
+            kind=args.kind,
+            priority=args.priority,
+            title=args.title,
+            body=args.body or "",
+            file=args.file,
+            start_line=start,
+            end_line=end,
+            confidence=args.confidence,
+        )
+    finally:
+        ws.close()
+    print(node_id)
+    return 0
+
+
 def add_parsers(rsub: Any, ws_arg: Any, lazy: Any) -> None:
     """The review subcommands of this module, on the ``review`` parser's subparsers."""
     rf = rsub.add_parser("refresh", help="fetch, move the PR space to its new head and review again")
@@ -138,6 +171,18 @@ def add_parsers(rsub: Any, ws_arg: Any, lazy: Any) -> None:
         "--api-url", dest="api_url", help="GitHub API base URL (default: the one the import used)"
     )
     po.set_defaults(func=lazy("control_center.github_review", "cmd_review_post"))
+
+    ra = rsub.add_parser("add", help="add the operator's own finding (it counts in the verdict)")
+    ws_arg(ra)
+    ra.add_argument("--space", dest="space_opt", required=True)
+    ra.add_argument("--kind", required=True)
+    ra.add_argument("--priority", required=True)
+    ra.add_argument("--title", required=True)
+    ra.add_argument("--body")
+    ra.add_argument("--file")
+    ra.add_argument("--lines", help="N or N-M: lines of the head's version of --file")
+    ra.add_argument("--confidence", type=float, default=1.0)
+    ra.set_defaults(func=lazy("control_center.review_commands", "cmd_review_add"))
 
     rb = rsub.add_parser("bench", help="run the review benchmark (bench/review_bench/) with a provider")
     rb.add_argument(

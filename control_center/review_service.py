@@ -14,7 +14,7 @@ from typing import Any
 
 from control_center.core.events import TurnEnded, TurnEvent
 from control_center.core.records import Space
-from control_center.core.review import ReviewError, ReviewSnapshot, Verdict
+from control_center.core.review import ReviewError, ReviewSnapshot, Verdict, node_problems
 from control_center.core.review_identity import CONFIRMED, DISMISSED, PRE_EXISTING, PROMOTED
 from control_center.harness.review_revisions import reconcile_revision
 from control_center.harness.verbs import OPERATOR, _raw, confirm_node, review_snapshot
@@ -25,6 +25,7 @@ __all__ = [
     "REFRESH_PROMPT",
     "ReviewError",
     "open_ticket_from_finding",
+    "operator_add_finding",
     "operator_confirm",
     "operator_decision",
     "operator_dismiss",
@@ -83,6 +84,40 @@ def operator_promote(ws: Workspace, space_id: str, node_id: str) -> None:
     if row.status != PRE_EXISTING:
         raise ReviewError(f"finding {node_id} is not pre-existing: it already counts in the verdict")
     ws.store.update_review_nodes({node_id: {"operator_status": PROMOTED}})
+
+
+def operator_add_finding(
+    ws: Workspace,
+    space_id: str,
+    *,
+    kind: str,
+    priority: str,
+    title: str,
+    body: str = "",
+    file: str | None = None,
+    start_line: int | None = None,
+    end_line: int | None = None,
+    confidence: float = 1.0,
+) -> str:
+    """The operator's own finding (author "operator", the agents' schema), which counts in the
+    verdict like any other. Unlike the agents' lenient writer this one refuses what the read
+    boundary would drop: the operator is told at once, and nothing is stored."""
+    space = _review_space(ws, space_id)
+    anchor = None
+    if file is not None:
+        end = end_line if end_line is not None else start_line
+        anchor = {"file": file, "start_line": start_line, "end_line": end}
+    fields = {"kind": kind, "priority": priority, "confidence": confidence, "title": title, "body": body}
+    problems = node_problems(kind, priority, confidence, title, anchor)
+    if anchor is not None and not problems and (file.startswith("/") or ".." in file.split("/")):
+        problems.append(f"{file!r} is not a path inside the repository")
+    if problems:
+        raise ReviewError("finding not added: " + "; ".join(problems))
+    node_id = ws.store.add_review_node(
+        space_id=space.id, author=OPERATOR, raw={**fields, **({"anchor": anchor} if anchor else {})}
+    )
+    reconcile_revision(ws, space.id)  # its fingerprint, and new or pre-existing, at once
+    return node_id
 
 
 @dataclass(frozen=True)

@@ -113,6 +113,9 @@ class SideData:
     #: file -> the PR's diff of that file, for every file a finding anchors to (read off the GUI
     #: thread so selecting a finding never waits on git)
     pr_diffs: dict[str, str] = field(default_factory=dict)
+    #: the whole pull request's diff (the review panel's Whole PR view, where the operator adds
+    #: findings of their own)
+    pr_diff_full: str = ""
     #: plan id -> node key -> the turn that ran that node (nodes that have not run are absent)
     node_runs: dict[str, dict[str, NodeRun]] = field(default_factory=dict)
     #: Every pipeline the space started (PipelineView values), oldest first, and each one's
@@ -789,6 +792,7 @@ class WorkspaceRuntime:
                 node_runs[prow.source_id] = _node_runs(store, prow.spec)
         review = None
         pr_diffs: dict[str, str] = {}
+        pr_diff_full = ""
         if space is not None and space.is_pr:
             from control_center.harness.verbs import review_snapshot
             from control_center.review_service import pr_diff
@@ -799,6 +803,10 @@ class WorkspaceRuntime:
                     pr_diffs[path] = pr_diff(self.ws, space_id, path)
                 except Exception as exc:  # shown in the panel's diff header, not raised
                     pr_diffs[path] = f"(the diff of {path} could not be read: {exc})"
+            try:
+                pr_diff_full = pr_diff(self.ws, space_id)
+            except Exception as exc:
+                pr_diff_full = f"(the pull request's diff could not be read: {exc})"
         from control_center.pipeline.service import live_budget_use, pipelines_for_space
 
         pipelines = tuple(pipelines_for_space(self.ws, space_id))
@@ -813,6 +821,7 @@ class WorkspaceRuntime:
             node_runs,
             pipelines=pipelines,
             budget_use=budget_use,
+            pr_diff_full=pr_diff_full,
         )
 
     def load_spaces(self) -> concurrent.futures.Future[list[Space]]:
@@ -826,6 +835,8 @@ class WorkspaceRuntime:
         allowed = ("operator_confirm", "open_ticket_from_finding", "operator_decision", "operator_promote")
         if action == "operator_dismiss":  # arg: (finding id, reason)
             return self._call(review_service.operator_dismiss, self.ws, space_id, *arg)
+        if action == "operator_add_finding":  # arg: the finding's fields
+            return self._call(lambda: review_service.operator_add_finding(self.ws, space_id, **arg))
         if action not in allowed:
             raise ValueError(f"unknown review action {action!r}")
         return self._call(getattr(review_service, action), self.ws, space_id, arg)

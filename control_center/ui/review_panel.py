@@ -66,6 +66,7 @@ from control_center.ui.diff_view import (
     paint_line_backgrounds,
 )
 from control_center.ui.diff_view import _unified_state as unified_line_state
+from control_center.ui.review_add_finding import OperatorFindingMixin
 from control_center.ui.review_delta import STATUS_TEXT, DeltaView, PreExistingBucket
 from control_center.ui.review_findings import (
     COL_CONFIDENCE,
@@ -199,7 +200,7 @@ def new_line_rows(diff_text: str) -> dict[int, int]:
 # --- the panel --------------------------------------------------------------------------------
 
 
-class ReviewVerdictPanel(QWidget):
+class ReviewVerdictPanel(OperatorFindingMixin, QWidget):
     """Verdict badge, gates, findings tree and the selected finding's body and diff."""
 
     confirm_requested = Signal(str)
@@ -215,6 +216,8 @@ class ReviewVerdictPanel(QWidget):
     dismiss_requested = Signal(str, str)
     #: A pre-existing finding joins the verdict.
     promote_requested = Signal(str)
+    #: The operator's own finding: {"kind", "priority", "title", "body", "file", "start_line", "end_line"}.
+    add_finding_requested = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -490,8 +493,17 @@ class ReviewVerdictPanel(QWidget):
         self.diff_mode_button.setToolTip("Show the diff side by side (old | new) instead of unified")
         self.diff_mode_button.setAccessibleName("Side-by-side diff")
         self.diff_mode_button.toggled.connect(self.set_side_by_side)
+        self.full_diff_button = QToolButton(objectName="fullDiffToggle")
+        self.full_diff_button.setText("Whole PR")
+        self.full_diff_button.setCheckable(True)
+        self.full_diff_button.setToolTip(
+            "Show the whole pull request's diff (every file): select lines there and Add finding…"
+        )
+        self.full_diff_button.setAccessibleName("Whole pull request diff")
+        self.full_diff_button.toggled.connect(self._on_full_diff)
         diff_head = QHBoxLayout()
         diff_head.addWidget(self.diff_header, 1)
+        diff_head.addWidget(self.full_diff_button)
         diff_head.addWidget(self.diff_mode_button)
         col.addLayout(diff_head)
         self.diff_view = QPlainTextEdit(objectName="diffView")
@@ -522,6 +534,13 @@ class ReviewVerdictPanel(QWidget):
             "Dismiss this finding with a reason: it leaves the verdict and stays dismissed in re-reviews"
         )
         self.dismiss_button.clicked.connect(self._ask_dismiss)
+        self.add_finding_button = QPushButton("Add finding…", objectName="addFindingButton")
+        self.add_finding_button.setToolTip(
+            "Your own finding on the lines selected in the diff (none selected: repository-wide); it"
+            " counts in the verdict like the reviewers'"
+        )
+        self.add_finding_button.clicked.connect(self._ask_add_finding)
+        buttons.addWidget(self.add_finding_button)
         buttons.addWidget(self.dismiss_button)
         buttons.addWidget(self.confirm_button)
         buttons.addWidget(self.open_ticket_button)
@@ -748,14 +767,17 @@ class ReviewVerdictPanel(QWidget):
         for bucket in (self.delta_view, self.pre_existing_bucket):
             if node is None or node.id not in bucket.node_ids():
                 bucket.select(None)
-        self.diff_view.setExtraSelections([])
-        self.split_view.new_view.setExtraSelections([])
+        full = self.full_diff_button.isChecked()
+        if not full:
+            self.diff_view.setExtraSelections([])
+            self.split_view.new_view.setExtraSelections([])
         if node is None:
             self.title_label.setText("No finding selected")
             self.meta_label.setText("Select a finding to see its body and the diff of its file.")
             self.body_view.clear()
-            self.diff_header.clear()
-            self._clear_diff()
+            if not full:
+                self.diff_header.clear()
+                self._clear_diff()
             return
         self.title_label.setText(node.title)
         where = f"{node.anchor.file}:{_lines_text(node)}" if node.anchor else REPOSITORY_WIDE.lower()
@@ -775,6 +797,8 @@ class ReviewVerdictPanel(QWidget):
             + f" · by {node.author or 'unknown'} · {where}"
         )
         self.body_view.setPlainText(node.body or "(no body)")
+        if self.full_diff_button.isChecked():
+            return  # the whole pull request stays in view while findings are read
         if node.anchor is None:
             self.diff_header.setText("Repository-wide note: no file diff.")
             self._clear_diff()

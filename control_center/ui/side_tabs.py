@@ -250,11 +250,15 @@ class SideTabs:
                 lambda node_id, reason: self._review_action("operator_dismiss", (node_id, reason))
             )
             panel.promote_requested.connect(lambda node_id: self._review_action("operator_promote", node_id))
+            panel.add_finding_requested.connect(
+                lambda finding: self._review_action("operator_add_finding", finding)
+            )
             self.review_panel = panel
             self.tabs.addTab(_scrollable(panel), theme.icon("review"), "Review")
         diffs = dict(data.pr_diffs)
         panel.set_diff_provider(lambda path: diffs.get(path, f"(no diff of {path} in this pull request)"))
         panel.set_snapshot(data.review)
+        panel.set_full_diff(data.pr_diff_full)
 
     def _second_reviewer(self) -> None:
         """The operator starts a second reviewer agent in the same room; it may confirm the first

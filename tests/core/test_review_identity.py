@@ -198,3 +198,16 @@ def test_delta_text() -> None:
     assert delta.text() == "1 P0 resolved, 1 new P2"
     assert delta.still_open == 1
     assert build_delta(3, [], ("P0",)).text() == "no change"
+
+
+def test_new_file_positions_of_a_multi_file_diff() -> None:
+    from control_center.core.diff_split import new_file_positions
+
+    diff = (
+        "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n"
+        "diff --git a/y.py b/y.py\nnew file mode 100644\n--- /dev/null\n+++ b/y.py\n@@ -0,0 +1,1 @@\n+y\n"
+    )
+    assert new_file_positions(diff) == [
+        None, None, None, None, ("x.py", 1), None, ("x.py", 2),
+        None, None, None, None, None, ("y.py", 1), None,
+    ]  # fmt: skip

@@ -276,3 +276,67 @@ def test_dismiss_needs_a_reason_and_promote_needs_a_pre_existing_finding(ws: Wor
         review_service.operator_promote(ws, sid, nodes["is_adult() condition is inverted"].id)
     review_service.operator_promote(ws, sid, nodes["eval() on untrusted input"].id)
     assert "eval() on untrusted input" in {n.title for n in review_snapshot(ws, sid).counted()}
+
+
+# -- the operator's own findings (issue 26, item 2) ------------------------------------------------
+
+
+def test_the_operators_finding_counts_like_any_other(
+    ws: Workspace, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sid = first_review(ws)
+    line = line_of(CALC, "with open(path) as handle:")
+    capsys.readouterr()
+    title = "load() reads a path the caller controls"
+    code = main(
+        ["review", "add", "--workspace", str(ws.root), "--space", sid, "--kind", "bug", "--priority", "P0",
+         "--title", title, "--file", "calc.py", "--lines", f"{line}-{line + 1}"]
+    )  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    node_id = out.strip()
+    snap = review_snapshot(ws, sid)
+    mine = next(n for n in snap.nodes if n.id == node_id)
+    assert (mine.author, mine.status, mine.tracking.fingerprint is not None) == ("operator", "new", True)
+    assert mine in snap.counted()
+    assert any("load() reads a path the caller controls" in d for d in snap.drivers())  # a P0 driver
+
+    # Bad input: one line, nothing stored.
+    before = len(ws.store.review_nodes(sid))
+    for argv, cause in (
+        (["--priority", "P7", "--file", "calc.py", "--lines", "3"], "priority 'P7' out of range"),
+        (["--priority", "P1", "--file", "../etc/passwd", "--lines", "3"], "not a path inside the repository"),
+        (["--priority", "P1", "--file", "calc.py", "--lines", "9-3"], "are not a range"),
+        (["--priority", "P1", "--file", "calc.py"], "--file and --lines go together"),
+    ):
+        code = main(
+            [
+                "review",
+                "add",
+                "--workspace",
+                str(ws.root),
+                "--space",
+                sid,
+                "--kind",
+                "bug",
+                "--title",
+                "t",
+                *argv,
+            ]
+        )
+        _, err = capsys.readouterr()
+        assert code != 0
+        assert cause in err
+        assert len(err.strip().splitlines()) == 1
+    assert len(ws.store.review_nodes(sid)) == before
+
+    # A refresh keeps it: nothing touched its lines, so it is still open, with its identity.
+    push(ws, PUSHED, "fix total")
+    review_service.refresh_review(
+        ws,
+        sid,
+        provider="scripted",
+        script=[[use("finalize_review", verdict="hold")], [{"type": "text", "text": "ok"}]],
+    )
+    kept = next(n for n in review_snapshot(ws, sid).nodes if n.tracking.lineage == node_id)
+    assert (kept.status, kept.author) == ("open", "operator")

@@ -176,3 +176,58 @@ def test_the_post_dialog_shows_what_will_be_sent(qtbot: Any) -> None:
 def test_tree_rows_carry_ids(panel: ReviewVerdictPanel) -> None:
     group = panel.findings_proxy.index(0, 0)
     assert panel.findings_proxy.index(0, 0, group).data(NodeIdRole) in {"n2", "n3", "n4", "n5"}
+
+
+FULL_DIFF = (
+    "diff --git a/src/calc.py b/src/calc.py\n--- a/src/calc.py\n+++ b/src/calc.py\n"
+    "@@ -10,3 +10,4 @@ def f():\n     keep = 1\n-    old = 2\n+    new = 2\n+    more = 3\n     tail = 4\n"
+    "diff --git a/src/util.py b/src/util.py\n--- a/src/util.py\n+++ b/src/util.py\n"
+    "@@ -1,1 +1,2 @@\n x = 1\n+y = 2\n"
+)
+
+
+def test_the_whole_pr_view_and_adding_a_finding_on_selected_lines(
+    panel: ReviewVerdictPanel, qtbot: Any
+) -> None:
+    from PySide6.QtGui import QTextCursor
+
+    panel.set_full_diff(FULL_DIFF)
+    panel.full_diff_button.click()
+    assert panel.diff_view.toPlainText() == FULL_DIFF
+    assert "2 files" in panel.diff_header.text()
+    panel.select_node("n3")  # reading a finding keeps the whole diff in view
+    assert panel.diff_view.toPlainText() == FULL_DIFF
+
+    doc = panel.diff_view.document()
+    cursor = QTextCursor(doc.findBlockByNumber(6))  # "+    new = 2"
+    cursor.setPosition(doc.findBlockByNumber(7).position() + 3, QTextCursor.MoveMode.KeepAnchor)
+    panel.diff_view.setTextCursor(cursor)
+    assert panel.selected_anchor() == ("src/calc.py", 11, 12)
+    cursor = QTextCursor(doc.findBlockByNumber(5))  # a removed line only: no line of the new file
+    panel.diff_view.setTextCursor(cursor)
+    assert panel.selected_anchor() == (None, None, None)
+
+    finding = {"kind": "bug", "priority": "P1", "title": "more is never read", "file": "src/calc.py"}
+    with qtbot.waitSignal(panel.add_finding_requested) as signal:
+        panel.add_finding(finding)
+    assert signal.args == [finding]
+    with qtbot.assertNotEmitted(panel.add_finding_requested):
+        panel.add_finding({**finding, "title": "  "})
+    panel.full_diff_button.click()  # back to the selected finding's own diff
+    assert "whole pull request" not in panel.diff_header.text()
+
+
+def test_the_add_finding_dialog(qtbot: Any) -> None:
+    from control_center.ui.review_add_finding import AddFindingDialog
+
+    dialog = AddFindingDialog("src/calc.py", 11, 12)
+    qtbot.addWidget(dialog)
+    assert dialog.where_label.text() == "src/calc.py:11–12"
+    assert not dialog.add_button.isEnabled()
+    dialog.title_edit.setText("more is never read")
+    dialog.priority_combo.setCurrentText("P1")
+    assert dialog.add_button.isEnabled()
+    assert dialog.finding() == {
+        "kind": "bug", "priority": "P1", "title": "more is never read", "body": "",
+        "file": "src/calc.py", "start_line": 11, "end_line": 12,
+    }  # fmt: skip
