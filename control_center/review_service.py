@@ -12,11 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from control_center.core.events import TurnEnded, TurnEvent
+from control_center.core.events import TurnEnded, TurnEvent, TurnStatus
 from control_center.core.records import Space
 from control_center.core.review import ReviewError, ReviewSnapshot, Verdict, node_problems
 from control_center.core.review_identity import CONFIRMED, DISMISSED, PRE_EXISTING, PROMOTED
 from control_center.harness.review_revisions import reconcile_revision
+from control_center.harness.turn_claim import free_dead_turns
 from control_center.harness.verbs import OPERATOR, _raw, confirm_node, review_snapshot
 from control_center.store.store import now_iso
 from control_center.workspace import Workspace, WorkspaceError, git
@@ -134,6 +135,12 @@ def prepare_refresh(
     there), move the space's worktree to it and start the review's next revision. Nothing changes
     when the head cannot be resolved."""
     space = _review_space(ws, space_id)
+    free_dead_turns(ws.store, space.id)  # a turn whose process died is not running any more
+    for status in (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL):
+        if ws.store.turns(status=status, space_id=space.id):
+            # Moving the worktree under a turn that reads it would mix two heads in one review.
+            what = status.value.replace("_", " ")
+            raise WorkspaceError(f"a turn is {what} in space {space.name!r}: refresh when it has finished")
     review = ws.store.review(space.id)
     if review is not None and review.github_pr and head is None:
         from control_center.github_import import refetch_pull_request, refresh_review_comments

@@ -13,7 +13,7 @@ import pytest
 from control_center import review_service
 from control_center.cli import main
 from control_center.harness.verbs import review_snapshot
-from control_center.workspace import Workspace
+from control_center.workspace import Workspace, WorkspaceError
 from tests.helpers import git, init_repo
 from tests.review.test_review_e2e import run, use
 
@@ -340,3 +340,15 @@ def test_the_operators_finding_counts_like_any_other(
     )
     kept = next(n for n in review_snapshot(ws, sid).nodes if n.tracking.lineage == node_id)
     assert (kept.status, kept.author) == ("open", "operator")
+
+
+def test_no_refresh_under_a_waiting_turn(ws: Workspace) -> None:
+    sid = first_review(ws)
+    ended, _ = run(ws, sid, [use("ask_user", question="Is the off-by-one intended?")])
+    assert ended.status.value == "awaiting_approval"
+    before = git(ws.require_space(sid).worktree, "rev-parse", "HEAD")
+    push(ws, PUSHED, "fix total")
+    with pytest.raises(WorkspaceError, match="a turn is awaiting approval"):
+        review_service.prepare_refresh(ws, sid)
+    assert git(ws.require_space(sid).worktree, "rev-parse", "HEAD") == before
+    assert review_snapshot(ws, sid).revision == 1
