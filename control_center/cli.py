@@ -473,6 +473,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_review_parsers(rsub, ws_arg, _lazy)
 
+    ld = sub.add_parser("land", help="commit a space's work and land it on its base, or open a PR")
+    ws_arg(ld)
+    ld.add_argument("--space", required=True)
+    how = ld.add_mutually_exclusive_group(required=True)
+    for method in ("merge", "squash", "rebase", "pr"):
+        how.add_argument(f"--{method}", dest="method", action="store_const", const=method)
+    ld.add_argument("--message", help="the commit message (default: proposed from the turns' goals)")
+    ld.add_argument("--remote", default="origin", help="--pr: the remote the branch is pushed to")
+    ld.add_argument("--base", help="the branch to land on (default: the one the space was made from)")
+    ld.add_argument("--json", action="store_true")
+    ld.set_defaults(func=_operator_only(_lazy("control_center.land", "cmd_land")))
+
     su = sub.add_parser("surface", help="what the next turn would get")
     ws_arg(su)
     su.add_argument("--space")

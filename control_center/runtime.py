@@ -187,6 +187,10 @@ class WorkspaceRuntime:
         self._shown: tuple[str | None, str | None] = (None, None)
         self._others: list[Presence] = []
         self._thread.start()
+        from control_center.land import LandRequests
+
+        #: Landing the spaces' work (the Land dialog's requests), each on a worker thread.
+        self.landing = LandRequests(ws, self.settings, self._off_loop, lambda: self._notify("spaces_changed"))
         if self.team:
             self._submit(self._watch_changes())
             if not self.read_only:
@@ -747,6 +751,26 @@ class WorkspaceRuntime:
             return space
 
         return self._call(work)
+
+    # -- landing a space's work and opening its worktree (land.py, launch.py) ------------------
+
+    def _off_loop(self, fn: Callable[[], Any]) -> concurrent.futures.Future[Any]:
+        """``fn()`` on a worker thread; its failure is the caller's to show (not a global error)."""
+
+        async def run() -> Any:
+            return await asyncio.to_thread(fn)
+
+        return self._submit(run())
+
+    def open_worktree(self, space_id: str, target: str) -> concurrent.futures.Future[str]:
+        """Start the editor, terminal or file manager (``launch.TARGETS``) on the space's worktree."""
+        from control_center import launch
+
+        def work() -> str:
+            space = self.ws.local_space(self.ws.require_space(space_id))
+            return launch.open_folder(launch.TARGETS[target], space.worktree, self.settings)
+
+        return self._off_loop(work)
 
     def space_usage(self, space_id: str) -> concurrent.futures.Future[dict[str, Any]]:
         return self._call(self.ws.store.space_usage, space_id)

@@ -252,11 +252,15 @@ class Workspace:
         sid = new_id()
         branch = f"cc/{_slug(name)}-{sid[-6:]}"  # the id's random end
         worktree = self.root / WORKTREES_DIR / sid
+        # The branch the work lands on later (None: the repository was on a detached HEAD).
+        base = git(self.repo, "symbolic-ref", "--quiet", "--short", "HEAD", check=False).stdout.strip()
         git(self.repo, "worktree", "add", "-b", branch, str(worktree), "HEAD")
         if self.is_team and self._has_origin():
             # Every machine of the team (workers, other operators) takes the space from the remote.
             git(self.repo, "push", "-q", "origin", f"{branch}:refs/heads/{branch}")
-        return self._record_space(sid, name, mode, autonomy, transport, worktree, branch)
+        space = self._record_space(sid, name, mode, autonomy, transport, worktree, branch)
+        self.store.record_landing(space.id, base_branch=base or None)
+        return space
 
     def open_review(
         self,

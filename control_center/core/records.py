@@ -3,6 +3,7 @@ Nobody outside the store sees ORM rows."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -259,6 +260,22 @@ class Presence:
     approval_id: str | None
     #: Seconds since it last said so (the database server's clock).
     age_s: float
+
+
+@dataclass(frozen=True)
+class SpaceLanding:
+    """Where a space's work goes (its base branch in the source repository) and what its last
+    landing did: the method, when, the base's new tip, and the pull request's URL."""
+
+    space_id: str
+    base_branch: str | None = None
+    pr_url: str | None = None
+    method: str | None = None
+    landed_at: str | None = None
+    landed_commit: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True, slots=True)

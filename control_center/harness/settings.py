@@ -52,6 +52,14 @@ MAX_BUDGET_USD = 1_000_000.0
 APPEARANCES = ("system", "light", "dark", "high-contrast", "high-contrast-dark")
 
 
+#: ``settings set`` keys of the programs a worktree opens in -> the AppSettings field.
+OPEN_KEYS = {
+    "open.editor": "open_editor",
+    "open.terminal": "open_terminal",
+    "open.file_manager": "open_file_manager",
+}
+
+
 class SettingsError(OperatorError):
     """A bad settings key or value (nothing is written)."""
 
@@ -143,6 +151,14 @@ class AppSettings:
     #: ``budget`` Inbox item, as an orchestration's does.
     plan_budget_tokens: int | None = None
     plan_budget_usd: float | None = None
+    #: The GitHub REST API pull requests are opened through when ``gh`` is not logged in (GitHub
+    #: Enterprise: ``https://HOST/api/v3``); None: https://api.github.com.
+    github_api_url: str | None = None
+    #: The programs a space's worktree opens in (a command line; the folder is its last argument).
+    #: None: $VISUAL / $EDITOR / xdg-open, $TERMINAL / a terminal found on PATH, xdg-open.
+    open_editor: str | None = None
+    open_terminal: str | None = None
+    open_file_manager: str | None = None
     models: dict[Mode, ModelSettings] = field(
         default_factory=lambda: {m: _default_mode_settings() for m in Mode}
     )
@@ -211,6 +227,10 @@ class AppSettings:
             "plan_budget.max_usd": self.plan_budget_usd,
             "agent_sandbox.network": self.agent_network,
             "agent_sandbox.writable": ":".join(self.agent_writable) or None,
+            "github.api_url": self.github_api_url,
+            "open.editor": self.open_editor,
+            "open.terminal": self.open_terminal,
+            "open.file_manager": self.open_file_manager,
         }
         for name in PROVIDERS:
             if PROVIDERS[name].base_url_env:
@@ -281,6 +301,10 @@ class AppSettings:
             self.agent_network = _choice(value.strip().lower(), ["on", "off"], key) == "on"
         elif key == "agent_sandbox.writable":
             self.agent_writable = _folders(value, key)
+        elif key == "github.api_url":
+            self.github_api_url = _url(value, key)
+        elif key in OPEN_KEYS:
+            setattr(self, OPEN_KEYS[key], _text(value, key, allow_default=True))
         else:
             raise SettingsError(f"unknown setting {key!r} (see 'control-center settings show')")
 
@@ -303,6 +327,12 @@ class AppSettings:
             "model_retries": self.model_retries,
             "appearance": self.appearance,
             "plan_budget": {"max_tokens": self.plan_budget_tokens, "max_usd": self.plan_budget_usd},
+            "github_api_url": self.github_api_url,
+            "open": {
+                "editor": self.open_editor,
+                "terminal": self.open_terminal,
+                "file_manager": self.open_file_manager,
+            },
             "modes": {m.value: s.to_json() for m, s in self.models.items()},
         }
 
@@ -347,6 +377,14 @@ class AppSettings:
                 out.plan_budget_tokens = tokens
             if isinstance(usd, int | float) and not isinstance(usd, bool) and 0 < usd <= MAX_BUDGET_USD:
                 out.plan_budget_usd = float(usd)
+        api = data.get("github_api_url")
+        out.github_api_url = api.strip() if isinstance(api, str) and api.strip() else None
+        programs = data.get("open")
+        if isinstance(programs, dict):
+            for name in ("editor", "terminal", "file_manager"):
+                value = programs.get(name)
+                if isinstance(value, str) and value.strip():
+                    setattr(out, f"open_{name}", value.strip())
         modes = data.get("modes")
         # Files from before per-mode providers ("models") stored a provider per mode that was never
         # honoured: it is dropped so those modes follow the global choice as before.

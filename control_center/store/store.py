@@ -48,6 +48,7 @@ from control_center.core.records import (
     ReviewNodeRecord,
     ReviewRecord,
     Space,
+    SpaceLanding,
     TicketRecord,
     ToolCallRecord,
     Turn,
@@ -68,6 +69,7 @@ from control_center.store.tables import (
     ProposalRow,
     ReviewNodeRow,
     ReviewRow,
+    SpaceLandingRow,
     SpaceRow,
     TicketRow,
     ToolCallRow,
@@ -450,6 +452,28 @@ class Store:
             s.add(row)
             s.flush()
             return _space(row)
+
+    def landing(self, space_id: str) -> SpaceLanding | None:
+        """The space's base branch and last landing; None for a space made before they were kept."""
+        with self._read() as s:
+            row = s.get(SpaceLandingRow, space_id)
+            return _record(SpaceLanding, row) if row else None
+
+    def record_landing(self, space_id: str, **fields: str | None) -> SpaceLanding:
+        """Set some of the space's landing fields (``base_branch``, ``pr_url``, ``method``,
+        ``landed_at``, ``landed_commit``); the others keep their values."""
+        allowed = {"base_branch", "pr_url", "method", "landed_at", "landed_commit"}
+        with self._write() as s:
+            if s.get(SpaceRow, space_id) is None:
+                raise NotFound(f"no space {space_id!r} in this workspace")
+            row = s.get(SpaceLandingRow, space_id) or SpaceLandingRow(space_id=space_id)
+            for key, value in fields.items():
+                if key not in allowed:
+                    raise ValueError(f"cannot set landing field {key!r}")
+                setattr(row, key, value)
+            s.add(row)
+            s.flush()
+            return _record(SpaceLanding, row)
 
     def touch_space(self, space_id: str) -> None:
         with self._write() as s:

@@ -300,3 +300,19 @@ class PresenceRow(SQLModel, table=True):
     approval_id: str | None = None
     #: When the app last said so, in the database server's clock (no skew between machines).
     seen_ts: float
+
+
+class SpaceLandingRow(SQLModel, table=True):
+    """Where a space's work goes and where it went: the branch of the source repository it was
+    made from (its base), and what landing it last did (the commit on the base, the PR's URL)."""
+
+    __tablename__ = "space_landing"
+    space_id: str = Field(primary_key=True, foreign_key="space.id")
+    #: The source repository's branch the space's worktree was made from; None: it was detached.
+    base_branch: str | None = None
+    #: The pull request the space's branch was last opened as.
+    pr_url: str | None = None
+    #: The last land: how (merge, squash, rebase, pr), when, and the base's new tip.
+    method: str | None = None
+    landed_at: str | None = None
+    landed_commit: str | None = None

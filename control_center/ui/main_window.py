@@ -65,6 +65,7 @@ from control_center.ui.side_tabs import SideTabs
 from control_center.ui.space_list import SpaceListModel, SpaceListView
 from control_center.ui.status_area import StatusArea
 from control_center.ui.widgets import ElidedLabel, EmptyState
+from control_center.ui.worktree_bar import WorktreeBar
 
 #: The smallest window every panel stays usable in (a 1024x768 screen with a taskbar). It is set
 #: explicitly so a panel whose preferred width grows (a long name, a wide tab) can never make the
@@ -264,6 +265,10 @@ class MainWindow(QMainWindow):
         conv_layout = QVBoxLayout(conv_page)
         conv_layout.setContentsMargins(0, 0, 0, 0)
         conv_layout.addLayout(header)
+        self.worktree_bar = WorktreeBar(
+            self.runtime, self.operations, lambda text: self.status_area.show_info(text, 10_000)
+        )
+        conv_layout.addWidget(self.worktree_bar)
         self.message_queue = MessageQueue()
         self.resume_bar = QWidget()
         self.resume_bar.setObjectName("resumeBar")
@@ -509,6 +514,7 @@ class MainWindow(QMainWindow):
             self._current = None
             self.space_title.setText("No spaces yet")
             self.mode_badge.hide()
+            self.worktree_bar.hide()  # no worktree to show until a space is
             self.conversation_model.set_items([TranscriptItem("no-spaces", ItemKind.NOTE, NO_SPACES_MESSAGE)])
             self.status_usage.setText("")
         elif was_empty:
@@ -690,6 +696,7 @@ class MainWindow(QMainWindow):
         self.transport_combo.setCurrentIndex(self.transport_combo.findData(space.transport.value))
         self._show_guarantee(space.mode, space.transport)
         self.message_queue.show_space(space.id)
+        self.worktree_bar.show_space(space)
         self._update_activity()
 
     def _paint_mode_badge(self, mode: Mode) -> None:

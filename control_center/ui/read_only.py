@@ -46,6 +46,7 @@ WRITING_CONTROLS = (
     "secondReviewerButton",
     "confirmButton",
     "openTicketButton",
+    "landButton",
 )
 #: Menu commands that write, by their text.
 WRITING_MENU_COMMANDS = (

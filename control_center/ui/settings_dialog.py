@@ -191,6 +191,23 @@ class SettingsDialog(QDialog):
         dform.addRow("Autonomy", self.autonomy)
         dform.addRow("Plan budget", self._build_plan_budget(settings))
 
+        # where a worktree opens, and where pull requests go (launch.py, land.py)
+        worktrees = QGroupBox("Worktrees and pull requests")
+        wform = QFormLayout(worktrees)
+        self.open_programs: dict[str, QLineEdit] = {}
+        for field_name, label, fallback in (
+            ("open_editor", "Editor command", "$VISUAL, $EDITOR, else xdg-open"),
+            ("open_terminal", "Terminal command", "$TERMINAL, else a terminal on PATH"),
+            ("open_file_manager", "File manager command", "xdg-open"),
+            ("github_api_url", "GitHub API URL", "https://api.github.com (Enterprise: https://HOST/api/v3)"),
+        ):
+            edit = QLineEdit(getattr(settings, field_name) or "")
+            edit.setObjectName(f"settings_{field_name}")
+            edit.setPlaceholderText(f"default: {fallback}")
+            edit.setAccessibleName(label)
+            self.open_programs[field_name] = edit
+            wform.addRow(label, edit)
+
         # Agent mode's command sandbox (harness/sandbox.py): what its commands may reach.
         sandbox = QGroupBox("Agent-mode commands (sandboxed where bubblewrap works)")
         sform = QFormLayout(sandbox)
@@ -246,6 +263,7 @@ class SettingsDialog(QDialog):
         body_layout.setContentsMargins(0, 0, 0, 0)
         body_layout.addWidget(general)
         body_layout.addWidget(defaults)
+        body_layout.addWidget(worktrees)
         body_layout.addWidget(sandbox)
         body_layout.addWidget(models, 1)
         self.table.setMinimumHeight(
@@ -403,6 +421,11 @@ class SettingsDialog(QDialog):
         s.default_transport = Transport(self.transport.currentData())
         s.default_autonomy = Autonomy(self.autonomy.currentData())
         s.claude_cli = self.claude_cli.text().strip() or None
+        for field_name, edit in self.open_programs.items():
+            value = edit.text().strip() or None
+            if field_name == "github_api_url" and value and not value.startswith(("http://", "https://")):
+                continue  # not a URL: the previous value stays (settings set says why)
+            setattr(s, field_name, value)
         retries = self.model_retries.value()
         s.model_retries = None if retries < 0 else retries
         s.plan_budget_tokens = self.plan_budget_tokens.value() or None

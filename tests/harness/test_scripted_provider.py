@@ -162,3 +162,67 @@ def test_factory_makes_scripted_provider() -> None:
         make_provider(settings)
     with pytest.raises(ProviderError, match="element 0"):
         make_provider(settings, script=[[{"type": "bogus"}]])
+
+
+BRANCHING: list[Any] = [
+    [{"type": "tool_use", "name": "edit_file", "input": {"path": "a.txt", "old": "x", "new": "y"}}],
+    {
+        "on_tool_result": {
+            "ok": [{"type": "text", "text": "edited"}],
+            "rejected": [{"type": "text", "text": "you rejected it; nothing changed"}],
+            "error": [{"type": "text", "text": "the edit failed"}],
+        },
+        "skip": {"rejected": 1, "error": 1},
+    },
+    [{"type": "text", "text": "tests pass"}],
+    [{"type": "text", "text": "after"}],
+]
+
+
+def _after(result: dict[str, Any]) -> tuple[str, int]:
+    """The reply the branch gives after a tool result, and where the cursor goes next."""
+    provider = ScriptedProvider(BRANCHING, start=1)
+    request = ModelRequest(
+        system="sys",
+        messages=[
+            {"role": "user", "content": "go"},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "edit_file", "input": {}}],
+            },
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", **result}]},
+        ],
+        tools=[],
+        settings=ModelSettings(),
+    )
+
+    async def run() -> list[StreamItem]:
+        return [item async for item in provider.stream(request)]
+
+    items = asyncio.run(run())
+    return "".join(i.text for i in items if isinstance(i, TextChunk)), provider.cursor
+
+
+def test_a_branch_answers_a_rejected_call_as_rejected_and_skips_what_needed_it() -> None:
+    rejected = {
+        "content": "The operator rejected this call: not now. Do not retry it as is.",
+        "is_error": True,
+    }
+    assert _after(rejected) == ("you rejected it; nothing changed", 3)
+    assert _after({"content": "no such text in a.txt", "is_error": True}) == ("the edit failed", 3)
+    assert _after({"content": "edited a.txt"}) == ("edited", 2)
+
+
+@pytest.mark.parametrize(
+    ("branch", "fragment"),
+    [
+        ({"on_tool_result": {"rejected": []}}, '"ok"'),
+        ({"on_tool_result": {"ok": [], "maybe": []}}, "on_tool_result.maybe"),
+        ({"on_tool_result": {"ok": [{"type": "text"}]}}, "ok block 0"),
+        ({"on_tool_result": {"ok": []}, "skip": {"rejected": -1}}, '"skip"'),
+        ({"on_tool_result": {"ok": []}, "then": 1}, "unknown branch keys"),
+    ],
+)
+def test_a_bad_branch_is_refused_naming_it(branch: dict[str, Any], fragment: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(fragment)):
+        ScriptedProvider([[{"type": "text", "text": "a"}], branch])

@@ -2,6 +2,16 @@
 
 Each model call takes the next element of the script; the text is streamed in small chunks so
 the UI shows streaming exactly as it would for a real model.
+
+An element is a list of content blocks, or a branch on how the previous tool call went, so a
+scripted reply never claims what did not happen (an edit the operator rejected, a failing test)::
+
+    {"on_tool_result": {"ok": [blocks], "rejected": [blocks], "error": [blocks]},
+     "skip": {"rejected": 2}}
+
+``rejected``: the operator rejected the call; ``error``: it failed otherwise; ``ok``: neither (and
+the fallback for a missing outcome). ``skip`` moves past the next N elements on that outcome (the
+steps that only make sense after the call worked).
 """
 
 from __future__ import annotations
@@ -26,6 +36,10 @@ from .base import (
 )
 
 EXHAUSTED_TEXT = "(scripted model) The script is exhausted: there are no more scripted responses."
+#: How a previous tool call can have gone, for ``on_tool_result`` branches.
+OUTCOMES = ("ok", "rejected", "error")
+#: The start of the result a rejected call gets (harness.suspensions).
+REJECTED_PREFIX = "The operator rejected this call"
 
 
 def validate_script(data: Any) -> list[list[dict[str, Any]]]:
@@ -33,13 +47,66 @@ def validate_script(data: Any) -> list[list[dict[str, Any]]]:
     if not isinstance(data, list):
         raise ValueError(f"a script must be a JSON list of responses, got {type(data).__name__}")
     for i, element in enumerate(data):
+        if isinstance(element, dict):
+            _validate_branch(element, f"script element {i}")
+            continue
         if not isinstance(element, list):
             raise ValueError(
-                f"script element {i}: must be a list of content blocks, got {type(element).__name__}"
+                f"script element {i}: must be a list of content blocks or an on_tool_result branch, "
+                f"got {type(element).__name__}"
             )
         for j, block in enumerate(element):
             _validate_block(block, f"script element {i}, block {j}")
     return data
+
+
+def _validate_branch(element: dict[str, Any], where: str) -> None:
+    branches = element.get("on_tool_result")
+    if not isinstance(branches, dict) or "ok" not in branches:
+        raise ValueError(f'{where}: a branch needs "on_tool_result" with at least an "ok" list of blocks')
+    for outcome, blocks in branches.items():
+        if outcome not in OUTCOMES or not isinstance(blocks, list):
+            raise ValueError(
+                f"{where}: on_tool_result.{outcome} must be one of {', '.join(OUTCOMES)} with a list"
+            )
+        for j, block in enumerate(blocks):
+            _validate_block(block, f"{where}, {outcome} block {j}")
+    skip = element.get("skip", {})
+    if not isinstance(skip, dict) or any(
+        k not in OUTCOMES or not isinstance(v, int) or isinstance(v, bool) or v < 0 for k, v in skip.items()
+    ):
+        raise ValueError(f'{where}: "skip" maps an outcome to a number of elements (>= 0)')
+    unknown = set(element) - {"on_tool_result", "skip"}
+    if unknown:
+        raise ValueError(f"{where}: unknown branch keys {sorted(unknown)}")
+
+
+def last_tool_outcome(messages: list[dict[str, Any]]) -> str:
+    """How the tool calls answered in the newest user message went: "rejected" when the operator
+    rejected one, "error" when one failed, else "ok"."""
+    for message in reversed(messages):
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        results = (
+            [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+            if isinstance(content, list)
+            else []
+        )
+        if any(b.get("is_error") and _text_of(b.get("content")).startswith(REJECTED_PREFIX) for b in results):
+            return "rejected"
+        if any(b.get("is_error") for b in results):
+            return "error"
+        return "ok"
+    return "ok"
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return ""
 
 
 def _validate_block(block: Any, where: str) -> None:
@@ -112,8 +179,15 @@ class ScriptedProvider:
         index: int | None = self._cursor
         if self._cursor < len(self._script):
             # Copy so assigning ids never mutates the caller's script.
-            content = copy.deepcopy(self._script[self._cursor])
+            element: Any = copy.deepcopy(self._script[self._cursor])
             self._cursor += 1
+            if isinstance(element, dict):
+                outcome = last_tool_outcome(request.messages)
+                branches = element["on_tool_result"]
+                content = branches.get(outcome, branches["ok"])
+                self._cursor += int(element.get("skip", {}).get(outcome, 0))
+            else:
+                content = element
         else:
             index = None
             content = [{"type": "text", "text": EXHAUSTED_TEXT}]
