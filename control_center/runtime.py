@@ -113,15 +113,15 @@ class SideData:
     #: file -> the PR's diff of that file, for every file a finding anchors to (read off the GUI
     #: thread so selecting a finding never waits on git)
     pr_diffs: dict[str, str] = field(default_factory=dict)
-    #: the whole pull request's diff (the review panel's Whole PR view, where the operator adds
-    #: findings of their own)
-    pr_diff_full: str = ""
     #: plan id -> node key -> the turn that ran that node (nodes that have not run are absent)
     node_runs: dict[str, dict[str, NodeRun]] = field(default_factory=dict)
     #: Every pipeline the space started (PipelineView values), oldest first, and each one's
     #: budget use including what its running node has spent so far.
     pipelines: tuple[Any, ...] = ()
     budget_use: dict[str, Any] = field(default_factory=dict)
+    #: the whole pull request's diff (the review panel's Whole PR view, where the operator adds
+    #: findings of their own)
+    pr_diff_full: str = ""
 
 
 def _node_runs(store: Any, spec: dict[str, Any]) -> dict[str, NodeRun]:

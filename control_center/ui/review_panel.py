@@ -358,6 +358,15 @@ class ReviewVerdictPanel(OperatorFindingMixin, QWidget):
             tip="Post the verdict, the summary and one inline comment per finding to the pull request"
             " (posting again edits the earlier comments)",
         )
+        add = add_command(
+            self.decision_toolbar,
+            "Add finding…",
+            "addFindingButton",
+            lambda _=False: self._ask_add_finding(),
+            tip="Your own finding on the lines selected in the diff (none selected: repository-wide); it"
+            " counts in the verdict like the reviewers'",
+        )
+        self.add_finding_button = self.decision_toolbar.widgetForAction(add)
         self.refresh_button = self.decision_toolbar.widgetForAction(refresh)
         self.post_button = self.decision_toolbar.widgetForAction(post)
         outer.addWidget(self.decision_toolbar)
@@ -534,13 +543,6 @@ class ReviewVerdictPanel(OperatorFindingMixin, QWidget):
             "Dismiss this finding with a reason: it leaves the verdict and stays dismissed in re-reviews"
         )
         self.dismiss_button.clicked.connect(self._ask_dismiss)
-        self.add_finding_button = QPushButton("Add finding…", objectName="addFindingButton")
-        self.add_finding_button.setToolTip(
-            "Your own finding on the lines selected in the diff (none selected: repository-wide); it"
-            " counts in the verdict like the reviewers'"
-        )
-        self.add_finding_button.clicked.connect(self._ask_add_finding)
-        buttons.addWidget(self.add_finding_button)
         buttons.addWidget(self.dismiss_button)
         buttons.addWidget(self.confirm_button)
         buttons.addWidget(self.open_ticket_button)
