@@ -24,6 +24,7 @@ import itertools
 import pstats
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -150,6 +151,50 @@ def loop_calls(ws: Workspace, space_id: str, n: int, per_response: int) -> LoopR
     )
 
 
+def write_breakdown(ws: Workspace, space_id: str, n: int, tool: str) -> None:
+    """What the crash-safety writes cost per tool call: every write unit of the store (a
+    transaction, committed: SQLite's WAL append and, at synchronous=NORMAL, no fsync per commit)
+    timed from its lock to its commit, by the store method that made it. ``tool`` is read_file
+    (no journal) or write_file (journaled at most once: a claim before, a result after)."""
+    from contextlib import contextmanager
+
+    from control_center.store.store import Store
+
+    original = Store._write
+    spent: dict[str, list[float]] = {}
+
+    @contextmanager
+    def timed(self: Store):  # type: ignore[no-untyped-def]
+        caller = sys._getframe(2).f_code.co_name
+        t0 = time.perf_counter()
+        with original(self) as session:
+            yield session
+        spent.setdefault(caller, []).append(time.perf_counter() - t0)
+
+    Store._write = timed  # type: ignore[method-assign]
+    try:
+        use_input = {"path": "README.md"} if tool == "read_file" else {"path": "out.txt", "content": "x"}
+        use = {"type": "tool_use", "name": tool, "input": use_input}
+        script = [[dict(use)] for _ in range(n)] + [[{"type": "text", "text": "done"}]]
+        t0 = time.perf_counter()
+        asyncio.run(Harness(ws).run(RunRequest("bench", space_id, provider="scripted", script=script)))
+        total = time.perf_counter() - t0
+    finally:
+        Store._write = original  # type: ignore[method-assign]
+    units = sum(len(v) for v in spent.values())
+    in_writes = sum(sum(v) for v in spent.values())
+    print(
+        f"crash-safety writes, {tool} ({n} calls, one per response): {units / n:.1f} write units per call, "
+        f"{in_writes / n * 1e3:.3f} ms per call in them = {in_writes / total:.0%} of the turn's wall time "
+        f"({total / n * 1e3:.3f} ms per call)"
+    )
+    for caller, times in sorted(spent.items(), key=lambda kv: -sum(kv[1])):
+        print(
+            f"  {caller:<22} {len(times) / n:5.2f}/call  median {statistics.median(times) * 1e3:6.3f} ms  "
+            f"{sum(times) / n * 1e3:6.3f} ms/call"
+        )
+
+
 def turns_per_second(ws: Workspace, space_id: str, turns: int) -> float:
     script = [
         [{"type": "tool_use", "name": "read_file", "input": {"path": "README.md"}}],
@@ -207,6 +252,10 @@ def main() -> None:
         for per_response in (1, 10):
             fresh = ws.create_space(f"bench-{per_response}", mode=Mode.CHAT, autonomy=Autonomy.YOLO)
             report(loop_calls(ws, fresh.id, args.calls, per_response), bare, per_response, args.calls)
+
+        for tool in ("read_file", "write_file"):
+            fresh = ws.create_space(f"bench-writes-{tool}", mode=Mode.CHAT, autonomy=Autonomy.YOLO)
+            write_breakdown(ws, fresh.id, args.calls, tool)
 
         tps = turns_per_second(ws, space.id, args.turns)
         print(f"scripted turns per second: {tps:.1f} (each: two model calls, one tool call)")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from control_center import __version__
 from control_center.core.approvals import ApprovalStatus
 from control_center.core.errors import OperatorError
+from control_center.core.grants import GrantScope, MatchKind, parse_duration
 from control_center.core.guarantees import guarantee_for
 from control_center.core.modes import Autonomy, Mode, Transport, parse_enum
 from control_center.core.profiles import DISPATCH_DEFAULT_MODE, profile_for
@@ -325,6 +326,13 @@ def _positive_usd(value: str) -> float:
     return amount
 
 
+def _duration_arg(text: str) -> int:
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _lazy(module: str, name: str) -> Callable[[argparse.Namespace], int]:
     """Commands whose imports are heavy (harness, Qt, MCP) load on use."""
 
@@ -549,6 +557,19 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="X",
         help="granting a plan: its work's USD budget (default: settings plan_budget.max_usd)",
     )
+    ad.add_argument(
+        "--scope",
+        choices=[s.value for s in GrantScope],
+        default=GrantScope.CALL.value,
+        help="how far a tool call's grant reaches; beyond the call it makes a rule (default: call)",
+    )
+    ad.add_argument(
+        "--match",
+        choices=[m.value for m in MatchKind],
+        help="what the rule covers: exact argv, prefix of whole words, path glob, or the tool",
+    )
+    ad.add_argument("--pattern", help="the rule's command (words) or path glob (default: the call's own)")
+    ad.add_argument("--expires-in", dest="expires_in", type=_duration_arg, metavar="DURATION", help="e.g. 2h")
     ad.add_argument("--json", action="store_true")
     ad.set_defaults(func=_operator_only(_lazy("control_center.commands", "cmd_approvals_decide")))
     aa = asub.add_parser("answer", help="answer an agent's question (kind question)")
@@ -557,6 +578,34 @@ def build_parser() -> argparse.ArgumentParser:
     aa.add_argument("text")
     aa.add_argument("--json", action="store_true")
     aa.set_defaults(func=_operator_only(_lazy("control_center.commands", "cmd_approvals_answer")))
+
+    ru = sub.add_parser("rules", help="scoped grants beyond one call: list and revoke")
+    rusub = ru.add_subparsers(dest="rules_command", parser_class=_Parser, required=True)
+    rl = rusub.add_parser("list")
+    ws_arg(rl)
+    rl.add_argument("--space", help="workspace rules and this space's")
+    rl.add_argument("--all", action="store_true", help="revoked ones too")
+    rl.add_argument("--json", action="store_true")
+    rl.set_defaults(func=_lazy("control_center.commands", "cmd_rules_list"))
+    rr = rusub.add_parser("revoke")
+    ws_arg(rr)
+    rr.add_argument("id")
+    rr.add_argument("--json", action="store_true")
+    rr.set_defaults(func=_operator_only(_lazy("control_center.commands", "cmd_rules_revoke")))
+
+    lg = sub.add_parser("ledger", help="the decision ledger: every effectful call and what allowed it")
+    lgsub = lg.add_subparsers(dest="ledger_command", parser_class=_Parser, required=True)
+    le = lgsub.add_parser("export")
+    ws_arg(le)
+    le.add_argument("--space")
+    le.add_argument("--format", choices=["jsonl", "csv"], required=True)
+    le.add_argument("--output", help="write to this file (default: stdout)")
+    le.set_defaults(func=_lazy("control_center.commands", "cmd_ledger_export"))
+    lv = lgsub.add_parser("verify")
+    ws_arg(lv)
+    lv.add_argument("file")
+    lv.add_argument("--format", choices=["jsonl", "csv"], help="default: from the file's extension")
+    lv.set_defaults(func=_lazy("control_center.commands", "cmd_ledger_verify"))
 
     st = sub.add_parser("settings", help="the operator's settings (per-mode models, endpoints)")
     stsub = st.add_subparsers(dest="settings_command", parser_class=_Parser, required=True)

@@ -12,6 +12,7 @@ from typing import Any
 
 from control_center.core.approvals import ApprovalKind, Decision
 from control_center.core.events import ModelRetry, TurnEnded, TurnEvent
+from control_center.core.grants import GrantScope, MatchKind
 from control_center.core.modes import Mode, Transport
 from control_center.core.pipeline import Budget
 from control_center.harness.loop import Harness, HarnessError, RunRequest
@@ -160,7 +161,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
     try:
         if ws.execution == "workers":
             return _resume_on_workers(ws, args)
-        harness = Harness(ws, AppSettings.load())
+        settings = AppSettings.load()
+        _sweep_expired(ws, settings)
+        harness = Harness(ws, settings)
         ended = _run_async(harness.resume(args.turn, _printer(args.json)))
     finally:
         ws.close()
@@ -210,6 +213,7 @@ def cmd_approvals_decide(args: argparse.Namespace) -> int:
     ws = Workspace.open(Path(args.workspace))
     try:
         settings = AppSettings.load()
+        _sweep_expired(ws, settings)
         try:
             outcome = decide(
                 ws,
@@ -222,6 +226,10 @@ def cmd_approvals_decide(args: argparse.Namespace) -> int:
                 raise_usd=args.raise_usd,
                 dispatch=_step_dispatcher(ws),
                 plan_budget=_plan_budget(ws, args, settings),
+                scope=GrantScope(args.scope),
+                match=MatchKind(args.match) if args.match else None,
+                pattern=args.pattern,
+                expires_in_s=args.expires_in,
             )
         except DecisionError as exc:
             raise WorkspaceError(str(exc)) from None
@@ -239,8 +247,10 @@ def cmd_approvals_answer(args: argparse.Namespace) -> int:
 
     ws = Workspace.open(Path(args.workspace))
     try:
+        settings = AppSettings.load()
+        _sweep_expired(ws, settings)
         try:
-            outcome = answer(ws, args.id, args.text, by=operator_identity(AppSettings.load()))
+            outcome = answer(ws, args.id, args.text, by=operator_identity(settings))
         except DecisionError as exc:
             raise WorkspaceError(str(exc)) from None
         if getattr(args, "json", False):
@@ -250,6 +260,21 @@ def cmd_approvals_answer(args: argparse.Namespace) -> int:
     finally:
         ws.close()
     return 0
+
+
+def _sweep_expired(ws: Workspace, settings: AppSettings) -> None:
+    """Items past their time-out expire before anything decides on them or resumes a turn (the
+    app does the same on its own, every few seconds)."""
+    from control_center.pipeline.expiry import expire_due
+
+    for item in expire_due(ws, settings.approval_timeouts):
+        then = (
+            f"; continue the turn with: control-center resume {item.resume_turn}" if item.resume_turn else ""
+        )
+        print(
+            f"approval {item.approval.id} ({item.approval.kind.value}) {item.approval.reason}{then}",
+            file=sys.stderr,
+        )
 
 
 def _step_dispatcher(ws: Workspace):
@@ -305,3 +330,91 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from control_center.app import run_gui
 
     return run_gui(root)
+
+
+# -- scoped grants' rules and the decision ledger (issue 29) ----------------------------------------
+
+
+def cmd_rules_list(args: argparse.Namespace) -> int:
+    from control_center.store.store import now_iso
+
+    ws = Workspace.open(Path(args.workspace))
+    try:
+        space_id = ws.require_space(args.space).id if args.space else None
+        rules = ws.store.rules(space_id=space_id, include_inactive=args.all)
+        now = now_iso()
+        if args.json:
+            uses = ws.store.rule_uses()
+            rows = [{**r.to_json(now), "uses": uses.get(r.id, 0)} for r in rules]
+            sys.stdout.write(json.dumps(rows, ensure_ascii=False) + "\n")
+        else:
+            for r in rules:
+                until = f" until {r.expires_at}" if r.expires_at else ""
+                print(
+                    f"{r.id}  {r.status(now):<7}  {r.describe()}{until}  (by {r.created_by}, {r.created_at})"
+                )
+            if not rules:
+                print("no rules")
+    finally:
+        ws.close()
+    return 0
+
+
+def cmd_rules_revoke(args: argparse.Namespace) -> int:
+    from control_center.store.store import now_iso
+
+    ws = Workspace.open(Path(args.workspace))
+    try:
+        rule = ws.store.revoke_rule(args.id, by=operator_identity(AppSettings.load()), at=now_iso())
+        if args.json:
+            sys.stdout.write(json.dumps(rule.to_json(now_iso()), ensure_ascii=False) + "\n")
+        else:
+            print(f"rule {rule.id} revoked: the next such call asks again")
+    finally:
+        ws.close()
+    return 0
+
+
+def cmd_ledger_export(args: argparse.Namespace) -> int:
+    from control_center.core import ledger
+    from control_center.harness.call_journal import ledger_entries, ledger_key
+
+    ws = Workspace.open(Path(args.workspace))
+    try:
+        space_id = ws.require_space(args.space).id if args.space else None
+        key = ledger_key(ws.store, create=True)
+        assert key is not None
+        chained = ledger.chain(ledger_entries(ws.store, space_id), key)
+        lines = ledger.to_csv(chained) if args.format == "csv" else ledger.to_jsonl(chained)
+        if args.output:
+            out = Path(args.output)
+            tmp = out.with_name(out.name + ".part")
+            with tmp.open("w", encoding="utf-8", newline="") as fh:
+                fh.writelines(lines)
+            tmp.replace(out)
+        else:
+            sys.stdout.writelines(lines)
+    finally:
+        ws.close()
+    return 0
+
+
+def cmd_ledger_verify(args: argparse.Namespace) -> int:
+    from control_center.core import ledger
+    from control_center.harness.call_journal import ledger_key
+
+    path = Path(args.file)
+    fmt = args.format or ("csv" if path.suffix.lower() == ".csv" else "jsonl")
+    text = path.read_text(encoding="utf-8")
+    ws = Workspace.open(Path(args.workspace))
+    try:
+        key = ledger_key(ws.store, create=False)
+    finally:
+        ws.close()
+    if key is None:
+        raise WorkspaceError("this workspace has exported no ledger: there is no key to check a seal with")
+    verdict = ledger.verify(text, key, fmt)
+    if not verdict.ok:
+        raise WorkspaceError(f"{path}: {verdict.message}")
+    print(verdict.message)
+    return 0

@@ -33,6 +33,7 @@ from control_center.core.events import (
     TurnStarted,
     TurnStatus,
 )
+from control_center.core.grants import GrantRule
 from control_center.core.modes import Autonomy, Mode
 from control_center.core.records import Presence, Space, Turn
 from control_center.core.space_state import SpaceState, TurnSnapshot, fold_space_state
@@ -64,6 +65,22 @@ class TurnNotStarted:
     reason: str
 
 
+@dataclass(frozen=True)
+class RuleShown:
+    """A grant rule as the Rules view shows it."""
+
+    rule: GrantRule
+    uses: int
+    space_name: str
+    status: str
+
+
+#: How often the app looks for approvals past their time-out.
+EXPIRY_SWEEP_S = 2.0
+#: Listener methods added after the first listeners were written: a listener may lack them.
+_OPTIONAL_CALLBACKS = frozenset({"approvals_expiring"})
+
+
 class RuntimeListener(Protocol):
     def turn_event(self, space_id: str | None, event: TurnEvent) -> None: ...
     def turn_finished(self, space_id: str | None, ended: TurnEnded) -> None: ...
@@ -76,6 +93,8 @@ class RuntimeListener(Protocol):
     # or what other operators are looking at changed.
     def conversation_changed(self, space_id: str) -> None: ...
     def presence_changed(self, others: list[Presence]) -> None: ...
+    # Approvals that entered their warning window (each once): (approval, "expires in …") pairs.
+    def approvals_expiring(self, items: list[tuple[Approval, str]]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -186,7 +205,11 @@ class WorkspaceRuntime:
         self.operator = operator_identity(self.settings)
         self._shown: tuple[str | None, str | None] = (None, None)
         self._others: list[Presence] = []
+        #: Approvals already announced as about to expire (one notification each).
+        self._warned: set[str] = set()
         self._thread.start()
+        if not self.read_only:
+            self._submit(self._expiry_sweeps())
         from control_center.land import LandRequests
 
         #: Landing the spaces' work (the Land dialog's requests), each on a worker thread.
@@ -280,6 +303,8 @@ class WorkspaceRuntime:
 
     def _notify(self, name: str, *args: Any) -> None:
         for listener in list(self.listeners):
+            if name in _OPTIONAL_CALLBACKS and not hasattr(listener, name):
+                continue
             try:
                 getattr(listener, name)(*args)
             except Exception:  # a listener bug must not kill a turn
@@ -437,6 +462,8 @@ class WorkspaceRuntime:
         provider: str | None = None,
         thread: str | None = None,
         author: str = "agent",
+        images: tuple[dict[str, Any], ...] = (),
+        model: str | None = None,
     ) -> concurrent.futures.Future[Any]:
         """Run a turn in the space's conversation, or in ``thread`` (a thread's conversation id).
         A thread's events are keyed ``SPACE#THREAD`` so the main conversation does not show them."""
@@ -450,11 +477,75 @@ class WorkspaceRuntime:
                 self._notify("error", reason)
                 return TurnNotStarted(reason)
             req = RunRequest(
-                message=text, space_ref=space_id, provider=provider, conversation_id=thread, author=author
+                message=text,
+                space_ref=space_id,
+                provider=provider,
+                conversation_id=thread,
+                author=author,
+                images=images,
+                model=model,
             )
             return await self._track(key, self.execution.run(req, lambda e: self._turn_event(key, e)))
 
         return self._submit(run())
+
+    # -- the composer's data (ui/composer_popups.py); a refusal is the future's one-line error --
+
+    def _quiet(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
+        """``fn`` off the GUI thread, its error left to the caller (no error dialog)."""
+
+        async def run() -> Any:
+            return await asyncio.to_thread(fn, *args)
+
+        return self._submit(run())
+
+    def list_files(self, space_id: str) -> concurrent.futures.Future[list[str]]:
+        """The space's worktree files for ``@`` completion (gitignore-aware)."""
+        from control_center.harness.attachments import list_worktree_files
+
+        def work() -> list[str]:
+            space = self.ws.store.space(space_id)
+            return list_worktree_files(Path(space.worktree)) if space is not None else []
+
+        return self._quiet(work)
+
+    def store_image(self, data: bytes | Path) -> concurrent.futures.Future[Any]:
+        """Keep a pasted image (or a dropped file) in the workspace (harness/attachments.py)."""
+        from control_center.harness.attachments import store_image
+
+        return self._quiet(store_image, self.ws.root, data)
+
+    def load_commands(self, space_id: str | None) -> concurrent.futures.Future[Any]:
+        """The custom ``/`` commands of the space's repository and the operator's config folder."""
+        from control_center.harness.custom_commands import load_commands
+
+        def work() -> Any:
+            space = self.ws.store.space(space_id) if space_id else None
+            return load_commands(Path(space.worktree) if space is not None else None)
+
+        return self._quiet(work)
+
+    def sent_messages(self, space_id: str, limit: int = 100) -> concurrent.futures.Future[list[str]]:
+        """The operator's earlier messages in the space, oldest first (Up recalls them)."""
+
+        def work() -> list[str]:
+            space = self.ws.store.space(space_id)
+            if space is None or not space.conversation_id:
+                return []
+            rows = self.ws.store.messages(space.conversation_id, limit=limit * 20)
+            return [r.text for r in rows if r.kind == "user" and r.text][-limit:]
+
+        return self._quiet(work)
+
+    def load_drafts(self) -> concurrent.futures.Future[dict[str, str]]:
+        from control_center.harness.drafts import load_drafts
+
+        return self._quiet(load_drafts, self.ws.root)
+
+    def save_draft(self, space_id: str, text: str) -> concurrent.futures.Future[Any]:
+        from control_center.harness.drafts import save_draft
+
+        return self._quiet(save_draft, self.ws.root, space_id, text)
 
     def open_thread(self, space_id: str, message_id: str) -> concurrent.futures.Future[str]:
         """The conversation id of the thread hanging off ``message_id`` (created on first use)."""
@@ -620,6 +711,64 @@ class WorkspaceRuntime:
             return outcome
 
         return self._submit(run())
+
+    # -- scoped grants' rules (the Inbox's Rules view) ------------------------------------------
+
+    def load_rules(self, include_revoked: bool = False) -> concurrent.futures.Future[list[RuleShown]]:
+        """Every rule (newest first) with how many calls it let run and the space's name."""
+
+        def read() -> list[RuleShown]:
+            from control_center.store.store import now_iso
+
+            store = self.ws.store
+            uses = store.rule_uses()
+            names = {s.id: s.name for s in store.spaces(include_archived=True)}
+            now = now_iso()
+            return [
+                RuleShown(r, uses.get(r.id, 0), names.get(r.space_id or "", ""), r.status(now))
+                for r in store.rules(include_inactive=include_revoked)
+            ]
+
+        return self._inbox_read(read)
+
+    def revoke_rule(self, rule_id: str) -> concurrent.futures.Future[Any]:
+        from control_center.store.store import now_iso
+
+        def work() -> Any:
+            return self.ws.store.revoke_rule(rule_id, by=self.operator, at=now_iso())
+
+        return self._call(work)
+
+    # -- approvals that expire (pipeline/expiry.py) ---------------------------------------------
+
+    async def _expiry_sweeps(self) -> None:
+        """Every few seconds (and at once on start: what fell due while the app was closed):
+        expire what is past its time-out, continue the turns that waited on it with the denial,
+        and announce once what is about to expire."""
+        from control_center.pipeline.expiry import sweep
+
+        while not self._closed:
+            timeouts = dict(self.settings.approval_timeouts)
+            if timeouts:
+                try:
+                    done = await asyncio.to_thread(sweep, self.ws, timeouts)
+                except Exception as exc:  # a full disk, a lost server: said, and tried again
+                    log.warning("approval expiry sweep failed: %s", exc)
+                else:
+                    self._after_sweep(done)
+            await asyncio.sleep(EXPIRY_SWEEP_S)
+
+    def _after_sweep(self, done: Any) -> None:
+        if done.expired:
+            self._notify("approvals_changed")
+            self._notify("spaces_changed")
+            self._publish_states()
+            for item in done.expired:
+                self._resume_if_waiting(item.resume_turn)
+        fresh = [(a, c.text) for a, c in done.expiring if a.id not in self._warned]
+        if fresh:
+            self._warned.update(a.id for a, _ in fresh)
+            self._notify("approvals_expiring", fresh)
 
     # -- pipelines ------------------------------------------------------------------------------
 

@@ -233,6 +233,8 @@ class QueuedExecution:
             "script": req.script,
             "author": req.author,
             "conversation_id": req.conversation_id,
+            "images": list(req.images),
+            "model": req.model,
         }
         return await self._queue_and_follow(payload, emit)
 
@@ -422,6 +424,9 @@ async def _run_turn(ctx: _WorkerCtx, p: dict[str, Any]) -> None:
             script=p.get("script"),
             author=str(p.get("author") or "agent"),
             conversation_id=p.get("conversation_id"),
+            # the images folder is the queuing operator's: a worker elsewhere refuses the turn
+            images=tuple(i for i in p.get("images") or () if isinstance(i, dict)),
+            model=p.get("model") if isinstance(p.get("model"), str) else None,
         )
         ended = await harness.run(req, emit)
     if space is not None:

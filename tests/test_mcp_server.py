@@ -134,6 +134,7 @@ def test_lists_exactly_two_tools_with_input_schemas(ws: Workspace, tmp_path: Pat
         "rejected",
         "superseded",
         "answered",
+        "expired",
     ]
     assert set(listing["properties"]["kind"]["enum"]) == {
         "tool_call",

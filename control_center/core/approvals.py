@@ -37,6 +37,10 @@ class ApprovalStatus(StrEnum):
     SUPERSEDED = "superseded"
     #: A ``question`` the operator answered (the answer is in ``payload["answer"]``).
     ANSWERED = "answered"
+    #: Nobody decided before its time-out (``approval_timeout.<kind>``): the safe default
+    #: applies (a call or a plan exit is denied, a plan or proposal stays unapproved, a question
+    #: has no answer).
+    EXPIRED = "expired"
 
     @property
     def settled(self) -> bool:

@@ -276,3 +276,17 @@ PR_SPACE_MODE = Mode.REVIEW
 
 def profile_for(mode: Mode) -> CapabilityProfile:
     return PROFILES[mode]
+
+
+def no_wider(mode: Mode, than: Mode) -> bool:
+    """Whether ``mode`` allows nothing ``than`` does not: no higher tier, every effect ``than``
+    denies denied too, and no writable worktree where ``than`` keeps it read-only. What a
+    repository's custom command may switch a space to on its own."""
+    new, old = profile_for(mode), profile_for(than)
+    if new.max_tier > old.max_tier or not old.denied_effects <= new.denied_effects:
+        return False
+    if old.posture is WorktreePosture.READ_ONLY and new.posture is not WorktreePosture.READ_ONLY:
+        return False
+    if old.allowlist is not None and (new.allowlist is None or not new.allowlist <= old.allowlist):
+        return False
+    return old.denylist <= new.denylist

@@ -12,9 +12,11 @@ recorded after, so no crash, resume or race can run it twice.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from control_center.core.records import ToolCallRecord
 from control_center.core.tools import ToolSpec
@@ -83,14 +85,27 @@ async def run_at_most_once(
     name: str,
     args: dict[str, object],
     run: Callable[[Path], Awaitable[ToolOutput]],
+    allowed: tuple[str, str] | None = None,
 ) -> ToolOutput:
-    """Run ``run(spool)`` only if this process claims the call; else replay the journal."""
+    """Run ``run(spool)`` only if this process claims the call; else replay the journal.
+    ``allowed`` (what let it run: "approval"/"rule"/"autonomy" and which) rides in the claim's
+    write, so the decision ledger costs no write of its own."""
     spool = spool_path(workspace_root, turn_id, call_id)
     try:
         spool.parent.mkdir(parents=True, exist_ok=True)
     except OSError:
         pass  # no spool: less evidence after a crash, never a refused call
-    prior = store.begin_call(turn_id, call_id, name=name, args=dict(args), pid=os.getpid(), spool=spool)
+    by, ref = allowed if allowed is not None else (None, None)
+    prior = store.begin_call(
+        turn_id,
+        call_id,
+        name=name,
+        args=dict(args),
+        pid=os.getpid(),
+        spool=spool,
+        allowed_by=by,
+        allowed_ref=ref,
+    )
     if prior is not None:
         return replay(prior)
     out = await run(spool)
@@ -104,3 +119,66 @@ def settle_unfinished(
     """Journaled calls of ``turn_id`` whose result never reached the conversation (the ids not in
     ``answered``), with what the model should be told about each."""
     return [(r, replay(r)) for r in store.call_records(turn_id) if r.call_id not in answered]
+
+
+# -- the decision ledger (core/ledger.py) ----------------------------------------------------------
+
+#: Workspace meta key of the secret that seals exported ledgers (made on first export).
+LEDGER_KEY = "ledger_key"
+
+
+def ledger_key(store: Store, *, create: bool) -> bytes | None:
+    key = store.get_meta(LEDGER_KEY)
+    if key is None and create:
+        import secrets
+
+        key = secrets.token_hex(32)
+        store.set_meta(LEDGER_KEY, key)
+    return bytes.fromhex(key) if key else None
+
+
+def ledger_entries(store: Store, space_id: str | None) -> list[dict[str, Any]]:
+    """Every effectful call of the space (or workspace), oldest first: the journal's calls with
+    what allowed them and their outcome, and the tool calls the operator refused or that expired
+    (they never ran: allowed by nothing)."""
+    from control_center.core.approvals import ApprovalKind, ApprovalStatus
+
+    entries: list[dict[str, Any]] = []
+    for row in store.ledger_rows(space_id):
+        args = row["args"]
+        if isinstance(args, str):
+            args = json.loads(args)
+        outcome = "unknown" if row["status"] != "finished" else ("error" if row["is_error"] else "ok")
+        entries.append(
+            {
+                "at": row["started_at"],
+                "space": row["space"],
+                "turn": row["turn"],
+                "call": row["call"],
+                "tool": row["tool"],
+                "args": args,
+                "allowed_by": row["allowed_by"] or "unrecorded",
+                "allowed_ref": row["allowed_ref"],
+                "outcome": outcome,
+                "finished_at": row["finished_at"],
+            }
+        )
+    for approval in store.approvals(kind=ApprovalKind.TOOL_CALL, space_id=space_id):
+        if approval.status not in (ApprovalStatus.REJECTED, ApprovalStatus.EXPIRED):
+            continue
+        entries.append(
+            {
+                "at": approval.created_at,
+                "space": approval.space_id,
+                "turn": approval.turn_id,
+                "call": approval.payload.get("call_id"),
+                "tool": approval.payload.get("tool"),
+                "args": approval.payload.get("input") or {},
+                "allowed_by": None,
+                "allowed_ref": approval.id,
+                "outcome": f"denied: {approval.status.value}",
+                "finished_at": approval.decided_at,
+            }
+        )
+    entries.sort(key=lambda e: (e["at"] or "", e["turn"] or "", e["call"] or ""))
+    return entries

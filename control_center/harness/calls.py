@@ -17,6 +17,7 @@ from typing import Any
 
 from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
 from control_center.core.events import TurnStatus
+from control_center.core.grants import GrantRule
 from control_center.core.modes import Autonomy
 from control_center.core.profiles import CapabilityProfile
 from control_center.core.records import Space, Turn
@@ -25,6 +26,7 @@ from control_center.core.schema import MAX_TOOL_INPUT_DEPTH, validate
 from control_center.core.surface import Deny, guardrail, materialize_surface, needs_approval
 from control_center.core.tools import ToolSpec
 from control_center.harness import call_journal, extra_tools
+from control_center.harness.grants import RuleIndex
 from control_center.harness.recorder import EventSink, TurnRecorder
 from control_center.harness.suspensions import WaitingCall, missing_outcome, suspension_for
 from control_center.harness.tools.base import ToolContext, ToolError, ToolOutput
@@ -34,7 +36,7 @@ from control_center.harness.tools.shell import run_gate, tool_output_path
 from control_center.harness.turn_claim import LIVE_WAIT
 from control_center.harness.verbs import VERBS, VerbContext
 from control_center.store.db import StoreError
-from control_center.store.store import new_id
+from control_center.store.store import new_id, now_iso
 from control_center.workspace import Workspace, WorkspaceError
 
 GATE_TIMEOUT_S = 600.0
@@ -84,11 +86,20 @@ class CallPath:
         #: What a sandboxed process must not see: this workspace and the operator's others.
         self.hidden = (ws.root, *other_workspaces)
         self.env_allow = env_allow
+        #: The grant rules' index and the store's rules version it was built at.
+        self._rules: tuple[str, RuleIndex] | None = None
         self.agent_network = agent_network
         self.agent_writable = tuple(Path(p) for p in agent_writable)
 
     async def dispatch(
-        self, ctx: CallScope, name: str, args: Any, *, approved: bool, call_id: str = ""
+        self,
+        ctx: CallScope,
+        name: str,
+        args: Any,
+        *,
+        approved: bool,
+        call_id: str = "",
+        approval_id: str | None = None,
     ) -> CallOutcome:
         spec = ctx.surface.get(name)
         if spec is None:
@@ -114,8 +125,18 @@ class CallPath:
             # Refused before the gate: the operator is never asked to approve a path that leaves
             # the worktree.
             return ToolOutput(escape, is_error=True), False
-        if not approved and needs_approval(spec, ctx.profile, ctx.autonomy):
-            return Needs()
+        # What lets the call run (the decision ledger's link in the call journal).
+        allowed: tuple[str, str]
+        if approved:
+            allowed = ("approval", approval_id or "")
+        elif needs_approval(spec, ctx.profile, ctx.autonomy):
+            rule = self.rule_for(ctx, spec, args)
+            if rule is None:
+                return Needs()
+            allowed = ("rule", rule.id)
+            self._granted_by_rule(ctx, rule, call_id, name)
+        else:
+            allowed = ("autonomy", ctx.autonomy.value)
         verdict = guardrail(spec, ctx.profile)
         if isinstance(verdict, Deny):
             return ToolOutput(verdict.reason, is_error=True), False
@@ -176,12 +197,46 @@ class CallPath:
                 name=name,
                 args=args,
                 run=run_journaled,
+                allowed=allowed,
             )
             return out, False
         except ToolError as exc:
             return ToolOutput(str(exc), is_error=True), False
         except WorkspaceError as exc:
             return ToolOutput(str(exc), is_error=True), False
+
+    def rule_for(self, ctx: CallScope, spec: ToolSpec, args: dict[str, Any]) -> GrantRule | None:
+        """The stored grant rule that answers this call at the gate (harness/grants.py), if any:
+        read from the store at every call, so a rule revoked a moment ago answers nothing."""
+        version = self.ws.store.rules_version()
+        if self._rules is None or self._rules[0] != version:
+            # Read again only after a rule was made or revoked (by any process): one key
+            # lookup per gated call otherwise.
+            self._rules = (version, RuleIndex(self.ws.store.active_rules()))
+        index = self._rules[1]
+        if not index:
+            return None
+        return index.match(
+            spec,
+            ctx.profile,
+            args,
+            ctx.turn.worktree,
+            space_id=ctx.space.id if ctx.space else None,
+            turn_id=ctx.turn.id,
+            now=now_iso(),
+        )
+
+    def _granted_by_rule(self, ctx: CallScope, rule: GrantRule, call_id: str, name: str) -> None:
+        if not ctx.conversation_id:
+            return
+        self.ws.store.add_message(
+            ctx.conversation_id,
+            role="system",
+            kind="note",
+            text=f"{name} granted by rule {rule.id}: {rule.describe()}",
+            meta={"rule_id": rule.id, "call_id": call_id, "tool": name},
+            turn_id=ctx.turn.id,
+        )
 
     def open_wait(
         self, scope: CallScope, needs: Needs, call_id: str, name: str, args: dict[str, Any]
@@ -322,7 +377,9 @@ class ExternalCalls:
             settled = suspension_for(decided.kind).outcome(decided)
             if settled is not None:
                 return settled
-            result = await self.path.dispatch(scope, name, args, approved=True, call_id=call_id)
+            result = await self.path.dispatch(
+                scope, name, args, approved=True, call_id=call_id, approval_id=decided.id
+            )
             if isinstance(result, Needs):
                 return ToolOutput(f"{name} cannot wait twice in one call", is_error=True)
         out, _end = result

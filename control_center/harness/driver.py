@@ -60,6 +60,11 @@ class TurnRun:
 class TurnDriver(Protocol):
     """Drives the runs of one turn. Built per run with the run's model settings and script."""
 
+    @property
+    def takes_images(self) -> bool:
+        """Whether the operator's message may carry image blocks on this transport and model."""
+        ...
+
     def check_start(self) -> None:
         """Raise ``HarnessError`` when a new turn cannot start here: called before anything is
         stored, so a run that cannot start leaves nothing behind."""

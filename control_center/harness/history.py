@@ -116,7 +116,15 @@ def transcript(
         n = counts.get(row.id, 0)
         if row.kind == "user":
             items.append(
-                TranscriptItem(row.id, ItemKind.USER, row.text, row.turn_id, row.created_at, thread_count=n)
+                TranscriptItem(
+                    row.id,
+                    ItemKind.USER,
+                    row.text,
+                    row.turn_id,
+                    row.created_at,
+                    thread_count=n,
+                    data=dict(row.meta),  # images and mentions the message carried
+                )
             )
         elif row.kind == "assistant":
             for j, block in enumerate(row.blocks):

@@ -29,11 +29,21 @@ from control_center.core.events import (
     TurnStatus,
 )
 from control_center.core.guarantees import guarantee_for
+from control_center.core.mentions import mentioned_paths
 from control_center.core.modes import Autonomy, Transport
 from control_center.core.profiles import profile_for
 from control_center.core.records import MessageRecord, Space, Turn
 from control_center.core.surface import build_system_prompt, materialize_surface
 from control_center.harness import call_journal, sandbox
+from control_center.harness.attachments import (
+    MAX_IMAGES,
+    AttachmentError,
+    StoredImage,
+    image_path,
+    resolve_mentions,
+    stored_image_block,
+    with_image_data,
+)
 from control_center.harness.calls import (
     GATE_TIMEOUT_S,
     CallPath,
@@ -67,6 +77,7 @@ from control_center.harness.providers.base import (
     ThinkingChunk,
 )
 from control_center.harness.providers.factory import make_provider
+from control_center.harness.providers.registry import provider_spec
 from control_center.harness.recorder import EventSink, TurnRecorder, Usage
 from control_center.harness.review_revisions import human_comments_prompt
 from control_center.harness.settings import AppSettings
@@ -116,6 +127,10 @@ class RunRequest:
     #: A pipeline's budget: called before each model call after the first of a run with the
     #: tokens and USD this run has used; a reason ends the turn ``interrupted`` (resumable).
     budget_check: BudgetCheck | None = None
+    #: Images pasted into the message (``StoredImage.to_json()``; harness/attachments.py).
+    images: tuple[dict[str, Any], ...] = ()
+    #: A model for this turn only (a custom command's ``model``); None: the mode's model.
+    model: str | None = None
 
 
 class Harness:
@@ -180,19 +195,34 @@ class Harness:
         profile = profile_for(mode)
         transport = req.transport or (space.transport if space else self.settings.default_transport)
         settings = self._settings_for(mode, req.provider)
+        if req.model:
+            settings = replace(settings, model=req.model)
         script = req.script
         if settings.provider == "scripted" and script is None:
             script = self._space_script(space)
         driver = DRIVERS[transport](self, settings, script)
         driver.check_start()  # a run that cannot start stores nothing: before the turn row exists
+        images = self._check_images(req, driver, settings)
         if space is not None:
             worktree, conversation_id = space.worktree, req.conversation_id or space.conversation_id
         else:
             worktree = self.ws.scratch_worktree(new_id())
             conversation_id = req.conversation_id or store.create_conversation(space_id=None)
+        # git check-ignore per mention: off the loop (most messages mention nothing)
+        attached = (
+            await asyncio.to_thread(_attachment_blocks, req.message, Path(worktree), images)
+            if images or mentioned_paths(req.message)
+            else []
+        )
         # The message rides in the turn row too: a crash between the row and the message row
         # must not lose what the operator asked (resume restores it).
-        recorded = {**settings.to_json(), "agent": req.author, "script": script, "message": req.message}
+        recorded = {
+            **settings.to_json(),
+            "agent": req.author,
+            "script": script,
+            "message": req.message,
+            "attached": attached,
+        }
         try:
             # The claim: one INSERT that only one turn per space can win (SPEC §11).
             turn = store.create_turn(
@@ -209,7 +239,7 @@ class Harness:
         recorder = TurnRecorder(self.ws, turn, emit, has_space=space is not None)
         if space is not None:
             store.touch_space(space.id)
-        recorder.user_message(req.message)
+        recorder.user_message(req.message, attached)
         run = TurnRun(
             store.turn(turn.id) or turn, space, profile, recorder, req.message, False, req.budget_check
         )
@@ -239,6 +269,27 @@ class Harness:
 
     # -- set-up ---------------------------------------------------------------------------------
 
+    def _check_images(self, req: RunRequest, driver: Any, settings: ModelSettings) -> list[StoredImage]:
+        """The message's images, or a one-line refusal (before anything is stored) when this
+        transport and provider cannot send them or one of them is not in the workspace."""
+        if not req.images:
+            return []
+        if not driver.takes_images:
+            label = provider_spec(settings.provider).label
+            raise HarnessError(
+                f"this space's model ({label}) does not take images: remove the image "
+                "or pick a provider that does (Anthropic, OpenAI-compatible) on the built-in harness"
+            )
+        if len(req.images) > MAX_IMAGES:
+            raise HarnessError(f"a message carries at most {MAX_IMAGES} images")
+        try:
+            images = [StoredImage.from_json(dict(i)) for i in req.images]
+        except AttachmentError as exc:
+            raise HarnessError(str(exc)) from None
+        if any(not image_path(self.ws.root, i).is_file() for i in images):
+            raise HarnessError("an attached image is not in this workspace any more; paste it again")
+        return images
+
     def _settings_for(self, mode: Any, provider: str | None) -> ModelSettings:
         # Resolved from the mode's own settings at the start of each turn (SPEC §8).
         return self.settings.resolve(mode, provider)
@@ -252,6 +303,13 @@ class Harness:
                 p = Path(path)
                 return load_script(p if p.is_absolute() else self.ws.root / p)
         return FALLBACK_SCRIPT
+
+
+def _attachment_blocks(message: str, worktree: Path, images: list[StoredImage]) -> list[dict[str, Any]]:
+    """The blocks the operator's message carries after its text: the mentioned files (harness/
+    attachments.py decides which and how much) and the images."""
+    blocks = [m.block() for m in resolve_mentions(message, worktree)] if worktree.is_dir() else []
+    return [*blocks, *(stored_image_block(i) for i in images)]
 
 
 # -- the built-in driver: a step machine over typed steps ----------------------------------------
@@ -326,6 +384,10 @@ class BuiltinDriver:
         self.provider: ModelProvider | None = None
         self.calls = host.calls
 
+    @property
+    def takes_images(self) -> bool:
+        return provider_spec(self.settings.provider).images
+
     def check_start(self) -> None:
         try:
             self.provider = self.host.provider_factory(self.settings, script=self.script, start=0)
@@ -381,7 +443,8 @@ class BuiltinDriver:
             return
         if any(m.kind == "user" for m in self.ws.store.turn_messages(turn.id)):
             return
-        run.recorder.user_message(message)
+        attached = turn.settings.get("attached")
+        run.recorder.user_message(message, attached if isinstance(attached, list) else [])
 
     def _settle_unfinished_calls(self, run: TurnRun) -> frozenset[str]:
         """Journaled calls whose result never reached the conversation get one now: the recorded
@@ -576,7 +639,10 @@ class BuiltinDriver:
         else:
             messages = model_history(store.messages(ctx.conversation_id))
         request = ModelRequest(
-            system=ctx.system, messages=messages, tools=ctx.tool_defs, settings=ctx.settings
+            system=ctx.system,
+            messages=with_image_data(messages, self.ws.root),
+            tools=ctx.tool_defs,
+            settings=ctx.settings,
         )
         response: ModelResponse | None = None
         streamed: list[str] = []
@@ -638,12 +704,16 @@ class BuiltinDriver:
                 approved = settled is None
                 if approval is not None and approval.status is ApprovalStatus.REJECTED:
                     status_note = "rejected"
+                elif approval is not None and approval.status is ApprovalStatus.EXPIRED:
+                    status_note = "expired"
             else:
                 ctx.emit(ToolCallEvent(call_id, name, args if isinstance(args, dict) else {"_": args}))
             if settled is not None:
                 out, end_flag = settled, False
             else:
-                result = await self.calls.dispatch(ctx, name, args, approved=approved, call_id=call_id)
+                result = await self.calls.dispatch(
+                    ctx, name, args, approved=approved, call_id=call_id, approval_id=approval_id
+                )
                 if isinstance(result, Needs):
                     self._suspend(ctx, result, uses, index, call_id, name, args)
                     return End(TurnStatus.AWAITING_APPROVAL)

@@ -80,8 +80,14 @@ class TurnRecorder:
 
     # -- messages ---------------------------------------------------------------------------------
 
-    def user_message(self, text: str) -> None:
-        self._message("user", "user", text, [{"type": "text", "text": text}])
+    def user_message(self, text: str, attached: list[dict[str, Any]] | None = None) -> None:
+        """The operator's message as typed, then what it carries (mentioned files, images: see
+        harness/attachments.py); the transcript shows the text and the images' thumbnails."""
+        blocks = [{"type": "text", "text": text}, *(attached or [])]
+        images = [b["source"] for b in attached or () if b.get("type") == "image"]
+        mentions = [b["text"].split('"', 2)[1] for b in attached or () if b.get("type") == "text"]
+        meta = {k: v for k, v in (("images", images), ("mentions", mentions)) if v}
+        self._message("user", "user", text, blocks, meta=meta or None)
 
     def assistant(self, text: str, blocks: list[dict[str, Any]], *, partial: bool = False) -> None:
         """A reply of the model; ``partial``: cut off mid-stream (a resume asks the model to go

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from control_center.core.approvals import ApprovalKind
 from control_center.core.errors import OperatorError
+from control_center.core.grants import parse_duration
 from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.pipeline import Budget
 from control_center.core.profiles import profile_for
@@ -48,6 +50,8 @@ MAX_MODEL_RETRIES = 20
 #: Upper bounds of a plan budget (a typo guard, not a policy).
 MAX_BUDGET_TOKENS = 10_000_000_000
 MAX_BUDGET_USD = 1_000_000.0
+#: The longest approval time-out (30 days).
+MAX_APPROVAL_TIMEOUT_S = 30 * 86400
 #: Palettes the window offers (ui/theme.py paints them).
 APPEARANCES = ("system", "light", "dark", "high-contrast", "high-contrast-dark")
 
@@ -151,6 +155,9 @@ class AppSettings:
     #: ``budget`` Inbox item, as an orchestration's does.
     plan_budget_tokens: int | None = None
     plan_budget_usd: float | None = None
+    #: Per approval kind, seconds a pending item waits before it expires to its safe default
+    #: (``approval_timeout.<kind>``); a kind not here never expires.
+    approval_timeouts: dict[ApprovalKind, int] = field(default_factory=dict)
     #: The GitHub REST API pull requests are opened through when ``gh`` is not logged in (GitHub
     #: Enterprise: ``https://HOST/api/v3``); None: https://api.github.com.
     github_api_url: str | None = None
@@ -232,6 +239,8 @@ class AppSettings:
             "open.terminal": self.open_terminal,
             "open.file_manager": self.open_file_manager,
         }
+        for kind in ApprovalKind:
+            out[f"approval_timeout.{kind.value}"] = self.approval_timeouts.get(kind)
         for name in PROVIDERS:
             if PROVIDERS[name].base_url_env:
                 out[f"providers.{name}.base_url"] = self.base_url_for(name)
@@ -277,6 +286,26 @@ class AppSettings:
                 self.endpoints.pop(name, None)
             else:
                 self.endpoints[name] = url
+            return
+        if parts[0] == "approval_timeout" and len(parts) == 2:
+            try:
+                kind = ApprovalKind(parts[1])
+            except ValueError:
+                kinds = ", ".join(k.value for k in ApprovalKind)
+                raise SettingsError(
+                    f"unknown approval kind {parts[1]!r} in {key!r} (kinds: {kinds})"
+                ) from None
+            word = value.strip().lower()
+            if word in (*_DEFAULT_WORDS, "never", "off", "0"):
+                self.approval_timeouts.pop(kind, None)
+                return
+            try:
+                seconds = parse_duration(value)
+            except ValueError as exc:
+                raise SettingsError(f"{key}: {exc}") from None
+            if seconds > MAX_APPROVAL_TIMEOUT_S:
+                raise SettingsError(f"{key}: at most {MAX_APPROVAL_TIMEOUT_S // 86400} days")
+            self.approval_timeouts[kind] = seconds
             return
         if key == "provider":
             self.provider = _provider(value, key)
@@ -327,6 +356,7 @@ class AppSettings:
             "model_retries": self.model_retries,
             "appearance": self.appearance,
             "plan_budget": {"max_tokens": self.plan_budget_tokens, "max_usd": self.plan_budget_usd},
+            "approval_timeout": {k.value: v for k, v in self.approval_timeouts.items()},
             "github_api_url": self.github_api_url,
             "open": {
                 "editor": self.open_editor,
@@ -377,6 +407,13 @@ class AppSettings:
                 out.plan_budget_tokens = tokens
             if isinstance(usd, int | float) and not isinstance(usd, bool) and 0 < usd <= MAX_BUDGET_USD:
                 out.plan_budget_usd = float(usd)
+        timeouts = data.get("approval_timeout")
+        if isinstance(timeouts, dict):
+            kinds = {k.value for k in ApprovalKind}
+            for name, seconds in timeouts.items():
+                valid = isinstance(seconds, int) and not isinstance(seconds, bool)
+                if name in kinds and valid and 0 < seconds <= MAX_APPROVAL_TIMEOUT_S:
+                    out.approval_timeouts[ApprovalKind(name)] = seconds
         api = data.get("github_api_url")
         out.github_api_url = api.strip() if isinstance(api, str) and api.strip() else None
         programs = data.get("open")

@@ -85,6 +85,13 @@ class ToolCallApproval:
     def outcome(self, approval: Approval) -> ToolOutput | None:
         if approval.status is ApprovalStatus.GRANTED:
             return None
+        if approval.status is ApprovalStatus.EXPIRED:
+            return ToolOutput(
+                "Denied: expired. Nobody decided on this call within its time-out, so it did not run. "
+                "Go on without it, or ask for it again if it is still needed.",
+                is_error=True,
+                data={"outcome": "expired"},
+            )
         return _rejected(approval)
 
 
@@ -117,6 +124,11 @@ class Question:
     def outcome(self, approval: Approval) -> ToolOutput | None:
         if approval.status is ApprovalStatus.ANSWERED:
             return ToolOutput(f"The operator answered: {approval.payload.get('answer', '')}")
+        if approval.status is ApprovalStatus.EXPIRED:
+            return ToolOutput(
+                "No answer: the question expired before the operator answered. Continue with your "
+                "best judgement and state your assumptions."
+            )
         why = f" ({approval.reason})" if approval.reason else ""
         return ToolOutput(
             f"The operator did not answer{why}. Continue with your best judgement and state your "

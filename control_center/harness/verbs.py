@@ -174,6 +174,8 @@ async def exit_plan_mode(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
         # The operator's reason is how they steer the agent: it reaches the agent verbatim.
         why = f": {latest.reason}" if latest.reason else ""
         hint = f" (the operator rejected the previous request{why}; revise your plan first)"
+    elif latest and latest.status is ApprovalStatus.EXPIRED:
+        hint = " (the previous request was denied: expired, nobody decided in time)"
     return _ok(
         f"pending: a request to leave plan mode ({approval_id}) waits for the operator{hint}. "
         "The space stays read-only; nothing has been delivered — submit_plan delivers a plan."

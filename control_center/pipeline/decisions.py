@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import asyncio
 import math
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from control_center.core.approvals import Approval, ApprovalKind, Decision
 from control_center.core.errors import OperatorError
+from control_center.core.grants import GrantRule, GrantScope, MatchKind, match_kinds_for
 from control_center.core.orchestration import materialize, parse_proposal, stable_id
 from control_center.core.pipeline import (
     Budget,
@@ -30,8 +33,10 @@ from control_center.core.pipeline import (
 )
 from control_center.core.plan import parse_plan
 from control_center.core.profiles import DISPATCH_DEFAULT_MODE
+from control_center.harness.grants import RuleProblem, check_rule, default_pattern
 from control_center.pipeline.budget import check_budget_grant, decide_budget
 from control_center.store.db import StoreError
+from control_center.store.store import new_id, now_iso
 from control_center.workspace import Workspace
 
 
@@ -46,10 +51,13 @@ class DecisionOutcome:
     pipeline_id: str | None = None
     resume_turn: str | None = None
     pipeline_status: str | None = None
+    #: The rule a grant beyond the call made.
+    rule: GrantRule | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             **self.approval.to_json(),
+            "rule": self.rule.id if self.rule is not None else None,
             "message": self.message,
             "pipeline": self.pipeline_id,
             "pipeline_status": self.pipeline_status,
@@ -70,10 +78,16 @@ def decide(
     raise_tokens: int | None = None,
     raise_usd: float | None = None,
     plan_budget: Budget | None = None,
+    scope: GrantScope = GrantScope.CALL,
+    match: MatchKind | None = None,
+    pattern: str | None = None,
+    expires_in_s: int | None = None,
 ) -> DecisionOutcome:
     """Record the decision and apply its consequences. ``agent_path`` marks a decision that
     arrives through an agent-reachable surface (MCP): it may decide only agent-decidable kinds.
-    ``plan_budget`` is the budget an approved plan's work runs under (other kinds ignore it)."""
+    ``plan_budget`` is the budget an approved plan's work runs under (other kinds ignore it).
+    ``scope`` beyond the call (a tool call's grant only) also stores a rule covering ``match`` /
+    ``pattern`` (by default the call itself), until ``expires_in_s`` if given."""
     store = ws.store
     if run_work and _in_event_loop():
         # Inside an event loop (the GUI) the caller owns running the pipeline; asyncio.run here
@@ -94,6 +108,7 @@ def decide(
             "in the app or with 'control-center approvals decide'"
         )
     _check_raises(approval, decision, raise_tokens, raise_usd)
+    rule_spec = _rule_spec(ws, approval, decision, scope, match, pattern, expires_in_s, agent_path)
     if decision is Decision.GRANT:
         # Checked before the decision is recorded: a grant that cannot take effect must leave
         # the approval pending rather than mark it granted with nothing behind it.
@@ -107,7 +122,12 @@ def decide(
     match decided.kind:
         case ApprovalKind.TOOL_CALL:
             verb = "granted" if decision is Decision.GRANT else "rejected"
-            return DecisionOutcome(decided, _then(verb, ws, decided.turn_id), resume_turn=decided.turn_id)
+            rule = _store_rule(ws, decided, scope, rule_spec, by) if rule_spec is not None else None
+            if rule is not None:
+                verb = f"granted, and rule {rule.id} made: {rule.describe()}"
+            return DecisionOutcome(
+                decided, _then(verb, ws, decided.turn_id), resume_turn=decided.turn_id, rule=rule
+            )
         case ApprovalKind.PLAN_EXIT:
             verb = (
                 "granted: the agent's next exit_plan_mode call switches the space to Agent mode"
@@ -138,6 +158,87 @@ def _check_raises(
         raise DecisionError(f"--raise-tokens must be a positive whole number, got {raise_tokens!r}")
     if raise_usd is not None and not (math.isfinite(raise_usd) and raise_usd > 0):
         raise DecisionError(f"--raise-usd must be a positive amount, got {raise_usd!r}")
+
+
+def _rule_spec(
+    ws: Workspace,
+    approval: Approval,
+    decision: Decision,
+    scope: GrantScope,
+    match: MatchKind | None,
+    pattern: str | None,
+    expires_in_s: int | None,
+    agent_path: bool,
+) -> tuple[MatchKind, str, int | None] | None:
+    """The rule a grant beyond the call will store, checked before anything is recorded."""
+    if not scope.makes_rule:
+        if match is not None or pattern is not None or expires_in_s is not None:
+            raise DecisionError("--match, --pattern and --expires-in need --scope turn, space or workspace")
+        return None
+    if decision is not Decision.GRANT:
+        raise DecisionError(f"--scope {scope.value} applies only to a grant")
+    if approval.kind is not ApprovalKind.TOOL_CALL:
+        raise DecisionError(
+            f"approval {approval.id} is of kind {approval.kind.value}: only a tool call's grant can "
+            "reach further than itself"
+        )
+    if agent_path:
+        # An agent-reachable surface may answer one call, never widen what later calls may do.
+        raise DecisionError("a rule (a grant beyond this call) can only be made by the operator")
+    if scope is GrantScope.SPACE and approval.space_id is None:
+        raise DecisionError("this call ran in no space: grant it for this call, this turn or the workspace")
+    if scope is GrantScope.TURN and approval.turn_id is None:
+        raise DecisionError("this call belongs to no turn: it cannot be granted for its turn")
+    if expires_in_s is not None and expires_in_s <= 0:
+        raise DecisionError("--expires-in must be a positive duration")
+    tool = str(approval.payload.get("tool", ""))
+    args = approval.payload.get("input")
+    args = args if isinstance(args, dict) else {}
+    turn = ws.store.turn(approval.turn_id) if approval.turn_id else None
+    worktree = turn.worktree if turn is not None else None
+    try:
+        if pattern is None:
+            default_match, default = default_pattern(tool, args, worktree)
+            chosen = match or default_match
+            # A prefix with no pattern named: the call's program alone (``pytest -q`` -> ``pytest``).
+            pattern = shlex.join(shlex.split(default)[:1]) if chosen is MatchKind.PREFIX else default
+            match = chosen
+        elif match is None:
+            # A named pattern: a prefix for a command (the kind a pattern is written for), else
+            # the tool's one kind.
+            match = match_kinds_for(tool)[-1]
+        normalized = check_rule(tool, match, pattern, args, worktree)
+    except RuleProblem as exc:
+        raise DecisionError(str(exc)) from None
+    return match, normalized, expires_in_s
+
+
+def _store_rule(
+    ws: Workspace, approval: Approval, scope: GrantScope, spec: tuple[MatchKind, str, int | None], by: str
+) -> GrantRule:
+    match, pattern, expires_in_s = spec
+    made = datetime.now(UTC)
+    expires = (
+        (made + timedelta(seconds=expires_in_s)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        if expires_in_s
+        else None
+    )
+    try:
+        return ws.store.add_rule(
+            rule_id=new_id(),
+            scope=scope,
+            tool=str(approval.payload.get("tool", "")),
+            match=match,
+            pattern=pattern,
+            created_by=by,
+            created_at=now_iso(),
+            approval_id=approval.id,
+            space_id=approval.space_id if scope in (GrantScope.SPACE, GrantScope.TURN) else None,
+            turn_id=approval.turn_id if scope is GrantScope.TURN else None,
+            expires_at=expires,
+        )
+    except StoreError as exc:
+        raise DecisionError(f"the call was granted but its rule could not be stored: {exc}") from None
 
 
 def _in_event_loop() -> bool:

@@ -57,6 +57,7 @@ from control_center.store import health
 from control_center.store.db import DB_FILENAME as DB_FILENAME  # re-exported: its old home
 from control_center.store.db import StoreError, open_database
 from control_center.store.dialect import dialect_for, search_words
+from control_center.store.rules import RuleStore
 from control_center.store.tables import (
     AgentRow,
     ApprovalRow,
@@ -241,7 +242,7 @@ def _settled_message(row: ApprovalRow) -> str:
     )
 
 
-class Store:
+class Store(RuleStore):
     def __init__(self, target: Path | str, *, create: bool = False, read_only: bool = False) -> None:
         """``target`` is the SQLite file, or a ``postgresql://`` URL (team mode). ``read_only``:
         nothing is ever written (every write unit is refused with one line saying so)."""
@@ -891,6 +892,8 @@ class Store:
         args: dict[str, Any],
         pid: int,
         spool: Path | None = None,
+        allowed_by: str | None = None,
+        allowed_ref: str | None = None,
     ) -> ToolCallRecord | None:
         """Claim the call before it runs, durably (one conditional INSERT). None: the caller owns
         it and may run it now. A record: someone started it before (maybe this turn before a
@@ -905,6 +908,8 @@ class Store:
             pid=pid,
             spool=str(spool) if spool is not None else None,
             started_at=now_iso(),
+            allowed_by=allowed_by,
+            allowed_ref=allowed_ref,
         )
         try:
             with self._write() as s:

@@ -134,6 +134,8 @@ class ApprovalRow(SQLModel, table=True):
     decided_at: str | None = None
     decided_by: str | None = None
     reason: str | None = None
+    #: When a pending item expires to its safe default (``approval_timeout.<kind>``); None: never.
+    expires_at: str | None = Field(default=None, index=True)
 
 
 class PlanRow(SQLModel, table=True):
@@ -270,6 +272,10 @@ class ToolCallRow(SQLModel, table=True):
     finished_at: str | None = None
     output: str | None = None
     is_error: bool | None = None
+    #: What let the call run: "approval", "rule" or "autonomy", and which (an approval id, a rule
+    #: id, the autonomy level): the decision ledger's link.
+    allowed_by: str | None = None
+    allowed_ref: str | None = None
 
 
 class TurnEventRow(SQLModel, table=True):
@@ -300,6 +306,26 @@ class PresenceRow(SQLModel, table=True):
     approval_id: str | None = None
     #: When the app last said so, in the database server's clock (no skew between machines).
     seen_ts: float
+
+
+class GrantRuleRow(SQLModel, table=True):
+    """A scoped grant beyond one call (core/grants.py): rows are revoked, never deleted."""
+
+    __tablename__ = "grant_rule"
+    __table_args__ = (Index("ix_grant_rule_tool_active", "tool", "revoked_at"),)
+    id: str = Field(primary_key=True)
+    scope: str
+    tool: str
+    match: str
+    pattern: str
+    created_by: str
+    created_at: str
+    approval_id: str | None = None
+    space_id: str | None = None
+    turn_id: str | None = None
+    expires_at: str | None = None
+    revoked_at: str | None = None
+    revoked_by: str | None = None
 
 
 class SpaceLandingRow(SQLModel, table=True):

@@ -27,6 +27,8 @@ class RuntimeBridge(QObject):
     conversation_changed = Signal(str)
     #: Team mode: what other operators' apps show (a list of Presence).
     presence_changed = Signal(object)
+    #: Approvals entering their warning window: a list of (Approval, "expires in …").
+    approvals_expiring = Signal(object)
 
 
 class _ListenerAdapter:
@@ -65,6 +67,9 @@ class _ListenerAdapter:
 
     def presence_changed(self, others: list[Presence]) -> None:
         self._emit("presence_changed", others)
+
+    def approvals_expiring(self, items: list[Any]) -> None:
+        self._emit("approvals_expiring", items)
 
 
 def listener_for(bridge: RuntimeBridge) -> _ListenerAdapter:

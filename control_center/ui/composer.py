@@ -4,7 +4,9 @@ It shows a mode and forwards requests; whether a mode change is allowed is decid
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QSize, Qt, Signal
+from collections.abc import Callable
+
+from PySide6.QtCore import QEvent, QMimeData, QSize, Qt, Signal
 from PySide6.QtGui import QIcon, QKeyEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -21,7 +23,13 @@ from control_center.core.modes import Mode
 from control_center.core.profiles import OPERATOR_MODES, profile_for
 from control_center.ui import theme
 
-PLACEHOLDER = "Message the agent…  (Ctrl+Enter to send, Shift+Tab to change mode)"
+PLACEHOLDER = (
+    "Message the agent…  (Ctrl+Enter to send, @ for files, / for commands, Shift+Tab to change mode)"
+)
+
+#: What a submit filter says about the text: send it as a message, it was handled (clear the
+#: box), or keep it in the box (nothing was sent).
+SEND, HANDLED, KEEP = "send", "handled", "keep"
 
 
 class ComposerInput(QPlainTextEdit):
@@ -36,6 +44,18 @@ class ComposerInput(QPlainTextEdit):
         self.setAccessibleName("Message to the agent")
         self.setTabChangesFocus(True)
         self.setPlaceholderText(PLACEHOLDER)
+        #: Sees each key first (the completion popup, history); True: it was handled.
+        self.key_filter: Callable[[QKeyEvent], bool] | None = None
+        #: Sees pasted and dropped data first (images); True: it was taken.
+        self.mime_filter: Callable[[QMimeData], bool] | None = None
+
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:
+        return source.hasImage() or source.hasUrls() or super().canInsertFromMimeData(source)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:
+        if self.mime_filter is not None and self.mime_filter(source):
+            return
+        super().insertFromMimeData(source)
 
     def event(self, event: QEvent) -> bool:
         # Shift+Tab arrives as Key_Backtab and QWidget.event() would use it for focus navigation
@@ -47,6 +67,9 @@ class ComposerInput(QPlainTextEdit):
         return super().event(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
+        if self.key_filter is not None and self.key_filter(event):
+            event.accept()
+            return
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and (
             event.modifiers() & Qt.KeyboardModifier.ControlModifier
         ):
@@ -81,6 +104,8 @@ class Composer(QWidget):
         self._mode: Mode = OPERATOR_MODES[0]
         self._locked = False
         self._running = False
+        #: Decides what a submitted text is (SEND / HANDLED / KEEP): commands, attachments.
+        self.submit_filter: Callable[[str], str] | None = None
 
         self.input = ComposerInput(self)
         self.mode_combo = QComboBox(self)
@@ -103,7 +128,8 @@ class Composer(QWidget):
         self.note_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.note_label.hide()
 
-        bar = QHBoxLayout()
+        #: The row under the input (mode, stop, send); the assist puts image thumbnails in it.
+        self.bar = bar = QHBoxLayout()
         bar.setContentsMargins(0, 0, 0, 0)
         bar.addWidget(self.mode_combo)
         bar.addStretch(1)
@@ -230,8 +256,12 @@ class Composer(QWidget):
         text = self.input.toPlainText()
         if not text.strip():
             return
+        verdict = self.submit_filter(text) if self.submit_filter is not None else SEND
+        if verdict == KEEP:
+            return
         self.input.clear()
-        self.send_requested.emit(text)
+        if verdict == SEND:
+            self.send_requested.emit(text)
 
     # -- look
     def _fill_operator_modes(self) -> None:

@@ -61,6 +61,7 @@ from control_center.core.approvals import Approval, ApprovalStatus
 from control_center.core.modes import Mode
 from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
 from control_center.ui import collector, theme
+from control_center.ui.image_thumbs import THUMB_SIZE, ThumbnailCache, file_name_of, thumbnails
 from control_center.ui.text_selection import (
     SELECTABLE_FONT,
     TextPoint,
@@ -178,7 +179,7 @@ class ConversationModel(QAbstractListModel):
         rejected_calls = {
             str(a.payload.get("call_id")): a
             for a in approvals
-            if a.status is ApprovalStatus.REJECTED and a.payload.get("call_id")
+            if a.status in (ApprovalStatus.REJECTED, ApprovalStatus.EXPIRED) and a.payload.get("call_id")
         }
         for row, item in enumerate(self._items):
             changed = None
@@ -190,7 +191,8 @@ class ConversationModel(QAbstractListModel):
                 and item.tool.call_id in rejected_calls
                 and item.tool.status in ("running", "awaiting_approval", "error")
             ):
-                changed = replace(item, tool=replace(item.tool, status="rejected"))
+                status = rejected_calls[item.tool.call_id].status.value  # "rejected" or "expired"
+                changed = replace(item, tool=replace(item.tool, status=status))
             if changed is not None and changed != item:
                 self._items[row] = changed
                 idx = self.index(row)
@@ -514,9 +516,42 @@ class ConversationDelegate(QStyledItemDelegate):
     def _layout_user(self, item: TranscriptItem, width: int, f: _Fonts) -> _Layout:
         max_text = max(80, int(width * 0.72) - 2 * _P)
         br = f.fm.boundingRect(QRect(0, 0, max_text, _BIG), _WRAP, item.text or " ")
-        bw, bh = br.width() + 2 * _P + 2, br.height() + 2 * _P
+        images = [i for i in item.data.get("images") or () if isinstance(i, dict)]
+        # Attached images: a row of thumbnails under the text, wrapping inside the bubble.
+        per_row = max(1, (max_text + _GAP) // (THUMB_SIZE + _GAP))
+        rows = -(-len(images) // per_row)
+        thumbs_w = min(len(images), per_row) * (THUMB_SIZE + _GAP) - _GAP if images else 0
+        thumbs_h = rows * (THUMB_SIZE + _GAP) if images else 0
+        bw = max(br.width(), thumbs_w) + 2 * _P + 2
+        bh = br.height() + 2 * _P + thumbs_h
         bubble = QRect(width - _H - bw, _V, bw, bh)
-        return _Layout(bh + 2 * _V, {"bubble": bubble, "text": bubble.adjusted(_P, _P, -_P, -_P)})
+        rects = {"bubble": bubble, "text": QRect(bubble.x() + _P, _V + _P, bw - 2 * _P, br.height())}
+        for n in range(len(images)):
+            x = bubble.x() + _P + (n % per_row) * (THUMB_SIZE + _GAP)
+            y = _V + _P + br.height() + _GAP + (n // per_row) * (THUMB_SIZE + _GAP)
+            rects[f"image{n}"] = QRect(x, y, THUMB_SIZE, THUMB_SIZE)
+        return _Layout(bh + 2 * _V, rects)
+
+    def _paint_user_images(
+        self, painter: QPainter, item: TranscriptItem, layout: _Layout, c: theme.Colors
+    ) -> None:
+        images = [i for i in item.data.get("images") or () if isinstance(i, dict)]
+        for n, image in enumerate(images):
+            rect = layout.rects.get(f"image{n}")
+            if rect is None:
+                continue
+            pixmap = thumbnails().get(str(image.get("sha256")), file_name_of(image))
+            if pixmap is None:  # loading, or not on this machine
+                painter.setPen(QPen(c.card_border, 1))
+                painter.setBrush(c.card)
+                painter.drawRoundedRect(rect.adjusted(0, 0, -1, -1), 4, 4)
+                painter.setPen(c.muted)
+                painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), "image")
+                continue
+            size = pixmap.deviceIndependentSize().toSize()
+            x = rect.x() + (rect.width() - size.width()) // 2
+            y = rect.y() + (rect.height() - size.height()) // 2
+            painter.drawPixmap(QRect(x, y, size.width(), size.height()), pixmap)
 
     def _layout_thinking(self, item: TranscriptItem, inner: int, expanded: bool, f: _Fonts) -> _Layout:
         lh = f.fm_italic.height()
@@ -679,6 +714,8 @@ class ConversationDelegate(QStyledItemDelegate):
             painter.setPen(c.text)
             painter.setFont(f.base)
             painter.drawText(r["text"], _WRAP, item.text)
+            if item.data.get("images"):
+                self._paint_user_images(painter, item, layout, c)
         elif kind is ItemKind.ASSISTANT and layout.doc is not None:
             painter.translate(r["doc"].topLeft())
             ctx = QAbstractTextDocumentLayout.PaintContext()
@@ -1248,6 +1285,13 @@ class ConversationView(QAbstractItemView):
 
     def delegate(self) -> ConversationDelegate:
         return self._delegate
+
+    def watch_thumbnails(self, cache: ThumbnailCache) -> None:
+        """Repaint when an attached image's thumbnail has been read (ui/image_thumbs.py)."""
+        cache.loaded.connect(self._on_thumbnail)
+
+    def _on_thumbnail(self, _sha256: str) -> None:
+        self.viewport().update()
 
     def setModel(self, model: Any) -> None:
         old = self.model()

@@ -6,7 +6,7 @@ values and emits decision requests; deciding is someone else's job."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import replace
 from functools import lru_cache
@@ -50,6 +50,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSplitter,
+    QStackedWidget,
     QTableView,
     QTextBrowser,
     QTextEdit,
@@ -69,6 +70,7 @@ from control_center.core.approvals import (
 )
 from control_center.core.records import Presence
 from control_center.ui import theme
+from control_center.ui.grant_controls import ExpiryLabel, GrantScopeBar
 from control_center.ui.inbox_kinds import ANSWER, GRANT, REJECT, InboxKind, inbox_kind
 from control_center.ui.inbox_source import FIRST_PAGE_MIN, InboxSource, MemoryInboxSource
 from control_center.ui.operations import post_to_gui
@@ -764,6 +766,14 @@ class InboxView(QWidget):
             combo.setMinimumContentsLength(4)
             filters.addWidget(combo, 1)
         filters.addWidget(self.count_label, 1)
+        # The Rules view (ui/rules_view.py), attached by the window: grants beyond one call.
+        self.rules_button = QToolButton(self)
+        self.rules_button.setObjectName("inboxRulesToggle")
+        self.rules_button.setCheckable(True)
+        self.rules_button.setText("Rules  Alt+R")
+        self.rules_button.setToolTip("Rules: grants that reach beyond one call, revocable (Alt+R)")
+        self.rules_button.hide()
+        self.rules_view: QWidget | None = None
         #: Team mode: who else is here and what they look at (hidden when nobody is).
         self.presence_label = QLabel(self)
         self.presence_label.setObjectName("inboxPresence")
@@ -863,6 +873,9 @@ class InboxView(QWidget):
         self.grant_fields_layout.setContentsMargins(0, 0, 0, 0)
         self.grant_fields.hide()
         self._grant_spins: dict[str, QDoubleSpinBox] = {}
+        # How far a tool call's grant reaches (issue 29), and an item's time-out countdown.
+        self.scope_bar = GrantScopeBar(self.detail)
+        self.expiry_label = ExpiryLabel(self.detail)
         self.grant_button = QPushButton(theme.icon("approve"), _button_text(GRANT), self.detail)
         self.grant_button.setObjectName("inboxGrant")
         self.grant_button.setToolTip(f"Grant the selected item ({GRANT.chord})")
@@ -899,8 +912,10 @@ class InboxView(QWidget):
         dl.addWidget(self.diff_view, 2)
         dl.addWidget(self.args_view, 1)
         dl.addWidget(self.audit_label)
+        dl.addWidget(self.expiry_label)
         dl.addWidget(self.prompt_label)
         dl.addWidget(self.reason_edit)
+        dl.addWidget(self.scope_bar)
         dl.addWidget(self.grant_fields)
         dl.addLayout(self.buttons)
 
@@ -917,7 +932,11 @@ class InboxView(QWidget):
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addLayout(filters)
         layout.addWidget(self.presence_label)
-        layout.addWidget(self.splitter, 1)
+        self.stack = QStackedWidget(self)
+        self.stack.addWidget(self.splitter)
+        layout.addWidget(self.stack, 1)
+        layout.addWidget(self.rules_button, 0, Qt.AlignmentFlag.AlignRight)
+        self.rules_button.toggled.connect(self.show_rules)
 
         self.kind_combo.currentIndexChanged.connect(self._on_kind_changed)
         self.space_combo.currentIndexChanged.connect(self._on_space_changed)
@@ -951,6 +970,8 @@ class InboxView(QWidget):
             self.kind_combo,
             self.space_combo,
             self.status_combo,
+            self.scope_bar.scope_combo,
+            self.scope_bar.pattern_edit,
         ):
             widget.installEventFilter(self)
         self._table_viewport = self.table.viewport()
@@ -1232,11 +1253,15 @@ class InboxView(QWidget):
     def grant_options(self) -> dict[str, float | int]:
         """The numbers a grant of the shown item is made with (keywords of the decision)."""
         self._show_due_detail()
+        scope = self.scope_bar.options()
         if self.grant_fields.isHidden():
-            return {}
+            return scope
         return {
-            key: int(spin.value()) if spin.decimals() == 0 else round(spin.value(), spin.decimals())
-            for key, spin in self._grant_spins.items()
+            **scope,
+            **{
+                key: int(spin.value()) if spin.decimals() == 0 else round(spin.value(), spin.decimals())
+                for key, spin in self._grant_spins.items()
+            },
         }
 
     def _show_grant_fields(self, a: Approval, declared: InboxKind, fresh: bool) -> None:
@@ -1310,7 +1335,20 @@ class InboxView(QWidget):
         if key == Qt.Key.Key_Escape and self._reject_armed:
             self._disarm()
             return True
-        if watched is self.reason_edit or watched in (self.kind_combo, self.space_combo, self.status_combo):
+        alt = Qt.KeyboardModifier.AltModifier
+        if mods == alt and key == Qt.Key.Key_R and self.rules_view is not None:
+            self.rules_button.toggle()
+            return True
+        if mods == alt and Qt.Key.Key_1 <= key <= Qt.Key.Key_4:
+            self._show_due_detail()
+            return self.scope_bar.choose(int(key) - int(Qt.Key.Key_1))
+        if watched is self.reason_edit or watched in (
+            self.kind_combo,
+            self.space_combo,
+            self.status_combo,
+            self.scope_bar.scope_combo,
+            self.scope_bar.pattern_edit,
+        ):
             return False
         if watched in self._grant_spins.values() or (
             isinstance(watched, QWidget) and watched.parent() in self._grant_spins.values()
@@ -1394,6 +1432,8 @@ class InboxView(QWidget):
             for b in (self.grant_button, self.reject_button, self.answer_button):
                 b.hide()
             self.grant_fields.hide()
+            self.scope_bar.set_approval(None)
+            self.expiry_label.set_approval(None)
             self._show_viewers(None)
             return
         declared: InboxKind = inbox_kind(a.kind)
@@ -1425,8 +1465,36 @@ class InboxView(QWidget):
         self.reason_edit.setVisible(pending)
         self.reason_edit.setPlaceholderText(declared.text_prompt)
         self._show_grant_fields(a, declared, fresh)
+        self.scope_bar.set_approval(a)
+        self.expiry_label.set_approval(a)
         self._show_viewers(a)
         self._fit_buttons()
+
+    def attach_rules(self, view: Any) -> None:
+        """Put the Rules view one press away (the Rules button, Alt+R; Escape comes back)."""
+        self.rules_view = view
+        self.stack.addWidget(view)
+        view.closed.connect(lambda: self.rules_button.setChecked(False))
+        view.installEventFilter(self)
+        self.rules_button.show()
+
+    def show_rules(self, shown: bool) -> None:
+        if self.rules_view is None:
+            return
+        if self.rules_button.isChecked() != shown:
+            self.rules_button.setChecked(shown)  # toggled() comes back here
+            return
+        if shown:
+            self.rules_view.reload()
+            self.stack.setCurrentWidget(self.rules_view)
+            self.rules_view.table.setFocus()
+        else:
+            self.stack.setCurrentWidget(self.splitter)
+            self.table.setFocus()
+
+    def set_timeouts(self, timeouts: Mapping[ApprovalKind, int]) -> None:
+        """The operator's approval time-outs (settings), for the countdown of pending items."""
+        self.expiry_label.set_timeouts(timeouts)
 
     # -- presence (team mode: who is looking at what) --------------------------------------------
 

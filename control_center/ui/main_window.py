@@ -50,17 +50,21 @@ from control_center.core.profiles import profile_for
 from control_center.core.records import Space
 from control_center.core.space_state import SpaceActivity, SpaceState, overall
 from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
+from control_center.harness.attachments import images_dir
 from control_center.runtime import TRANSCRIPT_PAGE, TranscriptPage, TurnNotStarted, WorkspaceRuntime
 from control_center.ui import geometry, theme
 from control_center.ui.bridge import RuntimeBridge, listener_for
 from control_center.ui.composer import Composer
+from control_center.ui.composer_assist import ComposerAssist
 from control_center.ui.conversation import ConversationModel, ConversationView, copy_text
+from control_center.ui.image_thumbs import thumbnails
 from control_center.ui.inbox import InboxView
 from control_center.ui.inbox_source import RuntimeInboxSource
 from control_center.ui.message_queue import MessageQueue
 from control_center.ui.notifier import Notifier
 from control_center.ui.operations import Operations
 from control_center.ui.retry_line import MODEL_RETRY_ITEM, RetryLine
+from control_center.ui.rules_view import RulesView
 from control_center.ui.side_tabs import SideTabs
 from control_center.ui.space_list import SpaceListModel, SpaceListView
 from control_center.ui.status_area import StatusArea
@@ -319,6 +323,8 @@ class MainWindow(QMainWindow):
         # A window onto the approval history (pages read off this thread); it starts reading
         # once the live refresh knows where it starts (_on_approval_baseline).
         self.inbox = InboxView(self._space_name, source=RuntimeInboxSource(self.runtime), autoload=False)
+        self.inbox.attach_rules(RulesView(self.runtime))
+        self.inbox.set_timeouts(self.runtime.settings.approval_timeouts)
         self.inbox_dock = QDockWidget("Inbox", self)
         self.inbox_dock.setObjectName("inboxDock")
         self.inbox.setMinimumWidth(260)
@@ -378,6 +384,7 @@ class MainWindow(QMainWindow):
         b.space_states_changed.connect(self._on_space_states)
         b.conversation_changed.connect(self._on_conversation_changed_elsewhere)
         b.presence_changed.connect(self.inbox.set_presence)
+        b.approvals_expiring.connect(self._on_approvals_expiring)
         self.inbox.table.selectionModel().currentRowChanged.connect(self._show_presence)
         self.notifier = Notifier(self, self._on_error)
         self.notifier.space_requested.connect(self._open_space_from_notification)
@@ -397,6 +404,10 @@ class MainWindow(QMainWindow):
         self.conversation_view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.conversation_view.customContextMenuRequested.connect(self._conversation_menu)
         self.inbox.decision_requested.connect(self._on_inbox_decision)
+        # @ files, / commands, images, Up history and drafts (ui/composer_assist.py)
+        thumbnails().folder = images_dir(self.runtime.ws.root)
+        self.composer_assist = ComposerAssist(self.composer, self, self)
+        self.conversation_view.watch_thumbnails(thumbnails())
         self.inbox.answer_requested.connect(self.answer_question)
         self.inbox.open_plan_requested.connect(self.open_plan_studio)
         self.inbox.load_failed.connect(self._on_error)
@@ -565,6 +576,13 @@ class MainWindow(QMainWindow):
         if text:
             self.notifier.notify(space_id, "Control Center", text)
 
+    def _on_approvals_expiring(self, items: list[Any]) -> None:
+        """A notification before an item expires to its safe default (once per item)."""
+        for approval, left in items:
+            text = f"{self._space_name(approval.space_id)}: {approval.summary} — {left}"
+            self.status_area.show_info(text, 10_000)
+            self.notifier.notify(approval.space_id or "", "Approval about to expire", text)
+
     def _open_space_from_notification(self, space_id: str) -> None:
         self.showNormal()
         self.raise_()
@@ -675,6 +693,7 @@ class MainWindow(QMainWindow):
 
     def _activate(self, space: Space, *, sync: bool = False) -> None:
         self._current = space
+        self.composer_assist.show_space(space.id)
         self._page_limit, self._reveal_limit = self._reveal_limit or TRANSCRIPT_PAGE, None
         self._show_space_header(space)
         self._live_text.pop(space.id, None)
@@ -901,42 +920,79 @@ class MainWindow(QMainWindow):
 
     # -- turns ----------------------------------------------------------------------------------
 
-    def send_message(self, text: str) -> None:
-        """Send now, or queue it (visibly, editable) while the space's turn runs or waits."""
+    def send_message(
+        self, text: str, images: tuple[dict[str, Any], ...] = (), model: str | None = None
+    ) -> bool:
+        """Send now, or queue it (visibly, editable) while the space's turn runs or waits. A
+        message with images or a command's model is not queued (the queue keeps text): False,
+        with the reason in the status line."""
         if self._current is None or not text.strip():
-            return
+            return False
         space_id = self._current.id
         question = self._questions.get(space_id)
         if question is not None:  # answered inline, from the conversation's own composer
             self.answer_question(question.id, text)
-            return
+            return True
         if self._busy(space_id) or self.message_queue.messages(space_id):
+            if images or model:
+                self.status_area.show_info("a turn is running here: send this when it has ended", 8000)
+                return False
             self.message_queue.add(space_id, text)
-            return
-        self._send_now(space_id, text)
+            return True
+        self._send_now(space_id, text, images, model)
+        return True
 
-    def _send_now(self, space_id: str, text: str) -> None:
+    # -- what the composer's assist asks of the window (ui/composer_assist.py)
+    def current_space_id(self) -> str | None:
+        return self._current.id if self._current is not None else None
+
+    def is_answering(self) -> bool:
+        return self._current is not None and self._current.id in self._questions
+
+    def can_send_now(self) -> bool:
+        """A message sent now starts a turn (it would not wait in the queue)."""
+        sid = self._current.id if self._current is not None else None
+        return sid is not None and not self._busy(sid) and not self.message_queue.messages(sid)
+
+    def usage_text(self) -> str:
+        return self.status_usage.text() or "no usage recorded in this space yet"
+
+    def _send_now(
+        self, space_id: str, text: str, images: tuple[dict[str, Any], ...] = (), model: str | None = None
+    ) -> None:
         self._sending.add(space_id)
         if self._current is not None and self._current.id == space_id:
             self._conversation_generation += 1
             self.conversation_model.append_item(
-                TranscriptItem(f"local:{next(self._live_counter)}", ItemKind.USER, text)
+                TranscriptItem(
+                    f"local:{next(self._live_counter)}",
+                    ItemKind.USER,
+                    text,
+                    data={"images": list(images)} if images else {},
+                )
             )
             self.conversation_view.scrollToBottom()
         self.operations.run(
-            self.runtime.send_message(space_id, text),
-            lambda outcome: self._sent_done(space_id, outcome, text),
+            self.runtime.send_message(space_id, text, images=images, model=model),
+            lambda outcome: self._sent_done(space_id, outcome, text, images),
             failure=lambda message: (
                 self._on_error(message),
-                self._sent_done(space_id, TurnNotStarted(message), text),
+                self._sent_done(space_id, TurnNotStarted(message), text, images),
             ),
         )
         QTimer.singleShot(0, self._update_activity)
 
-    def _sent_done(self, space_id: str, outcome: object = None, text: str | None = None) -> None:
+    def _sent_done(
+        self,
+        space_id: str,
+        outcome: object = None,
+        text: str | None = None,
+        images: tuple[dict[str, Any], ...] = (),
+    ) -> None:
         self._sending.discard(space_id)
         if isinstance(outcome, TurnNotStarted):
             self._show_not_sent(space_id, outcome.reason, text)
+            self.composer_assist.give_back_images(space_id, images)
         self._update_activity()
 
     def _show_not_sent(self, space_id: str, reason: str, text: str | None) -> None:
@@ -1283,6 +1339,8 @@ class MainWindow(QMainWindow):
         the Inbox shows): the cost follows the changes, not the history. The first call reads
         where to start (the newest change's time and the waiting questions), then the Inbox
         reads its first page."""
+        if self.inbox.rules_button.isChecked() and self.inbox.rules_view is not None:
+            self.inbox.rules_view.reload()  # a grant may have made a rule
         if self._approvals_watermark is None:
             if self._baseline_asked:
                 self._refresh_after_baseline = True
@@ -1361,6 +1419,9 @@ class MainWindow(QMainWindow):
         approval = outcome.approval
         done = {"grant": "Granted", "reject": "Rejected", "answered": "Answered"}.get(verb, verb)
         why = f" — {approval.reason}" if approval.reason else ""
+        rule = getattr(outcome, "rule", None)
+        if rule is not None:
+            why += f" — rule {rule.id}: {rule.describe()}"
         self.status_area.show_info(f"{done}: {approval.summary}{why}", 8000)
 
     def _on_inline_decision(self, approval_id: str, decision: str) -> None:
@@ -1435,6 +1496,7 @@ class MainWindow(QMainWindow):
         if dialog.exec():
             dialog.apply()
             self._save_settings()
+            self.inbox.set_timeouts(self.runtime.settings.approval_timeouts)
 
     def _save_settings(self) -> None:
         """Keep the settings; one that cannot be (a read-only or full disk, a newer file) holds
@@ -1548,5 +1610,6 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         geometry.remember(self, GEOMETRY_NAME)
+        self.composer_assist.close(self.runtime.ws.root)
         self.runtime.shutdown()
         super().closeEvent(event)

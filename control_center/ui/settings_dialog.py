@@ -190,6 +190,7 @@ class SettingsDialog(QDialog):
         dform.addRow("Transport", self.transport)
         dform.addRow("Autonomy", self.autonomy)
         dform.addRow("Plan budget", self._build_plan_budget(settings))
+        timeouts = self._build_timeouts(settings)
 
         # where a worktree opens, and where pull requests go (launch.py, land.py)
         worktrees = QGroupBox("Worktrees and pull requests")
@@ -265,6 +266,7 @@ class SettingsDialog(QDialog):
         body_layout.addWidget(defaults)
         body_layout.addWidget(worktrees)
         body_layout.addWidget(sandbox)
+        body_layout.addWidget(timeouts)
         body_layout.addWidget(models, 1)
         self.table.setMinimumHeight(
             self.table.verticalHeader().length() + self.table.horizontalHeader().height() + 4
@@ -277,6 +279,34 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.scroll, 1)
         layout.addWidget(buttons)
         fit_dialog(self, QSize(1040, 740))  # all of it, where the screen has the room
+
+    def _build_timeouts(self, settings: AppSettings) -> QGroupBox:
+        """Per kind, minutes a pending Inbox item waits before it expires to its safe default
+        (0: never). Settings keep seconds (``approval_timeout.<kind>``)."""
+        from control_center.core.approvals import ApprovalKind
+        from control_center.harness.settings import MAX_APPROVAL_TIMEOUT_S
+
+        box = QGroupBox("Approvals that expire (then denied: a call does not run, a question has no answer)")
+        grid = QFormLayout(box)
+        self.timeouts: dict[ApprovalKind, QSpinBox] = {}
+        labels = {
+            ApprovalKind.TOOL_CALL: "Tool call",
+            ApprovalKind.PLAN_EXIT: "Leaving plan mode",
+            ApprovalKind.PLAN: "Plan",
+            ApprovalKind.ORCHESTRATION: "Orchestration proposal",
+            ApprovalKind.QUESTION: "Agent's question",
+            ApprovalKind.BUDGET: "Paused budget",
+        }
+        for kind in ApprovalKind:
+            seconds = settings.approval_timeouts.get(kind)
+            spin = _spin(0, MAX_APPROVAL_TIMEOUT_S // 60, -(-(seconds or 0) // 60))
+            spin.setObjectName(f"approvalTimeout_{kind.value}")
+            spin.setSpecialValueText("never")
+            spin.setSuffix(" min")
+            spin.setAccessibleName(f"Time-out of a {labels.get(kind, kind.value)} approval, in minutes")
+            self.timeouts[kind] = spin
+            grid.addRow(labels.get(kind, kind.value), spin)
+        return box
 
     def _build_plan_budget(self, settings: AppSettings) -> QHBoxLayout:
         """The budget an approved plan's work runs under; 0 on an axis means no limit there."""
@@ -432,6 +462,13 @@ class SettingsDialog(QDialog):
         s.plan_budget_usd = round(self.plan_budget_usd.value(), 2) or None
         s.agent_network = self.agent_network.isChecked()
         s.agent_writable = AppSettings.parse_folders(self.agent_writable.text(), "Also writable")
+        for kind, spin in self.timeouts.items():
+            minutes = spin.value()
+            seconds = s.approval_timeouts.get(kind)
+            if not minutes:
+                s.approval_timeouts.pop(kind, None)
+            elif seconds is None or -(-seconds // 60) != minutes:  # an untouched value keeps its seconds
+                s.approval_timeouts[kind] = minutes * 60
         names = self.allowed_env.text().replace(",", " ").split()
         s.allowed_env = tuple(dict.fromkeys(names))
         for row, mode in enumerate(Mode):

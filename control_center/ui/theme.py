@@ -85,6 +85,8 @@ class Colors:
             "rejected": self.waiting,
             "answered": self.done,
             "superseded": self.muted,
+            # Nobody decided in time: the safe default applied (a caution, like a rejection).
+            "expired": self.waiting,
             "stopped": self.muted,
             "interrupted": self.waiting,
             "needs_you": self.waiting,

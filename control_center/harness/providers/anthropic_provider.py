@@ -235,5 +235,6 @@ PROVIDER = ProviderSpec(
     # Rough list prices, USD per million tokens (input, output).
     prices={"opus": (15.0, 75.0), "sonnet": (3.0, 15.0), "haiku": (0.8, 4.0)},
     thinking=True,
+    images=True,
     default_model="claude-sonnet-5-5",
 )

@@ -144,6 +144,9 @@ class ProviderSpec:
     thinking: bool = False
     reasoning_effort: bool = False
     tools: bool = True
+    #: Whether the provider's requests carry image blocks (a message with an image is refused in
+    #: one line, before anything is stored, by a provider that does not).
+    images: bool = False
     default_model: str = ""
 
     def __post_init__(self) -> None:

@@ -90,6 +90,7 @@ def to_chat_messages(system: str, messages: list[dict[str, Any]]) -> list[dict[s
             out.append(entry)
             continue
         texts: list[str] = []
+        images: list[dict[str, Any]] = []
         for b in blocks:
             if b.get("type") == "tool_result":
                 content = _text_of(b.get("content"))
@@ -98,9 +99,25 @@ def to_chat_messages(system: str, messages: list[dict[str, Any]]) -> list[dict[s
                 out.append({"role": "tool", "tool_call_id": b.get("tool_use_id", ""), "content": content})
             elif b.get("type") == "text":
                 texts.append(b.get("text", ""))
-        if texts:
+            elif b.get("type") == "image":
+                part = _image_part(b)
+                if part is not None:
+                    images.append(part)
+        if images:  # content parts: the text first, then the images
+            parts = [{"type": "text", "text": "\n\n".join(texts)}] if texts else []
+            out.append({"role": "user", "content": [*parts, *images]})
+        elif texts:
             out.append({"role": "user", "content": "\n\n".join(texts)})
     return out
+
+
+def _image_part(block: dict[str, Any]) -> dict[str, Any] | None:
+    """A base64 image block (harness/attachments.py resolved it) as a chat ``image_url`` part."""
+    source = block.get("source") or {}
+    if source.get("type") != "base64":
+        return None
+    url = f"data:{source.get('media_type', 'image/png')};base64,{source.get('data', '')}"
+    return {"type": "image_url", "image_url": {"url": url}}
 
 
 def to_chat_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -444,5 +461,6 @@ PROVIDER = ProviderSpec(
         "gpt-4.1": (2.0, 8.0),
     },
     reasoning_effort=True,
+    images=True,
     default_model="gpt-4.1-mini",
 )

@@ -384,6 +384,9 @@ class ClaudeCodeDriver:
     """One turn is one ``claude -p`` run (``--resume`` for a resume or the completion contract's
     reminder), with the mode's flags, the OS layer and the turn's MCP server."""
 
+    #: The CLI is handed the message's text; its image blocks would not reach the model.
+    takes_images = False
+
     def __init__(self, host: DriverHost, settings: ModelSettings, script: list[Any] | None) -> None:
         self.host = host
         self.settings = settings

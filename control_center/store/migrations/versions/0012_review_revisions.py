@@ -2,8 +2,8 @@
 the operator's carried-over decision), the review remembers earlier revisions, the GitHub pull
 request it reviews, its human review comments and what `review post` made there
 
-Revision ID: 0011
-Revises: 0010
+Revision ID: 0012
+Revises: 0011
 Create Date: 2026-12-02 01:00:00
 """
 
@@ -13,8 +13,8 @@ import sqlalchemy as sa
 import sqlmodel
 from alembic import op
 
-revision = "0011"
-down_revision = "0010"
+revision = "0012"
+down_revision = "0011"
 branch_labels = None
 depends_on = None
 
