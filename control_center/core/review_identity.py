@@ -411,10 +411,11 @@ def match_findings(
     # 1b. reworded in place: same file, kind and anchored content at the same (moved) lines; it
     # would score at least 1.0 whatever the title says, so no scoring is needed.
     placed: dict[tuple[str | None, str, str, int, int], list[Located]] = {}
+    moved: dict[str, tuple[int, int] | None] = {}  # old id -> its lines now, computed once
     for o in old:
         if o.id in taken or not o.fp.content or not o.start or not o.fp.file:
             continue
-        where = line_map.map_range(o.fp.file, o.start, o.end)
+        where = moved[o.id] = line_map.map_range(o.fp.file, o.start, o.end)
         if where is not None:
             placed.setdefault((old_path[o.id], o.fp.kind, o.fp.content, *where), []).append(o)
     if placed:
@@ -433,7 +434,6 @@ def match_findings(
         return result
     # 2. scored, among candidates only, best pairs first. Every old finding is indexed: a split's
     # second half scores against one that is already matched.
-    moved: dict[str, tuple[int, int] | None] = {}
     index = _Index()
     files_new = {n.fp.file for n in rest_new}
     files_old = {old_path[o.id] for o in rest_old}
@@ -441,7 +441,7 @@ def match_findings(
         path = old_path[o.id]
         if path not in files_new and path not in files_old:
             continue  # nothing left to decide in this file
-        if o.fp.file and o.start:
+        if o.fp.file and o.start and o.id not in moved:
             moved[o.id] = line_map.map_range(o.fp.file, o.start, o.end)
         if path in files_new:
             index.add(o, path, moved.get(o.id))
