@@ -558,6 +558,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="granting a plan: its work's USD budget (default: settings plan_budget.max_usd)",
     )
     ad.add_argument(
+        "--skip",
+        action="store_true",
+        help="granting a step approval (a plan step that failed its checks or conflicted): skip it "
+        "instead of retrying it",
+    )
+    ad.add_argument(
         "--scope",
         choices=[s.value for s in GrantScope],
         default=GrantScope.CALL.value,
@@ -629,6 +635,37 @@ def build_parser() -> argparse.ArgumentParser:
     hr.add_argument("--route", action="append", default=[], metavar="PORT=SOCKET")
     hr.add_argument("command", nargs=argparse.REMAINDER, metavar="COMMAND")
     hr.set_defaults(func=_lazy("control_center.harness.transports.egress", "cmd_relay"))
+
+    ch = sub.add_parser("changes", help="what a space changed against its base, turn by turn")
+    ws_arg(ch)
+    ch.add_argument("--space")
+    only = ch.add_mutually_exclusive_group()
+    only.add_argument("--turn", metavar="T", help="only what turn T made (its id or its number in the space)")
+    only.add_argument("--step", metavar="KEY", help="only what the plan step KEY made")
+    ch.add_argument("--json", action="store_true")
+    ch.set_defaults(func=_lazy("control_center.changes_cli", "cmd_changes"))
+
+    ck = sub.add_parser("checkpoints", help="the checkpoints taken before a space's turns")
+    cksub = ck.add_subparsers(dest="checkpoints_command", parser_class=_Parser, required=True)
+    ckl = cksub.add_parser("list")
+    ws_arg(ckl)
+    ckl.add_argument("--space", required=True)
+    ckl.add_argument("--json", action="store_true")
+    ckl.set_defaults(func=_lazy("control_center.changes_cli", "cmd_checkpoints_list"))
+
+    rw = sub.add_parser("rewind", help="put a space's files and conversation back to before a turn")
+    ws_arg(rw)
+    rw.add_argument("--space", required=True)
+    rw.add_argument("--to-turn", dest="to_turn", metavar="T", help="a turn id, or its number in the space")
+    rw.add_argument(
+        "--to-checkpoint", dest="to_checkpoint", type=int, metavar="N", help="any checkpoint (undo a rewind)"
+    )
+    part = rw.add_mutually_exclusive_group()
+    part.add_argument("--files-only", dest="files_only", action="store_true")
+    part.add_argument("--conversation-only", dest="conversation_only", action="store_true")
+    rw.add_argument("--dry-run", dest="dry_run", action="store_true", help="say what would change")
+    rw.add_argument("--json", action="store_true")
+    rw.set_defaults(func=_operator_only(_lazy("control_center.changes_cli", "cmd_rewind")))
 
     dr = sub.add_parser("doctor", help="check a workspace database; restore the newest good backup")
     ws_arg(dr)

@@ -26,6 +26,16 @@ def _newest_good_backup(db: Path) -> Path | None:
     return None
 
 
+def _say_clis() -> None:
+    """One line per transport CLI: where it is and that it is the tested version, or why a turn
+    on that transport would not start (missing, not executable, untested version)."""
+    from control_center.harness.cli_check import check_all
+    from control_center.harness.settings import AppSettings
+
+    for check in check_all(AppSettings.load()):
+        print(check.line())
+
+
 def _say_refusals(root: Path) -> None:
     """Attempts by agents' processes to make an operator-only decision (``cli._operator_only``)."""
     from control_center.harness.agent_processes import refusals
@@ -42,6 +52,7 @@ def _say_refusals(root: Path) -> None:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
+    _say_clis()
     root = Path(args.workspace).expanduser().resolve()
     db = root / DB_FILENAME
     if not db.is_file():

@@ -34,7 +34,7 @@ from control_center.core.events import (
     TurnStatus,
 )
 from control_center.core.grants import GrantRule
-from control_center.core.modes import Autonomy, Mode
+from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.records import Presence, Space, Turn
 from control_center.core.space_state import SpaceState, TurnSnapshot, fold_space_state
 from control_center.core.transcript import TranscriptItem
@@ -122,6 +122,49 @@ class NodeRun:
 
 
 @dataclass(frozen=True)
+class NodeActual:
+    """What a plan node's run actually took (all its turns), beside its forecast."""
+
+    tokens: int = 0
+    usd: float = 0.0
+    seconds: float | None = None
+    #: The latest result of each acceptance check: {"command", "passed", "verdict", ...}.
+    checks: tuple[dict[str, Any], ...] = ()
+    fix_turns: int = 0
+    #: Files its merge into the plan's branch conflicts in (a parallel plan).
+    conflicts: tuple[str, ...] = ()
+    #: The worktree's space it ran in (a parallel plan's node), else None.
+    space_id: str | None = None
+
+
+def _node_actuals(spec: dict[str, Any]) -> dict[str, NodeActual]:
+    from control_center.pipeline.runner import RUN_KEY
+
+    run: dict[str, Any] = spec.get(RUN_KEY) or {}
+    keys = {str(n.get("key")) for n in spec.get("nodes") or [] if isinstance(n, dict)}
+    out: dict[str, NodeActual] = {}
+    for key in keys:
+        used = (run.get("spend") or {}).get(key) or {}
+        seconds = ((run.get("timing") or {}).get(key) or {}).get("seconds")
+        checks = (run.get("check_results") or {}).get(key) or []
+        fixes = max(
+            int((run.get("fix_turns") or {}).get(key, 0)), int((run.get("fix_turns_used") or {}).get(key, 0))
+        )
+        if not used and seconds is None and not checks:
+            continue
+        out[key] = NodeActual(
+            int(used.get("tokens", 0)),
+            float(used.get("usd", 0.0)),
+            float(seconds) if isinstance(seconds, int | float) else None,
+            tuple(c for c in checks if isinstance(c, dict)),
+            fixes,
+            tuple(str(f) for f in (run.get("conflicts") or {}).get(key) or ()),
+            (run.get("node_spaces") or {}).get(key),
+        )
+    return out
+
+
+@dataclass(frozen=True)
 class SideData:
     space_id: str
     plans: tuple[PlanVersion, ...]
@@ -138,6 +181,10 @@ class SideData:
     #: budget use including what its running node has spent so far.
     pipelines: tuple[Any, ...] = ()
     budget_use: dict[str, Any] = field(default_factory=dict)
+    #: plan id -> its forecast (PlanForecast): the one made at approval once it runs, else the
+    #: one its approval shows; and plan id -> node key -> what the node actually took.
+    forecasts: dict[str, Any] = field(default_factory=dict)
+    actuals: dict[str, dict[str, NodeActual]] = field(default_factory=dict)
     #: the whole pull request's diff (the review panel's Whole PR view, where the operator adds
     #: findings of their own)
     pr_diff_full: str = ""
@@ -365,6 +412,18 @@ class WorkspaceRuntime:
         from control_center.harness.sandbox import sandbox_available
 
         return self._call(sandbox_available)
+
+    def check_cli(self, transport: Transport) -> concurrent.futures.Future[Any]:
+        """The transport's CLI, found and asked its version (``harness.cli_check``): the one-line
+        problem, or None when a turn on it can start."""
+        from control_center.core.transports import transport_spec
+        from control_center.harness.cli_check import check_cli
+
+        spec = transport_spec(transport)
+        if spec.cli_setting is None:
+            return self._call(lambda: None)
+        setting = getattr(self.settings, spec.cli_setting, None)
+        return self._call(lambda: check_cli(spec, setting).problem)
 
     def load_transcript(
         self, space_id: str, limit: int | None = TRANSCRIPT_PAGE, *, before_seq: int | None = None
@@ -695,6 +754,8 @@ class WorkspaceRuntime:
                     by=operator,
                     reason=reason,
                     plan_budget=self.settings.plan_budget(),
+                    plan_concurrency=self.settings.plan_concurrency,
+                    plan_check_retries=self.settings.plan_check_retries,
                     **dict(options or {}),
                 )
             except Exception as exc:
@@ -934,6 +995,7 @@ class WorkspaceRuntime:
 
     def side_data_now(self, space_id: str) -> SideData:
         """What the Plan Studio and review tabs of a space show."""
+        from control_center.core.forecast import PlanForecast
         from control_center.core.pipeline import NodeStatus, state_from_json
         from control_center.core.plan import parse_plan
 
@@ -957,8 +1019,19 @@ class WorkspaceRuntime:
         node_status: dict[str, dict[str, str]] = {}
         pipeline_of: dict[str, str] = {}
         node_runs: dict[str, dict[str, NodeRun]] = {}
+        forecasts: dict[str, Any] = {}
+        actuals: dict[str, dict[str, NodeActual]] = {}
+        for row in plans:
+            approval = store.approval(row.approval_id) if row.approval_id else None
+            found = PlanForecast.from_json(approval.payload.get("forecast")) if approval else None
+            if found is not None:
+                forecasts[row.id] = found
         for prow in store.pipelines(space_id=space_id):
             if prow.source_kind == "plan":
+                made = PlanForecast.from_json((prow.spec.get("_run") or {}).get("forecast"))
+                if made is not None:
+                    forecasts[prow.source_id] = made
+                actuals[prow.source_id] = _node_actuals(prow.spec)
                 state = state_from_json(prow.state)
                 node_status[prow.source_id] = {k: NodeStatus(v).value for k, v in state.statuses.items()}
                 pipeline_of[prow.source_id] = prow.id
@@ -994,8 +1067,67 @@ class WorkspaceRuntime:
             node_runs,
             pipelines=pipelines,
             budget_use=budget_use,
+            forecasts=forecasts,
+            actuals=actuals,
             pr_diff_full=pr_diff_full,
         )
+
+    # -- changes, checkpoints, rewind (harness/space_changes.py, harness/rewind.py) -------------
+
+    def load_changes(self, space_id: str, only: tuple[str, ...] = ()) -> concurrent.futures.Future[Any]:
+        def work() -> Any:
+            from control_center.harness.space_changes import compute_changes
+            from control_center.pipeline.steps import step_of_turns
+
+            space = self.ws.require_space(space_id)
+            return compute_changes(self.ws, space, steps=step_of_turns(self.ws.store), only=only)
+
+        return self._call(work)
+
+    def load_file_diff(self, changes: Any, change: Any) -> concurrent.futures.Future[Any]:
+        from control_center.harness.space_changes import file_diff
+
+        return self._call(file_diff, changes, change)
+
+    def plan_rewind(
+        self, space_id: str, *, turn: str | None = None, checkpoint: int | None = None
+    ) -> concurrent.futures.Future[Any]:
+        from control_center.harness.rewind import plan_rewind
+
+        return self._call(lambda: plan_rewind(self.ws, space_id, to_turn=turn, to_checkpoint=checkpoint))
+
+    def rewind(
+        self,
+        space_id: str,
+        *,
+        turn: str | None = None,
+        checkpoint: int | None = None,
+        files: bool = True,
+        conversation: bool = True,
+    ) -> concurrent.futures.Future[Any]:
+        """Rewind the space (refused while this app runs a turn there, or the store says one runs
+        or waits); the model's cached view of the conversation is dropped after."""
+        from control_center.harness.rewind import RewindError, rewind
+
+        async def run() -> Any:
+            if space_id in self.running_spaces() and self.ws.store.active_turn(space_id) is None:
+                # started here, not claimed in the store yet (the store's refusal names the turn)
+                raise RewindError("this space is busy: a turn is starting; rewind when it has finished")
+            done = await asyncio.to_thread(
+                rewind,
+                self.ws,
+                space_id,
+                to_turn=turn,
+                to_checkpoint=checkpoint,
+                files=files,
+                conversation=conversation,
+            )
+            if self._harness is not None:
+                self._harness.forget_history(done.conversation_id)
+            self._notify("spaces_changed")
+            return done
+
+        return self._submit(run())
 
     def load_spaces(self) -> concurrent.futures.Future[list[Space]]:
         return self._call(self.ws.store.spaces)

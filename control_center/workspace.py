@@ -224,6 +224,12 @@ class Workspace:
         return self.store.backend == "postgresql"
 
     @property
+    def publishes_branches(self) -> bool:
+        """Whether other machines take this workspace's spaces from a remote (team mode with an
+        origin): work done in a worktree here reaches them only once pushed."""
+        return self.is_team and self._has_origin()
+
+    @property
     def execution(self) -> str:
         """``local`` (turns run in the calling process) or ``workers`` (queued to workers)."""
         return self.store.get_meta("execution") or EXECUTION_LOCAL
@@ -238,9 +244,12 @@ class Workspace:
         autonomy: Autonomy = Autonomy.ASK,
         transport: Transport = Transport.BUILTIN,
         operator: bool = True,
+        start_point: str = "HEAD",
     ) -> Space:
-        """A new space on its own worktree and branch. ``operator`` requests may only pick
-        operator-selectable modes (review is set by the system for PR spaces)."""
+        """A new space on its own worktree and branch (from ``start_point``, the repository's
+        HEAD unless a parallel plan node starts from its dependencies' state). ``operator``
+        requests may only pick operator-selectable modes (review is set by the system for PR
+        spaces)."""
         self._refuse_if_read_only()
         name = name.strip()
         if not name:
@@ -254,7 +263,7 @@ class Workspace:
         worktree = self.root / WORKTREES_DIR / sid
         # The branch the work lands on later (None: the repository was on a detached HEAD).
         base = git(self.repo, "symbolic-ref", "--quiet", "--short", "HEAD", check=False).stdout.strip()
-        git(self.repo, "worktree", "add", "-b", branch, str(worktree), "HEAD")
+        git(self.repo, "worktree", "add", "-b", branch, str(worktree), start_point)
         if self.is_team and self._has_origin():
             # Every machine of the team (workers, other operators) takes the space from the remote.
             git(self.repo, "push", "-q", "origin", f"{branch}:refs/heads/{branch}")

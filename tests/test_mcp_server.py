@@ -143,6 +143,7 @@ def test_lists_exactly_two_tools_with_input_schemas(ws: Workspace, tmp_path: Pat
         "orchestration",
         "question",
         "budget",
+        "step",
     }
     assert not listing.get("required")
     deciding = tools["decide_approval"].input_schema

@@ -122,6 +122,13 @@ def _budget(payload: dict[str, Any]) -> str:
     return _clip(" · ".join(parts))
 
 
+def _step(payload: dict[str, Any]) -> str:
+    what = "merge conflict" if payload.get("reason") == "conflict" else "checks failed"
+    files = payload.get("files")
+    tail = f" in {', '.join(map(str, files))}" if what == "merge conflict" and isinstance(files, list) else ""
+    return _clip(f"Plan step {payload.get('node', '')} ({payload.get('title', '')}): {what}{tail}")
+
+
 SUMMARIZERS: dict[ApprovalKind, Callable[[dict[str, Any]], str]] = {
     ApprovalKind.TOOL_CALL: _tool_call,
     ApprovalKind.PLAN_EXIT: _plan_exit,
@@ -129,6 +136,7 @@ SUMMARIZERS: dict[ApprovalKind, Callable[[dict[str, Any]], str]] = {
     ApprovalKind.ORCHESTRATION: _orchestration,
     ApprovalKind.QUESTION: _question,
     ApprovalKind.BUDGET: _budget,
+    ApprovalKind.STEP: _step,
 }
 
 

@@ -16,6 +16,10 @@ class ApprovalKind(StrEnum):
     QUESTION = "question"
     #: A pipeline whose budget ran out waits for the operator to raise it (grant) or stop (reject).
     BUDGET = "budget"
+    #: A plan step whose checks failed (after its fix turns) or whose merge conflicted: the run
+    #: waits for the operator to retry it (grant), skip it (grant with ``step_action=skip``) or
+    #: cancel the rest (reject).
+    STEP = "step"
 
     @property
     def agent_decidable(self) -> bool:

@@ -24,8 +24,11 @@ class Autonomy(StrEnum):
 
 
 class Transport(StrEnum):
+    """Names only: each transport's facts are declared once in :mod:`control_center.core.transports`."""
+
     BUILTIN = "builtin"
     CLAUDE_CODE = "claude-code"
+    CODEX = "codex"
 
 
 class Tier(IntEnum):

@@ -8,14 +8,14 @@ resume after a crash from exactly what was stored. Nothing here does I/O, touche
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, assert_never
 
 from control_center.core.modes import Mode
-from control_center.core.plan import PlanGraph
+from control_center.core.plan import PlanCheck, PlanError, PlanGraph, parse_checks
 from control_center.core.profiles import PROFILES
 
 
@@ -37,6 +37,13 @@ class NodeStatus(StrEnum):
     FAILED = "failed"
     BLOCKED = "blocked"
     CANCELLED = "cancelled"
+    #: The operator skipped a failed node: its dependents run as if it were done.
+    SKIPPED = "skipped"
+
+    @property
+    def settled(self) -> bool:
+        """Whether dependents may run after it (done, or skipped by the operator)."""
+        return self in (NodeStatus.DONE, NodeStatus.SKIPPED)
 
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -224,8 +231,13 @@ def ready_nodes(spec: PipelineSpec, state: PipelineState) -> tuple[str, ...]:
         k
         for k in spec.order
         if state.statuses.get(k) is NodeStatus.PENDING
-        and all(state.statuses.get(d) is NodeStatus.DONE for d in spec.node(k).depends_on)
+        and all(_settled(state, d) for d in spec.node(k).depends_on)
     )
+
+
+def _settled(state: PipelineState, key: str) -> bool:
+    status = state.statuses.get(key)
+    return status is not None and status.settled
 
 
 def start(spec: PipelineSpec, state: PipelineState, key: str) -> PipelineState:
@@ -236,7 +248,7 @@ def start(spec: PipelineSpec, state: PipelineState, key: str) -> PipelineState:
         raise PipelineError(f"cannot start {key!r}: the pipeline is paused ({state.paused_reason})")
     if status is not NodeStatus.PENDING:
         raise PipelineError(f"cannot start {key!r}: it is {status.value}, only a pending node can start")
-    waiting = [d for d in spec.node(key).depends_on if state.statuses.get(d) is not NodeStatus.DONE]
+    waiting = [d for d in spec.node(key).depends_on if not _settled(state, d)]
     if waiting:
         raise PipelineError(f"cannot start {key!r}: its dependencies {', '.join(waiting)} are not done")
     attempts = {**state.attempts, key: state.attempts.get(key, 0) + 1}
@@ -277,6 +289,30 @@ def retry(spec: PipelineSpec, state: PipelineState, key: str) -> PipelineState:
         if state.statuses.get(d) is NodeStatus.BLOCKED and not (spec.ancestors(d) & still_failed):
             changes[d] = NodeStatus.PENDING
     return _with_statuses(state, changes)
+
+
+def skip(spec: PipelineSpec, state: PipelineState, key: str) -> PipelineState:
+    """The operator gives up on a failed node but not on the run: it becomes skipped (no output)
+    and every dependent no other failure blocks goes back to pending."""
+    status = _status(state, key)
+    if status is not NodeStatus.FAILED:
+        raise PipelineError(f"cannot skip {key!r}: it is {status.value}, only a failed node can be skipped")
+    if state.stopped_reason is not None:
+        raise PipelineError(f"cannot skip {key!r}: the pipeline is stopped ({state.stopped_reason})")
+    changes = {key: NodeStatus.SKIPPED}
+    still_failed = {k for k, s in state.statuses.items() if s is NodeStatus.FAILED and k != key}
+    for d in spec.dependents(key):
+        if state.statuses.get(d) is NodeStatus.BLOCKED and not (spec.ancestors(d) & still_failed):
+            changes[d] = NodeStatus.PENDING
+    return _with_statuses(state, changes)
+
+
+def pause(state: PipelineState, reason: str) -> PipelineState:
+    """Hold the run for the operator (a failed step in the Inbox): nothing new starts, running
+    nodes finish. The first reason wins."""
+    if state.stopped_reason is not None:
+        return state
+    return replace(state, paused_reason=state.paused_reason or reason)
 
 
 def cancel(state: PipelineState, reason: str = "cancelled") -> PipelineState:
@@ -528,7 +564,12 @@ def compile_plan(plan: PlanGraph, budget: Budget | None = None) -> PipelineSpec:
             key=n.key,
             type=NodeType.AGENT_STEP,
             title=n.title,
-            body={"title": n.title, "description": n.description, "goal": plan.goal},
+            body={
+                "title": n.title,
+                "description": n.description,
+                "goal": plan.goal,
+                **({"checks": [c.to_json() for c in n.checks]} if n.checks else {}),
+            },
             depends_on=n.depends_on,
         )
         for n in plan.nodes
@@ -564,3 +605,42 @@ def agent_prompt(node: PipelineNodeSpec, outputs: Mapping[str, str] = _EMPTY) ->
 
 def _quoted_outputs(keys: Iterable[str], outputs: Mapping[str, str]) -> list[str]:
     return [f"### {k}\n{outputs.get(k) or '(no output)'}" for k in keys]
+
+
+def node_checks(node: PipelineNodeSpec) -> tuple[PlanCheck, ...]:
+    """The acceptance checks a compiled plan node carries (validated again: the spec is data)."""
+    try:
+        return parse_checks(node.body.get("checks"), f"node {node.key!r}")
+    except PlanError as exc:
+        raise PipelineError(str(exc)) from None
+
+
+def agent_run_keys(spec: PipelineSpec) -> tuple[str, ...]:
+    """The nodes an agent turn runs, in topological order."""
+    return tuple(k for k in spec.order if spec.node(k).type in (NodeType.AGENT_STEP, NodeType.SYNTHESIS))
+
+
+def script_share(script: Sequence[Any], start: int) -> int:
+    """Where the scripted turn starting at ``start`` ends: after its first response without a
+    ``tool_use`` block (that response ends a turn), or at the end of the script."""
+    i = start
+    while i < len(script):
+        response = script[i]
+        i += 1
+        blocks = response if isinstance(response, list) else []
+        if not any(isinstance(b, dict) and b.get("type") == "tool_use" for b in blocks):
+            return i
+    return i
+
+
+def split_script(script: Sequence[Any], start: int, keys: Iterable[str]) -> tuple[dict[str, list[int]], int]:
+    """Each node's share ``[begin, end)`` of a plan's scripted model (SPEC §12): consecutive turns
+    from ``start`` in the order given, so a node gets the same elements whatever order or
+    concurrency the nodes run in. Returns the shares and where the leftover (retry turns) starts."""
+    shares: dict[str, list[int]] = {}
+    cursor = start
+    for key in keys:
+        end = script_share(script, cursor)
+        shares[key] = [cursor, end]
+        cursor = end
+    return shares, cursor

@@ -229,8 +229,8 @@ def downstream(graph: PlanGraph, key: str) -> frozenset[str]:
 def diff_plans(old: PlanGraph, new: PlanGraph) -> PlanDiff:
     """Node and edge changes from ``old`` to ``new``; nodes match by key.
 
-    A node counts as changed when its title, description or set of dependencies differs
-    (reordering ``depends_on`` alone is not a change: the graph is the same).
+    A node counts as changed when its title, description, set of dependencies or acceptance
+    checks differ (reordering ``depends_on`` alone is not a change: the graph is the same).
     """
     old_nodes = {n.key: n for n in old.nodes}
     new_nodes = {n.key: n for n in new.nodes}
@@ -244,6 +244,7 @@ def diff_plans(old: PlanGraph, new: PlanGraph) -> PlanDiff:
             n.title != old_nodes[k].title
             or n.description != old_nodes[k].description
             or set(n.depends_on) != set(old_nodes[k].depends_on)
+            or n.checks != old_nodes[k].checks
         )
     )
     old_edges, new_edges = old.edges, new.edges

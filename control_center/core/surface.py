@@ -9,6 +9,7 @@ from typing import assert_never
 from control_center.core.modes import Autonomy, Effect, Tier, Transport, WorktreePosture
 from control_center.core.profiles import ASK_USER, MODE_VERBS, CapabilityProfile
 from control_center.core.tools import CATALOGUE, ToolSpec
+from control_center.core.transports import transport_spec
 
 
 def _on_surface(spec: ToolSpec, profile: CapabilityProfile, transport: Transport) -> bool:
@@ -22,10 +23,10 @@ def _on_surface(spec: ToolSpec, profile: CapabilityProfile, transport: Transport
         return False
     if spec.effects & profile.denied_effects:
         return False
-    # Allowlists restrict the write tier and above on the built-in harness. On the Claude Code
-    # transport an omitted tool is refused whatever its tier.
+    # Allowlists restrict the write tier and above on the built-in harness. On a transport whose
+    # agent has tools of its own (Claude Code, Codex) an omitted tool is refused whatever its tier.
     omitted = profile.allowlist is not None and spec.name not in profile.allowlist
-    return not (omitted and (transport is Transport.CLAUDE_CODE or spec.tier > Tier.READ))
+    return not (omitted and (transport_spec(transport).external or spec.tier > Tier.READ))
 
 
 def materialize_surface(
@@ -109,6 +110,6 @@ def build_system_prompt(
     lines += [g.text for g in profile.guidance if g.names <= names]
     if profile.clarifying_hint and autonomy is not Autonomy.YOLO and ASK_USER in names:
         lines.append(profile.clarifying_hint)
-    if transport is Transport.CLAUDE_CODE and profile.read_only:
+    if transport_spec(transport).external and profile.read_only:
         lines.append("This mode is enforced by convention on this transport: do not modify anything.")
     return "\n".join(lines)

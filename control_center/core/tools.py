@@ -225,7 +225,8 @@ _SPECS: list[tuple[str, Tier, tuple[Effect, ...], str, dict[str, Any]]] = [
         "submit_plan",
         Tier.READ,
         (),
-        "Deliver the plan: a goal and a dependency graph of nodes (key, title, description, depends_on).",
+        "Deliver the plan: a goal and a dependency graph of nodes (key, title, description, depends_on; "
+        "optional checks: commands that must pass on the node's work before it counts as done).",
         _obj(
             ["goal", "nodes"],
             goal=_STR,
@@ -239,6 +240,20 @@ _SPECS: list[tuple[str, Tier, tuple[Effect, ...], str, dict[str, Any]]] = [
                         "title": _STR,
                         "description": _STR,
                         "depends_on": {"type": "array", "items": _STR},
+                        # Optional (SPEC §12): acceptance checks run on the node's worktree
+                        # after its turn; the node is done only when they pass.
+                        "checks": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "properties": {
+                                    "command": {"anyOf": [_STR, {"type": "array", "items": _STR}]},
+                                    "expect_exit": {"type": "integer", "minimum": 0, "maximum": 255},
+                                    "expect_output": _STR,
+                                },
+                                "required": ["command"],
+                            },
+                        },
                     },
                     "required": ["key", "title", "description", "depends_on"],
                 },

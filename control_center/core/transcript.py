@@ -51,3 +51,5 @@ class TranscriptItem:
     data: dict[str, Any] = field(default_factory=dict)
     #: Number of messages in the thread hanging off this item.
     thread_count: int = 0
+    #: A rewind took this message back: still shown, no longer in the model's history.
+    rewound: bool = False

@@ -239,7 +239,13 @@ class CallPath:
         )
 
     def open_wait(
-        self, scope: CallScope, needs: Needs, call_id: str, name: str, args: dict[str, Any]
+        self,
+        scope: CallScope,
+        needs: Needs,
+        call_id: str,
+        name: str,
+        args: dict[str, Any],
+        preview: str | None = None,
     ) -> Approval:
         """The durable Inbox item a call waits on (and its conversation card), announced."""
         return suspension_for(needs.kind).open(
@@ -253,6 +259,7 @@ class CallPath:
                 name=name,
                 args=args,
                 emit=scope.emit,
+                preview=preview,
             )
         )
 
@@ -275,6 +282,44 @@ class CallPath:
 #: How often a call from another transport looks for the operator's decision (any process may
 #: record it: the app, ``control-center approvals decide``).
 DECISION_POLL_S = 0.25
+
+
+class _DecisionBell:
+    """Wakes the calls of this process waiting on an approval as soon as it is decided in this
+    process (``decision_made``, from any thread); the poll above still sees other processes'."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
+
+    def listen(self, approval_id: str, event: asyncio.Event) -> None:
+        with self._lock:
+            self._waiting.setdefault(approval_id, []).append((asyncio.get_running_loop(), event))
+
+    def forget(self, approval_id: str, event: asyncio.Event) -> None:
+        with self._lock:
+            rest = [(lp, ev) for lp, ev in self._waiting.get(approval_id, []) if ev is not event]
+            if rest:
+                self._waiting[approval_id] = rest
+            else:
+                self._waiting.pop(approval_id, None)
+
+    def ring(self, approval_id: str) -> None:
+        with self._lock:
+            waiting = list(self._waiting.get(approval_id, ()))
+        for loop, event in waiting:
+            with contextlib.suppress(RuntimeError):  # its loop has closed
+                loop.call_soon_threadsafe(event.set)
+
+
+DECISION_BELL = _DecisionBell()
+
+
+def decision_made(approval_id: str) -> None:
+    """An approval was decided or answered in this process: its waiting calls look now."""
+    DECISION_BELL.ring(approval_id)
+
+
 #: Who withdraws an approval nobody can act on any more.
 SYSTEM_ACTOR = "control-center"
 #: Turn-state key: approvals opened over another transport that a call has already used.
@@ -388,6 +433,43 @@ class ExternalCalls:
             self.recorder.progress(delivered=True)
         return out
 
+    async def consent(
+        self, name: str, args: dict[str, Any], call_id: str = "", *, preview: str | None = None
+    ) -> ToolOutput | None:
+        """For a call the other agent runs itself (a command Codex asks to run): None when it may
+        run now (after the operator's grant where the gate asks, as for ``call``), else why not.
+        Nothing runs here; the same Inbox item, gate and guardrail decide."""
+        scope = self.scope
+        spec = scope.surface.get(name)
+        if spec is None:
+            return ToolOutput(f"{name} is not allowed in {scope.profile.label} mode", is_error=True)
+        escape = path_problem(scope.turn.worktree, name, args)
+        if escape is not None:
+            return ToolOutput(escape, is_error=True)
+        if needs_approval(spec, scope.profile, scope.autonomy):
+            call_id = call_id or new_id()
+            approval = self._waiting_approval(ApprovalKind.TOOL_CALL, name, args) or self.path.open_wait(
+                scope, Needs(), call_id, name, args, preview
+            )
+            self._wait_begins(approval.id)
+            try:
+                decided = await self._decision(approval.id)
+            finally:
+                self._wait_ends(approval.id)
+            if decided is None:
+                return ToolOutput(
+                    f"{name} waited for the operator's decision and the turn ended first; it did not run.",
+                    is_error=True,
+                )
+            self._mark_used(decided.id)
+            settled = suspension_for(decided.kind).outcome(decided)
+            if settled is not None:
+                return settled
+        verdict = guardrail(spec, scope.profile)
+        if isinstance(verdict, Deny):
+            return ToolOutput(verdict.reason, is_error=True)
+        return None
+
     def _wait_begins(self, approval_id: str) -> None:
         """The turn row says it waits (as a suspended built-in turn's does), on which item, and
         that this process continues it after the decision (``turn_claim.waiting_in_its_process``)."""
@@ -434,14 +516,26 @@ class ExternalCalls:
 
     async def _decision(self, approval_id: str) -> Any:
         store = self.path.ws.store
-        while True:
-            approval = store.approval(approval_id)
-            if approval is None or approval.status.settled:
-                return approval
-            if self.closed.is_set():
-                return None
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.closed.wait(), DECISION_POLL_S)
+        bell = asyncio.Event()
+        DECISION_BELL.listen(approval_id, bell)
+        try:
+            while True:
+                approval = store.approval(approval_id)
+                if approval is None or approval.status.settled:
+                    return approval
+                if self.closed.is_set():
+                    return None
+                # A decision made in this process rings at once; one from another process
+                # (``control-center approvals decide``) is seen by the next poll.
+                waits = {asyncio.ensure_future(self.closed.wait()), asyncio.ensure_future(bell.wait())}
+                _done, pending = await asyncio.wait(
+                    waits, timeout=DECISION_POLL_S, return_when=asyncio.FIRST_COMPLETED
+                )
+                for task in pending:
+                    task.cancel()
+                bell.clear()
+        finally:
+            DECISION_BELL.forget(approval_id, bell)
 
     def _mark_used(self, approval_id: str) -> None:
         self.scope.state[_USED_APPROVALS] = [*(self.scope.state.get(_USED_APPROVALS) or ()), approval_id]

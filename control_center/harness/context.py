@@ -200,8 +200,8 @@ class ConversationHistory:
             if row.kind == COMPACTION_KIND:
                 self._apply(_summary_of(row))
                 continue
-            if row.role not in MODEL_ROLES or not row.blocks:
-                continue
+            if row.role not in MODEL_ROLES or not row.blocks or row.meta.get("rewound"):
+                continue  # a rewound-away message stays readable, but the model no longer sees it
             blocks = [dict(b) for b in row.blocks]
             for b in blocks:
                 if b.get("type") == "tool_use" and b.get("name") in PINNED_TOOLS:

@@ -1,6 +1,6 @@
 """The seam between the harness and whatever drives a turn: the built-in loop (``loop.py``),
 Claude Code (``transports/claude_code.py``), or a transport still to come, which is one more
-module implementing ``TurnDriver`` and one row in ``loop.DRIVERS``.
+module implementing ``TurnDriver`` named by its declaration in ``core.transports``.
 
 The harness does what every turn needs — the claim (the turn row), the operator's message, the
 mode read at the start of every run, the resume claim — and hands the run to the driver. The

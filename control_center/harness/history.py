@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from control_center.core.records import MessageRecord
@@ -16,8 +17,8 @@ def _merge_rows(messages: list[dict[str, Any]], rows: list[MessageRecord]) -> No
     """Append rows as Anthropic messages: consecutive rows of one role merge into one message,
     so roles alternate."""
     for row in rows:
-        if row.role not in MODEL_ROLES or not row.blocks:
-            continue
+        if row.role not in MODEL_ROLES or not row.blocks or row.meta.get("rewound"):
+            continue  # rewound away: shown to the operator, never sent to the model
         blocks = [dict(b) for b in row.blocks]
         if messages and messages[-1]["role"] == row.role:
             messages[-1]["content"].extend(blocks)
@@ -112,7 +113,13 @@ def transcript(
     counts = thread_counts or {}
     items: list[TranscriptItem] = []
     tool_index: dict[str, int] = {}
+    #: Items of rows a rewind took back (a tool call's item goes with its call's row).
+    rewound: set[int] = set()
+    mark_from: int | None = None  # the previous row was rewound away: its items start here
     for row in rows:
+        if mark_from is not None:
+            rewound.update(range(mark_from, len(items)))
+        mark_from = len(items) if row.meta.get("rewound") else None
         n = counts.get(row.id, 0)
         if row.kind == "user":
             items.append(
@@ -215,6 +222,10 @@ def transcript(
             except ValueError:
                 kind = ItemKind.NOTE
             items.append(_system_item(row, kind))
+    if mark_from is not None:
+        rewound.update(range(mark_from, len(items)))
+    if rewound:
+        items = [replace(it, rewound=True) if i in rewound else it for i, it in enumerate(items)]
     return items
 
 

@@ -10,6 +10,7 @@ model handler are rebuilt from the mode's capability profile at the start of eve
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -34,6 +35,7 @@ from control_center.core.modes import Autonomy, Transport
 from control_center.core.profiles import profile_for
 from control_center.core.records import MessageRecord, Space, Turn
 from control_center.core.surface import build_system_prompt, materialize_surface
+from control_center.core.transports import transport_spec
 from control_center.harness import call_journal, sandbox
 from control_center.harness.attachments import (
     MAX_IMAGES,
@@ -61,6 +63,7 @@ from control_center.harness.driver import (
     BudgetCheck,
     DriverFactory,
     DriverHost,
+    TurnDriver,
     TurnRun,
     contract_nudge,
 )
@@ -80,10 +83,10 @@ from control_center.harness.providers.factory import make_provider
 from control_center.harness.providers.registry import provider_spec
 from control_center.harness.recorder import EventSink, TurnRecorder, Usage
 from control_center.harness.review_revisions import human_comments_prompt
+from control_center.harness.rewind import checkpoint_after_turn, checkpoint_before_turn
 from control_center.harness.settings import AppSettings
 from control_center.harness.suspensions import missing_outcome, suspension_for
 from control_center.harness.tools.base import ToolOutput
-from control_center.harness.transports.claude_code import ClaudeCodeDriver
 from control_center.harness.turn_claim import claim_for_resume, free_dead_turns, owner_state, refuse_busy
 from control_center.store.store import SpaceBusy, new_id
 from control_center.workspace import Workspace, resolved_mode
@@ -239,11 +242,12 @@ class Harness:
         recorder = TurnRecorder(self.ws, turn, emit, has_space=space is not None)
         if space is not None:
             store.touch_space(space.id)
+            await self._checkpoint(space, turn, recorder)
         recorder.user_message(req.message, attached)
         run = TurnRun(
             store.turn(turn.id) or turn, space, profile, recorder, req.message, False, req.budget_check
         )
-        return await driver.drive(run)
+        return await self._drive_then_mark(driver, run, space)
 
     async def resume(
         self, turn_id: str, emit: EventSink | None = None, *, budget_check: BudgetCheck | None = None
@@ -265,7 +269,32 @@ class Harness:
             store.write_turn(turn.id, mode=space.mode)
         turn = store.turn(turn.id) or turn
         recorder = TurnRecorder(self.ws, turn, emit, has_space=space is not None)
-        return await driver.drive(TurnRun(turn, space, profile_for(mode), recorder, "", True, budget_check))
+        run = TurnRun(turn, space, profile_for(mode), recorder, "", True, budget_check)
+        return await self._drive_then_mark(driver, run, space)
+
+    async def _checkpoint(self, space: Space, turn: Turn, recorder: TurnRecorder) -> None:
+        """The worktree before the turn (harness/checkpoints.py), so the turn can be rewound. A
+        checkpoint that cannot be taken does not stop the turn; the conversation says so."""
+        try:
+            await asyncio.to_thread(checkpoint_before_turn, self.ws, space, turn)
+        except OperatorError as exc:
+            recorder.note("note", f"no checkpoint before this turn (it cannot be rewound): {exc}")
+
+    async def _drive_then_mark(self, driver: TurnDriver, run: TurnRun, space: Space | None) -> TurnEnded:
+        """Drive the turn, then snapshot where its changes end: edits made between turns (by
+        hand) are then nobody's turn in the changes view."""
+        try:
+            return await driver.drive(run)
+        finally:
+            if space is not None:
+                try:
+                    await asyncio.to_thread(checkpoint_after_turn, self.ws, space, run.turn)
+                except OperatorError:
+                    pass  # the attribution is coarser without it; the turn's outcome stands
+
+    def forget_history(self, conversation_id: str) -> None:
+        """Drop the cached model view of a conversation (a rewind changed what it holds)."""
+        self._histories.pop(conversation_id, None)
 
     # -- set-up ---------------------------------------------------------------------------------
 
@@ -773,8 +802,16 @@ def _clean_block(block: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in block.items() if v is not None}
 
 
-#: The driver of each transport: a new transport is one module and one row here.
-DRIVERS: dict[Transport, DriverFactory] = {
-    Transport.BUILTIN: BuiltinDriver,
-    Transport.CLAUDE_CODE: ClaudeCodeDriver,
-}
+class _Drivers(dict[Transport, DriverFactory]):
+    """The driver of each transport, imported on first use from its declaration
+    (``core.transports``: ``driver = "module:Class"``); tests may set a row."""
+
+    def __missing__(self, transport: Transport) -> DriverFactory:
+        module, _, name = transport_spec(transport).driver.partition(":")
+        factory: DriverFactory = getattr(importlib.import_module(module), name)
+        self[transport] = factory
+        return factory
+
+
+#: The driver of each transport: a new transport is its declaration and its module.
+DRIVERS = _Drivers()

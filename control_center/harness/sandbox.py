@@ -545,3 +545,11 @@ def gate_argv(
         hidden=tuple(hidden),
     )
     return boxed_argv(argv, box)
+
+
+def check_argv(argv: Sequence[str], worktree: Path, *, hidden: Sequence[Path] = ()) -> list[str] | None:
+    """``argv`` in the gate box with the read-only posture a plan node's acceptance check runs
+    under: the worktree mounted read-only (a check observes the work, it never changes it), no
+    network, the workspace and the operator's homes hidden. None when bubblewrap cannot be used."""
+    box = Sandbox(Path(worktree).resolve(), writable=False, network=False, hidden=tuple(hidden))
+    return boxed_argv(argv, box)

@@ -119,6 +119,10 @@ def _default_mode_settings() -> ModelSettings:
     return ModelSettings(provider="auto")
 
 
+#: Bounds of the plan run settings (``plan_concurrency``, ``plan_check_retries``).
+MAX_PLAN_CONCURRENCY = 16
+MAX_CHECK_RETRIES = 10
+
 #: How many recently opened workspaces File ▸ Open recent lists.
 RECENT_WORKSPACES = 8
 
@@ -133,6 +137,8 @@ class AppSettings:
     default_transport: Transport = Transport.BUILTIN
     default_autonomy: Autonomy = Autonomy.ASK
     claude_cli: str | None = None
+    #: The Codex CLI (the codex transport); None: ``codex`` on PATH.
+    codex_cli: str | None = None
     last_workspace: str | None = None
     #: The workspaces opened lately, newest first (File ▸ Open recent), at most RECENT_WORKSPACES.
     recent_workspaces: list[str] = field(default_factory=list)
@@ -155,6 +161,12 @@ class AppSettings:
     #: ``budget`` Inbox item, as an orchestration's does.
     plan_budget_tokens: int | None = None
     plan_budget_usd: float | None = None
+    #: How many independent nodes of an approved plan run at once (``plan_concurrency``); 1 runs
+    #: them one after another in the plan's space, more gives each node a worktree of its own.
+    plan_concurrency: int = 1
+    #: Fix turns a plan node gets when its acceptance checks fail, before it waits in the Inbox
+    #: (``plan_check_retries``).
+    plan_check_retries: int = 1
     #: Per approval kind, seconds a pending item waits before it expires to its safe default
     #: (``approval_timeout.<kind>``); a kind not here never expires.
     approval_timeouts: dict[ApprovalKind, int] = field(default_factory=dict)
@@ -228,10 +240,13 @@ class AppSettings:
             "default_transport": self.default_transport.value,
             "default_autonomy": self.default_autonomy.value,
             "claude_cli": self.claude_cli,
+            "codex_cli": self.codex_cli,
             "model_retries": self.model_retries,
             "appearance": self.appearance,
             "plan_budget.max_tokens": self.plan_budget_tokens,
             "plan_budget.max_usd": self.plan_budget_usd,
+            "plan_concurrency": self.plan_concurrency,
+            "plan_check_retries": self.plan_check_retries,
             "agent_sandbox.network": self.agent_network,
             "agent_sandbox.writable": ":".join(self.agent_writable) or None,
             "github.api_url": self.github_api_url,
@@ -315,6 +330,8 @@ class AppSettings:
             self.default_autonomy = Autonomy(_choice(value, [a.value for a in Autonomy], key))
         elif key == "claude_cli":
             self.claude_cli = _text(value, key, allow_default=True)
+        elif key == "codex_cli":
+            self.codex_cli = _text(value, key, allow_default=True)
         elif key == "appearance":
             self.appearance = _choice(value.strip(), list(APPEARANCES), key)
         elif key == "model_retries":
@@ -326,6 +343,12 @@ class AppSettings:
             self.plan_budget_tokens = tokens
         elif key == "plan_budget.max_usd":
             self.plan_budget_usd = _usd(value, key)
+        elif key == "plan_concurrency":
+            word = value.strip().lower()
+            self.plan_concurrency = 1 if word in _DEFAULT_WORDS else _int(value, key, 1, MAX_PLAN_CONCURRENCY)
+        elif key == "plan_check_retries":
+            word = value.strip().lower()
+            self.plan_check_retries = 1 if word in _DEFAULT_WORDS else _int(value, key, 0, MAX_CHECK_RETRIES)
         elif key == "agent_sandbox.network":
             self.agent_network = _choice(value.strip().lower(), ["on", "off"], key) == "on"
         elif key == "agent_sandbox.writable":
@@ -348,6 +371,7 @@ class AppSettings:
             "default_transport": self.default_transport.value,
             "default_autonomy": self.default_autonomy.value,
             "claude_cli": self.claude_cli,
+            "codex_cli": self.codex_cli,
             "last_workspace": self.last_workspace,
             "recent_workspaces": list(self.recent_workspaces),
             "operator_name": self.operator_name,
@@ -356,6 +380,8 @@ class AppSettings:
             "model_retries": self.model_retries,
             "appearance": self.appearance,
             "plan_budget": {"max_tokens": self.plan_budget_tokens, "max_usd": self.plan_budget_usd},
+            "plan_concurrency": self.plan_concurrency,
+            "plan_check_retries": self.plan_check_retries,
             "approval_timeout": {k.value: v for k, v in self.approval_timeouts.items()},
             "github_api_url": self.github_api_url,
             "open": {
@@ -380,6 +406,7 @@ class AppSettings:
         except ValueError:
             pass
         out.claude_cli = data.get("claude_cli") or None
+        out.codex_cli = data.get("codex_cli") or None
         out.last_workspace = data.get("last_workspace") or None
         recent = data.get("recent_workspaces") or ()
         if isinstance(recent, list | tuple):
@@ -407,6 +434,13 @@ class AppSettings:
                 out.plan_budget_tokens = tokens
             if isinstance(usd, int | float) and not isinstance(usd, bool) and 0 < usd <= MAX_BUDGET_USD:
                 out.plan_budget_usd = float(usd)
+        for name, low, high in (
+            ("plan_concurrency", 1, MAX_PLAN_CONCURRENCY),
+            ("plan_check_retries", 0, MAX_CHECK_RETRIES),
+        ):
+            number = data.get(name)
+            if isinstance(number, int) and not isinstance(number, bool) and low <= number <= high:
+                setattr(out, name, number)
         timeouts = data.get("approval_timeout")
         if isinstance(timeouts, dict):
             kinds = {k.value for k in ApprovalKind}

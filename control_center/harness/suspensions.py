@@ -30,6 +30,9 @@ class WaitingCall:
     name: str
     args: dict[str, Any]
     emit: Callable[[TurnEvent], None]
+    #: What the call would change, when its caller knows it better than ``preview_diff`` (a
+    #: patch Codex asks to apply).
+    preview: str | None = None
 
 
 class Suspension(Protocol):
@@ -59,7 +62,7 @@ class ToolCallApproval:
             "tool": call.name,
             "input": call.args,
             "call_id": call.call_id,
-            "diff": preview_diff(call.worktree, call.name, call.args),
+            "diff": call.preview or preview_diff(call.worktree, call.name, call.args),
         }
         summary = summarize_approval(self.kind, payload)
         approval = call.store.create_approval(

@@ -14,7 +14,7 @@ from control_center.core.approval_summary import summarize_approval
 from control_center.core.approvals import ApprovalKind, ApprovalStatus
 from control_center.core.events import ApprovalRequested, ModeChanged, TurnEvent
 from control_center.core.orchestration import ProposalError, cooldown_remaining, parse_proposal
-from control_center.core.plan import PlanError, parse_plan
+from control_center.core.plan import PlanError, node_to_json, parse_plan
 from control_center.core.profiles import DISPATCH_DEFAULT_MODE, CapabilityProfile
 from control_center.core.records import Space
 from control_center.core.review import (
@@ -28,7 +28,9 @@ from control_center.core.review import (
     lenient_write_warnings,
     read_boundary,
 )
+from control_center.harness.plan_history import plan_forecast
 from control_center.harness.review_revisions import raw_node, reconcile_revision
+from control_center.harness.settings import AppSettings
 from control_center.harness.tools.base import ToolOutput
 from control_center.harness.tools.shell import UNSANDBOXED_NOTE
 from control_center.store.store import now_iso
@@ -97,8 +99,27 @@ async def submit_plan(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
     if ctx.space is None:
         return _err("plan not stored: this run has no space to hold a plan")
     store = ctx.ws.store
+    content_hash = graph.content_hash()
+    versions = store.plans(ctx.space.id)
+    latest = versions[-1] if versions else None
+    if (
+        latest is not None
+        and latest.content_hash == content_hash
+        and latest.status in ("pending", "rejected")
+    ):
+        # An identical resubmission is the same version, not a new one (nor a second Inbox item).
+        if latest.status == "rejected":
+            return _err(
+                f"plan not stored: it is identical to plan v{latest.version}, which the operator "
+                "rejected. Revise the plan (see their reason) and call submit_plan again."
+            )
+        return _ok(
+            f"Plan v{latest.version} is unchanged (same content): it still waits for the operator's "
+            "approval in the Inbox.",
+            delivered=True,
+        )
     plan_id, version = store.add_plan(
-        space_id=ctx.space.id, turn_id=ctx.turn_id, graph=graph.to_json(), content_hash=graph.content_hash()
+        space_id=ctx.space.id, turn_id=ctx.turn_id, graph=graph.to_json(), content_hash=content_hash
     )
     # The payload carries the plan itself so the Inbox can show what is being approved.
     approval_id = _request(
@@ -108,15 +129,9 @@ async def submit_plan(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
             "plan_id": plan_id,
             "version": version,
             "goal": graph.goal,
-            "nodes": [
-                {
-                    "key": n.key,
-                    "title": n.title,
-                    "description": n.description,
-                    "depends_on": list(n.depends_on),
-                }
-                for n in graph.nodes
-            ],
+            "nodes": [node_to_json(n) for n in graph.nodes],
+            # What approving will likely cost (tokens, USD, time), from this workspace's history.
+            "forecast": plan_forecast(store, graph, AppSettings.load().plan_concurrency).to_json(),
         },
     )
     store.update_plan(plan_id, approval_id=approval_id)

@@ -21,6 +21,7 @@ from typing import Any
 
 from control_center.core.approvals import Approval, ApprovalKind, Decision
 from control_center.core.errors import OperatorError
+from control_center.core.forecast import budget_shortfall
 from control_center.core.grants import GrantRule, GrantScope, MatchKind, match_kinds_for
 from control_center.core.orchestration import materialize, parse_proposal, stable_id
 from control_center.core.pipeline import (
@@ -33,8 +34,11 @@ from control_center.core.pipeline import (
 )
 from control_center.core.plan import parse_plan
 from control_center.core.profiles import DISPATCH_DEFAULT_MODE
+from control_center.harness.calls import decision_made
 from control_center.harness.grants import RuleProblem, check_rule, default_pattern
+from control_center.harness.plan_history import plan_forecast
 from control_center.pipeline.budget import check_budget_grant, decide_budget
+from control_center.pipeline.step_decisions import check_step_grant, decide_step
 from control_center.store.db import StoreError
 from control_center.store.store import new_id, now_iso
 from control_center.workspace import Workspace
@@ -78,6 +82,9 @@ def decide(
     raise_tokens: int | None = None,
     raise_usd: float | None = None,
     plan_budget: Budget | None = None,
+    plan_concurrency: int = 1,
+    plan_check_retries: int = 1,
+    step_action: str | None = None,
     scope: GrantScope = GrantScope.CALL,
     match: MatchKind | None = None,
     pattern: str | None = None,
@@ -85,9 +92,12 @@ def decide(
 ) -> DecisionOutcome:
     """Record the decision and apply its consequences. ``agent_path`` marks a decision that
     arrives through an agent-reachable surface (MCP): it may decide only agent-decidable kinds.
-    ``plan_budget`` is the budget an approved plan's work runs under (other kinds ignore it).
-    ``scope`` beyond the call (a tool call's grant only) also stores a rule covering ``match`` /
-    ``pattern`` (by default the call itself), until ``expires_in_s`` if given."""
+    ``plan_budget`` is the budget an approved plan's work runs under, ``plan_concurrency`` how
+    many of its independent nodes run at once and ``plan_check_retries`` the fix turns a node
+    gets when its checks fail (other kinds ignore them). ``step_action`` ("retry", "skip") says
+    what a grant of a ``step`` does (retry by default). ``scope`` beyond the call (a tool call's
+    grant only) also stores a rule covering ``match`` / ``pattern`` (by default the call itself),
+    until ``expires_in_s`` if given."""
     store = ws.store
     if run_work and _in_event_loop():
         # Inside an event loop (the GUI) the caller owns running the pipeline; asyncio.run here
@@ -115,10 +125,15 @@ def decide(
         _check_grantable(ws, approval)
         if approval.kind is ApprovalKind.BUDGET:
             check_budget_grant(ws, approval, raise_tokens, raise_usd)
+        if approval.kind is ApprovalKind.STEP:
+            check_step_grant(ws, approval, step_action)
+    if step_action is not None and (approval.kind is not ApprovalKind.STEP or decision is not Decision.GRANT):
+        raise DecisionError("a step action (retry, skip) applies only when granting a step approval")
     try:
         decided = store.decide_approval(approval_id, decision.status, by=by, reason=reason)
     except StoreError as exc:
         raise DecisionError(str(exc)) from None
+    decision_made(approval_id)
     match decided.kind:
         case ApprovalKind.TOOL_CALL:
             verb = "granted" if decision is Decision.GRANT else "rejected"
@@ -136,11 +151,17 @@ def decide(
             )
             return DecisionOutcome(decided, verb)
         case ApprovalKind.PLAN:
-            return _decide_plan(ws, decided, decision, reason, run_work, dispatch, plan_budget)
+            runs = _PlanRun(plan_budget, plan_concurrency, plan_check_retries)
+            return _decide_plan(ws, decided, decision, reason, run_work, dispatch, runs)
         case ApprovalKind.ORCHESTRATION:
             return _decide_orchestration(ws, decided, decision, reason, run_work, dispatch)
         case ApprovalKind.BUDGET:
             outcome = decide_budget(ws, decided, decision, reason, raise_tokens, raise_usd)
+            granted = decision is Decision.GRANT
+            status = _maybe_run(ws, outcome.pipeline_id, run_work, dispatch) if granted else None
+            return replace(outcome, pipeline_status=status or outcome.pipeline_status)
+        case ApprovalKind.STEP:
+            outcome = decide_step(ws, decided, decision, reason, step_action)
             granted = decision is Decision.GRANT
             status = _maybe_run(ws, outcome.pipeline_id, run_work, dispatch) if granted else None
             return replace(outcome, pipeline_status=status or outcome.pipeline_status)
@@ -297,6 +318,15 @@ def _source_run_info(ws: Workspace, turn_id: str | None, space_id: str | None) -
     return info
 
 
+@dataclass(frozen=True)
+class _PlanRun:
+    """How an approved plan's work runs (the operator's settings at approval)."""
+
+    budget: Budget | None = None
+    concurrency: int = 1
+    check_retries: int = 1
+
+
 def _decide_plan(
     ws: Workspace,
     approval: Approval,
@@ -304,8 +334,10 @@ def _decide_plan(
     reason: str | None,
     run_work: bool,
     dispatch: Callable[[str], str] | None = None,
-    budget: Budget | None = None,
+    runs: _PlanRun | None = None,
 ) -> DecisionOutcome:
+    runs = runs or _PlanRun()
+    budget = runs.budget
     store = ws.store
     plan_row = store.plan(approval.payload.get("plan_id", ""))
     if plan_row is None:
@@ -324,7 +356,19 @@ def _decide_plan(
     store.update_plan(plan_row.id, status="approved")
     spec = compile_plan(graph, budget)
     run_info = _source_run_info(ws, plan_row.turn_id, plan_row.space_id)
-    run_info.update(plan_id=plan_row.id, plan_version=plan_row.version, content_hash=plan_row.content_hash)
+    run_info.update(
+        plan_id=plan_row.id,
+        plan_version=plan_row.version,
+        content_hash=plan_row.content_hash,
+        concurrency=max(1, int(runs.concurrency)),
+        check_retries=max(0, int(runs.check_retries)),
+    )
+    # The estimate at approval, kept beside the actuals the run records (Plan Studio shows both).
+    forecast = plan_forecast(store, graph, max(1, int(runs.concurrency)))
+    run_info["forecast"] = forecast.to_json()
+    shortfall = budget_shortfall(
+        budget.max_tokens if budget else None, budget.max_usd if budget else None, forecast
+    )
     pipeline_id = store.create_pipeline(
         space_id=plan_row.space_id,
         source_kind="plan",
@@ -347,9 +391,10 @@ def _decide_plan(
             meta={"pipeline_id": pipeline_id, "plan_id": plan_row.id},
         )
     status = _maybe_run(ws, pipeline_id, run_work, dispatch)
+    below = f" (the budget is below the forecast: {shortfall})" if shortfall else ""
     return DecisionOutcome(
         approval,
-        f"plan v{plan_row.version} approved; pipeline {pipeline_id} {status or 'created'}",
+        f"plan v{plan_row.version} approved; pipeline {pipeline_id} {status or 'created'}{below}",
         pipeline_id,
         pipeline_status=status,
     )
@@ -484,6 +529,7 @@ def answer(ws: Workspace, approval_id: str, text: str, *, by: str) -> DecisionOu
         answered = ws.store.answer_question(approval_id, text, by=by)
     except StoreError as exc:
         raise DecisionError(str(exc)) from None
+    decision_made(approval_id)
     return DecisionOutcome(answered, _then("answered", ws, answered.turn_id), resume_turn=answered.turn_id)
 
 

@@ -151,6 +151,12 @@ def _apply_default(ws: Workspace, approval: Approval) -> str | None:
 
             decide_budget(ws, approval, Decision.REJECT, approval.reason, None, None)
             return None
+        case ApprovalKind.STEP:
+            # A plan step nobody decided: the rest of the plan is cancelled, as a budget's is.
+            from control_center.pipeline.step_decisions import decide_step
+
+            decide_step(ws, approval, Decision.REJECT, approval.reason, None)
+            return None
         case _:
             # plan_exit: the next exit_plan_mode call is told it expired and asks afresh; a plan
             # or a proposal stays unapproved (it can still be rejected, or re-proposed).

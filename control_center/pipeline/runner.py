@@ -18,7 +18,7 @@ from typing import Any
 
 from control_center.core.approval_summary import summarize_approval
 from control_center.core.approvals import ApprovalKind, ApprovalStatus
-from control_center.core.events import ApprovalRequested, TurnEnded, TurnEvent, TurnStarted, TurnStatus
+from control_center.core.events import ApprovalRequested, TurnEvent, TurnStatus
 from control_center.core.pipeline import (
     Budget,
     NodeStatus,
@@ -26,13 +26,14 @@ from control_center.core.pipeline import (
     PipelineNodeSpec,
     PipelineSpec,
     PipelineState,
-    agent_prompt,
     cancel,
     charge,
     complete,
     fail,
     is_finished,
+    node_checks,
     over_budget,
+    pause,
     raised_budget,
     ready_nodes,
     requeue,
@@ -43,9 +44,10 @@ from control_center.core.pipeline import (
     state_to_json,
 )
 from control_center.core.records import PipelineRecord, Turn
-from control_center.harness.loop import Harness, HarnessError, RunRequest
+from control_center.harness.loop import Harness, HarnessError
 from control_center.harness.tools.shell import run_gate
 from control_center.harness.turn_claim import owner_alive
+from control_center.pipeline.plan_steps import NodeFailed, NodeResult, PlanSteps
 from control_center.workspace import Workspace, WorkspaceError
 
 GATE_TIMEOUT_S = 600.0
@@ -80,22 +82,8 @@ class PipelineRunResult:
     state: PipelineState
 
 
-@dataclass(frozen=True)
-class _NodeResult:
-    output: str
-    tokens: int = 0
-    usd: float = 0.0
-    #: The node's turn waits for an operator decision; the pipeline waits with it.
-    waiting_turn: str | None = None
-    #: The node's turn stopped because the pipeline's budget ran out; it resumes after a raise.
-    budget_paused: bool = False
-
-
-class _NodeFailed(Exception):
-    def __init__(self, message: str, tokens: int = 0, usd: float = 0.0) -> None:
-        super().__init__(message)
-        self.tokens = tokens
-        self.usd = usd
+_NodeResult = NodeResult
+_NodeFailed = NodeFailed
 
 
 def split_spec(row: PipelineRecord) -> tuple[PipelineSpec, dict[str, Any]]:
@@ -120,6 +108,8 @@ class PipelineRunner:
         self.max_nodes = max_nodes
         self.on_state = on_state or (lambda _pid, _s: None)
         self.on_event = on_event or (lambda _e: None)
+        #: The run's state while ``run`` drives it (node tasks change it between awaits).
+        self.state = PipelineState({})
 
     # -- persistence ------------------------------------------------------------------------------
 
@@ -173,16 +163,18 @@ class PipelineRunner:
         spec, run_info = split_spec(row)
         state = state_from_json(row.state)
         if state.paused_reason is not None and state.stopped_reason is None:
-            # Waits for the operator's budget decision (the Inbox item filed when it paused).
-            return PipelineRunResult(pipeline_id, "paused", state)
+            # Waits for the operator's decision (the Inbox item filed when it paused; filed now
+            # if a crash came between the pause and its item).
+            return self._pause(pipeline_id, spec, state, run_info)
         if state.stopped_reason is not None or is_finished(state):
             # Nothing can move without the operator (a retry): report what is stored.
             status = _final_status(state)
             if status != row.status:
                 self._save(pipeline_id, state, status)
             return PipelineRunResult(pipeline_id, status, state)
+        steps = PlanSteps(self, pipeline_id, spec, run_info)
         try:
-            state, hold = await self._recover(pipeline_id, spec, state, run_info)
+            state, hold, carry_on = await self._recover(steps, state)
         except asyncio.CancelledError:
             self._save(pipeline_id, state, "interrupted", run_info)
             raise
@@ -190,52 +182,103 @@ class PipelineRunner:
             # "waiting": a node turn waits for the operator; "running": another process runs it.
             state = self._save(pipeline_id, state, hold, run_info)
             return PipelineRunResult(pipeline_id, hold, state)
-        state = self._save(pipeline_id, state, "running", run_info)
+        self.state = state
+        steps.prepare(state)
+        self.state = self._save(pipeline_id, state, "running", run_info)
+        limit = steps.concurrency
+        tasks: dict[asyncio.Task[_NodeResult], str] = {}
+        for key in carry_on:
+            # A node whose turn ended before the crash: its checks (and merge) still have to run.
+            tasks[asyncio.ensure_future(self._drive(steps, key, turn_done=True))] = key
         nodes_run = 0
         try:
-            while self.max_nodes is None or nodes_run < self.max_nodes:
-                nodes_run += 1
-                state = self._adopt_stop(pipeline_id, state)
-                ready = ready_nodes(spec, state)
-                if not ready:
+            while True:
+                self.state = self._adopt_stop(pipeline_id, self.state)
+                if hold is None:
+                    for node_key in ready_nodes(spec, self.state):
+                        if len(tasks) >= limit or (
+                            self.max_nodes is not None and nodes_run >= self.max_nodes
+                        ):
+                            break
+                        self.state = self._save(pipeline_id, start(spec, self.state, node_key))
+                        if self.state.statuses[node_key] is not NodeStatus.RUNNING:
+                            break  # stopped by the operator between two nodes
+                        nodes_run += 1
+                        tasks[asyncio.ensure_future(self._drive(steps, node_key))] = node_key
+                if not tasks:
                     break
-                node_key = ready[0]
-                state = self._save(pipeline_id, start(spec, state, node_key))
-                if state.statuses[node_key] is not NodeStatus.RUNNING:
-                    break  # stopped by the operator between two nodes
-                try:
-                    result = await self._run_node(pipeline_id, spec, node_key, state, run_info)
-                except _NodeFailed as exc:
-                    state = self._adopt_stop(pipeline_id, state)
-                    if state.statuses[node_key] is NodeStatus.RUNNING:
-                        state = fail(spec, state, node_key, str(exc))
-                    state = self._charge(pipeline_id, spec, state, node_key, exc.tokens, exc.usd, run_info)
-                    if state.paused_reason is not None:
-                        return self._pause(pipeline_id, spec, state, run_info)
-                    continue
-                if result.waiting_turn is not None:
-                    state = self._save(pipeline_id, state, "waiting", run_info)
-                    return PipelineRunResult(pipeline_id, "waiting", state)
-                state = self._adopt_stop(pipeline_id, state)
-                if state.statuses[node_key] is NodeStatus.RUNNING:
-                    if result.budget_paused:
-                        state = requeue(state, node_key)
-                    else:
-                        state = complete(spec, state, node_key, result.output)
-                # Usage is charged even when the operator stopped the run meanwhile: it was spent.
-                state = self._charge(pipeline_id, spec, state, node_key, result.tokens, result.usd, run_info)
-                if state.paused_reason is not None:
-                    return self._pause(pipeline_id, spec, state, run_info)
+                done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    node_key = tasks.pop(task)
+                    if self._settle(pipeline_id, spec, node_key, task, run_info) == "waiting":
+                        hold = "waiting"
         except asyncio.CancelledError:
-            # The owner (the GUI) cancelled the task: the node's turn is already "interrupted",
+            # The owner (the GUI) cancelled the task: the node turns are already "interrupted",
             # so the pipeline resumes from here after a restart, unless the operator stopped it.
-            self._save(pipeline_id, state, "interrupted", run_info)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            self._save(pipeline_id, self.state, "interrupted", run_info)
             raise
+        state = self.state
+        if hold is not None:
+            state = self._save(pipeline_id, state, hold, run_info)
+            return PipelineRunResult(pipeline_id, hold, state)
         if state.paused_reason is not None and state.stopped_reason is None:
             return self._pause(pipeline_id, spec, state, run_info)
         status = _final_status(state)
         state = self._save(pipeline_id, state, status)
         return PipelineRunResult(pipeline_id, status, state)
+
+    async def _drive(self, steps: PlanSteps, key: str, *, turn_done: bool = False) -> _NodeResult:
+        """One node from start to done: its turn (and the fix turns its checks earn), its checks
+        and, for a parallel plan, its merge into the integration branch."""
+        try:
+            node = steps.spec.node(key)
+            if node.type is NodeType.CREATE_SPACE:
+                return await self._create_space(steps.pipeline_id, key, node, self.state, steps.run_info)
+            if node.type is NodeType.GATE:
+                return await self._gate(steps.spec, key, steps.run_info)
+            return await steps.drive(key, turn_done=turn_done)
+        except (_NodeFailed, asyncio.CancelledError):
+            raise
+        except Exception as exc:  # a bug fails the node visibly instead of leaving it "running"
+            raise _NodeFailed(f"internal error: {type(exc).__name__}: {exc}") from exc
+
+    def _settle(
+        self,
+        pipeline_id: str,
+        spec: PipelineSpec,
+        key: str,
+        task: asyncio.Task[_NodeResult],
+        run_info: dict[str, Any],
+    ) -> str | None:
+        """Apply what a node's task ended with; "waiting" when its turn waits for the operator."""
+        state = self._adopt_stop(pipeline_id, self.state)
+        exc = task.exception()
+        if exc is not None:
+            if not isinstance(exc, _NodeFailed):
+                raise exc
+            if state.statuses[key] is NodeStatus.RUNNING:
+                state = fail(spec, state, key, str(exc))
+                if exc.hold_for_operator:
+                    # A failed check or a merge conflict: the run waits in the Inbox for the
+                    # operator (retry, skip or cancel) instead of ending "failed".
+                    run_info.setdefault("step_holds", {})[key] = exc.hold_for_operator
+                    state = pause(state, f"step {key!r} needs you: {str(exc).splitlines()[0]}")
+            self.state = self._charge(pipeline_id, spec, state, key, exc.tokens, exc.usd, run_info)
+            return None
+        result = task.result()
+        if result.waiting_turn is not None:
+            self.state = self._save(pipeline_id, state, run_info=run_info)
+            return "waiting"
+        if state.statuses[key] is NodeStatus.RUNNING and result.budget_paused:
+            state = requeue(state, key)
+        elif state.statuses[key] is NodeStatus.RUNNING:
+            state = complete(spec, state, key, result.output)
+        # Usage is charged even when the operator stopped the run meanwhile: it was spent.
+        self.state = self._charge(pipeline_id, spec, state, key, result.tokens, result.usd, run_info)
+        return None
 
     # -- budget -----------------------------------------------------------------------------------
 
@@ -258,7 +301,15 @@ class PipelineRunner:
     def _pause(
         self, pipeline_id: str, spec: PipelineSpec, state: PipelineState, run_info: dict[str, Any]
     ) -> PipelineRunResult:
-        """The budget ran out: the pipeline waits in the Inbox (kind ``budget``) with its spend."""
+        """The run waits for the operator: a step that needs them (failed checks, a merge
+        conflict) is an Inbox item of kind ``step``; a budget that ran out, one of kind
+        ``budget`` with the spend."""
+        holds: dict[str, Any] = run_info.get("step_holds", {})
+        for key in [k for k in holds if state.statuses.get(k) is NodeStatus.FAILED]:
+            self._request_step(pipeline_id, spec, state, run_info, key)
+        if over_budget(spec.budget, state.tokens_used, state.usd_used) is None and holds:
+            state = self._save(pipeline_id, state, "paused", run_info)
+            return PipelineRunResult(pipeline_id, "paused", state)
         if spec.budget is not None:
             # What "raise by the original amount" means after any number of raises.
             run_info.setdefault(
@@ -291,12 +342,56 @@ class PipelineRunner:
         state = self._save(pipeline_id, state, "paused", run_info)
         return PipelineRunResult(pipeline_id, "paused", state)
 
+    def _request_step(
+        self, pipeline_id: str, spec: PipelineSpec, state: PipelineState, run_info: dict[str, Any], key: str
+    ) -> None:
+        approvals: dict[str, str] = run_info.setdefault("step_approvals", {})
+        existing = self.ws.store.approval(str(approvals.get(key, "")))
+        if existing is not None and existing.status is ApprovalStatus.PENDING:
+            return
+        row = self.ws.store.pipeline(pipeline_id)
+        hold = dict(run_info.get("step_holds", {}).get(key) or {})
+        node = spec.node(key)
+        payload = {
+            "pipeline_id": pipeline_id,
+            "pipeline": spec.name,
+            "node": key,
+            "title": node.title,
+            "error": state.errors.get(key, ""),
+            "space_id": run_info.get("node_spaces", {}).get(key) or run_info.get("space_id"),
+            "turn_id": run_info.get("node_turns", {}).get(key),
+            **hold,
+        }
+        summary = summarize_approval(ApprovalKind.STEP, payload)
+        approval = self.ws.store.create_approval(
+            kind=ApprovalKind.STEP,
+            space_id=row.space_id if row is not None else None,
+            turn_id=None,
+            summary=summary,
+            payload=payload,
+        )
+        approvals[key] = approval.id
+        space = self.ws.store.space(row.space_id) if row is not None and row.space_id else None
+        if space is not None:
+            self.ws.store.add_message(
+                space.conversation_id,
+                role="system",
+                kind="note",
+                text=f"Plan step {key!r} ({node.title}) needs you: {state.errors.get(key, '')}. "
+                "Retry it, skip it or cancel the rest from the Inbox.",
+                meta={"pipeline_id": pipeline_id, "approval_id": approval.id},
+            )
+        self.on_event(ApprovalRequested(approval.id, ApprovalKind.STEP.value, summary))
+
     async def _recover(
-        self, pipeline_id: str, spec: PipelineSpec, state: PipelineState, run_info: dict[str, Any]
-    ) -> tuple[PipelineState, str | None]:
-        """Resolve every node left ``running`` from its turn. Returns the state and, when the
-        pipeline cannot move now, the status to hold it in."""
+        self, steps: PlanSteps, state: PipelineState
+    ) -> tuple[PipelineState, str | None, list[str]]:
+        """Resolve every node left ``running`` from its turn. Returns the state, the status to
+        hold the pipeline in when it cannot move now, and the nodes whose turn ended but whose
+        checks (or merge) are still to run: they carry on from there, their turn is not run again."""
+        spec, run_info = steps.spec, steps.run_info
         hold: str | None = None
+        carry_on: list[str] = []
         for key, status in list(state.statuses.items()):
             if status is not NodeStatus.RUNNING:
                 continue
@@ -322,11 +417,12 @@ class PipelineRunner:
                 hold = hold or "running"
                 continue
             if turn is not None and turn.status is TurnStatus.COMPLETED:
-                self._advance_cursor(key, turn, run_info)
-                state = complete(spec, state, key, _final_text(self.ws, turn.id))
+                if steps.parallel or node_checks(spec.node(key)):
+                    carry_on.append(key)
+                else:
+                    state = complete(spec, state, key, _final_text(self.ws, turn.id))
                 state = charge(spec, state, *_unbilled(key, turn, run_info))
             elif turn is not None and turn.status is TurnStatus.FAILED:
-                self._advance_cursor(key, turn, run_info)
                 state = fail(spec, state, key, turn.error or "the agent turn failed")
                 state = charge(spec, state, *_unbilled(key, turn, run_info))
             else:
@@ -338,22 +434,12 @@ class PipelineRunner:
                 # No turn yet (the crash came before it was recorded): the node starts one (a
                 # scripted run replays the node's script elements from its recorded base).
                 state = replace(state, statuses={**state.statuses, key: NodeStatus.PENDING})
-        return state, hold
+        return state, hold, carry_on
 
     def _approval_pending(self, turn: Turn) -> bool:
         pending = turn.state.get("pending") or {}
         approval = self.ws.store.approval(pending.get("approval_id")) if pending else None
         return approval is not None and approval.status is ApprovalStatus.PENDING
-
-    @staticmethod
-    def _advance_cursor(key: str, turn: Turn, run_info: dict[str, Any]) -> None:
-        """A node turn consumed script elements from its base on; the next node starts after them,
-        however many runs (resumes included) the turn took."""
-        if not isinstance(run_info.get("script"), list):
-            return
-        base = run_info.get("node_cursors", {}).get(key)
-        if isinstance(base, int):
-            run_info["cursor"] = max(int(run_info.get("cursor", 0)), base + turn.cursor)
 
     # -- nodes ------------------------------------------------------------------------------------
 
@@ -376,24 +462,6 @@ class PipelineRunner:
             frontier = nxt
         space_id = run_info.get("space_id")
         return str(space_id) if space_id else None
-
-    async def _run_node(
-        self, pipeline_id: str, spec: PipelineSpec, key: str, state: PipelineState, run_info: dict[str, Any]
-    ) -> _NodeResult:
-        node = spec.node(key)
-        try:
-            match node.type:
-                case NodeType.CREATE_SPACE:
-                    return await self._create_space(pipeline_id, key, node, state, run_info)
-                case NodeType.GATE:
-                    return await self._gate(spec, key, run_info)
-                case NodeType.AGENT_STEP | NodeType.SYNTHESIS:
-                    return await self._agent_step(pipeline_id, spec, key, state, run_info)
-        except (_NodeFailed, asyncio.CancelledError):
-            raise
-        except Exception as exc:  # a bug fails the node visibly instead of leaving it "running"
-            raise _NodeFailed(f"internal error: {type(exc).__name__}: {exc}") from exc
-        raise _NodeFailed(f"unknown node type {node.type}")
 
     async def _create_space(
         self,
@@ -436,83 +504,8 @@ class PipelineRunner:
             raise _NodeFailed(f"gate {outcome.status}: {outcome.detail[-500:]}")
         return _NodeResult(outcome.detail)
 
-    async def _agent_step(
-        self, pipeline_id: str, spec: PipelineSpec, key: str, state: PipelineState, run_info: dict[str, Any]
-    ) -> _NodeResult:
-        node = spec.node(key)
-        space_id = self._space_for(spec, key, run_info)
-        script = run_info.get("script")
-        cursor = int(run_info.get("cursor", 0))
-        paused_turn = run_info.get("paused_turns", {}).pop(key, None)
-        if isinstance(script, list) and paused_turn is None:
-            # Where this node's script elements start: a resumed or recovered turn continues
-            # from here, and the next node starts after whatever this one consumed. A node that
-            # continues its own turn keeps the base it started from.
-            run_info.setdefault("node_cursors", {})[key] = cursor
-        budget_hit: list[str] = []
-
-        def budget_check(tokens: int, usd: float) -> str | None:
-            # Checked before each model call after the first of the node's run: the node finishes
-            # the call it is in, then stops, and the pipeline pauses for the operator.
-            over = over_budget(spec.budget, state.tokens_used + tokens, state.usd_used + usd)
-            if over:
-                budget_hit.append(over)
-                return f"pipeline budget reached ({over}); the pipeline waits for the operator"
-            return None
-
-        req = RunRequest(
-            message=agent_prompt(node, state.outputs),
-            space_ref=space_id,
-            provider=run_info.get("provider"),
-            script=script[cursor:] if isinstance(script, list) else None,
-            author=str(node.body.get("agent_id") or node.body.get("role") or "agent"),
-            budget_check=budget_check if spec.budget is not None else None,
-        )
-        # The node's turn id is recorded as soon as the turn exists, so a crash mid-turn leaves
-        # a trail the recovery can follow.
-        turn_seen: list[str] = []
-
-        def on_event(event: TurnEvent) -> None:
-            if not turn_seen and isinstance(event, TurnStarted):
-                turn_seen.append(event.turn)
-                run_info.setdefault("node_turns", {})[key] = event.turn
-                self._save(pipeline_id, state, run_info=run_info)
-            self.on_event(event)
-
-        try:
-            if paused_turn is not None:
-                # A node the budget stopped, or a crash cut, continues its own turn (a budget
-                # stop with a fresh allowance).
-                turn_seen.append(paused_turn)
-                ended: TurnEnded = await self.harness.resume(
-                    paused_turn, on_event, budget_check=req.budget_check
-                )
-            else:
-                ended = await self.harness.run(req, on_event)
-        except (HarnessError, WorkspaceError) as exc:
-            raise _NodeFailed(str(exc)) from None
-        run_info.setdefault("node_turns", {})[key] = ended.turn
-        turn = self.ws.store.turn(ended.turn)
-        if turn is not None:
-            self._advance_cursor(key, turn, run_info)
-        total_tokens = int(ended.usage.get("input_tokens", 0)) + int(ended.usage.get("output_tokens", 0))
-        total_usd = float(ended.usage.get("cost_usd", 0.0))
-        # A turn's usage is cumulative over its runs; what a paused run already billed is not
-        # billed again.
-        billed = run_info.setdefault("billed", {}).get(key, [0, 0.0])
-        tokens, usd = max(0, total_tokens - billed[0]), max(0.0, total_usd - billed[1])
-        if ended.status is TurnStatus.INTERRUPTED and budget_hit:
-            run_info["billed"][key] = [total_tokens, total_usd]
-            run_info.setdefault("paused_turns", {})[key] = ended.turn
-            self._save(pipeline_id, state, run_info=run_info)
-            return _NodeResult("", tokens, usd, budget_paused=True)
-        run_info["billed"].pop(key, None)
-        self._save(pipeline_id, state, run_info=run_info)
-        if ended.status is TurnStatus.AWAITING_APPROVAL:
-            return _NodeResult("", waiting_turn=ended.turn)
-        if ended.status is not TurnStatus.COMPLETED:
-            raise _NodeFailed(ended.error or f"the agent turn ended {ended.status.value}", tokens, usd)
-        return _NodeResult(_final_text(self.ws, ended.turn), tokens, usd)
+    def final_text(self, turn_id: str) -> str:
+        return _final_text(self.ws, turn_id)
 
 
 def _unbilled(key: str, turn: Turn, run_info: dict[str, Any]) -> tuple[int, float]:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from control_center.core.approvals import ApprovalStatus, Decision
+from control_center.core.errors import OperatorError
 from control_center.core.events import TurnEvent
 from control_center.core.pipeline import (
     BudgetUse,
@@ -184,14 +186,25 @@ def _persist(ws: Workspace, pipeline_id: str, state: PipelineState, status: str)
     return pipeline_view(ws, pipeline_id)
 
 
-def retry_node(ws: Workspace, pipeline_id: str, key: str) -> PipelineView:
+def retry_node(ws: Workspace, pipeline_id: str, key: str, *, by: str = "operator") -> PipelineView:
     """Put a failed node (and the dependents only it blocked) back to pending. The caller then
     runs the pipeline again (``PipelineRunner.run``)."""
     row = _row(ws, pipeline_id)
     if is_active(ws, pipeline_id):
         # The live runner holds the state in memory and would overwrite this change.
         raise PipelineOpError(f"pipeline {pipeline_id} is running; retry {key!r} once it has stopped")
-    spec, _run_info = split_spec(row)
+    spec, run_info = split_spec(row)
+    waiting = ws.store.approval(str(run_info.get("step_approvals", {}).get(key, "")))
+    if waiting is not None and waiting.status is ApprovalStatus.PENDING:
+        # The step waits in the Inbox (failed checks, a merge conflict): retrying it from Plan
+        # Studio is that item's retry, so the Inbox and the run agree.
+        from control_center.pipeline.decisions import decide
+
+        try:
+            decide(ws, waiting.id, Decision.GRANT, by=by)
+        except OperatorError as exc:
+            raise PipelineOpError(str(exc)) from None
+        return pipeline_view(ws, pipeline_id)
     try:
         state = retry(spec, state_from_json(row.state), key)
     except PipelineError as exc:

@@ -338,6 +338,27 @@ class _Fonts:
         self.fm_mono = QFontMetrics(self.mono)
 
 
+def _paint_rewound(
+    painter: QPainter, option: QStyleOptionViewItem, c: theme.Colors, f: _Fonts, item: TranscriptItem
+) -> None:
+    """A message a rewind took back: dimmed under a veil of the background with a bar at its
+    left, and the operator's message tagged (it is still there to read; the model no longer
+    sees it)."""
+    base = option.palette.color(QPalette.ColorRole.Base)
+    veil = QColor(base.red(), base.green(), base.blue(), 150)
+    whole = QRect(0, 0, option.rect.width(), option.rect.height())
+    painter.fillRect(whole, veil)
+    painter.fillRect(QRect(0, 0, 3, option.rect.height()), c.muted)
+    if item.kind is ItemKind.USER:
+        painter.setFont(f.italic)
+        painter.setPen(c.muted)
+        painter.drawText(
+            whole.adjusted(10, 0, 0, 0),
+            int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
+            "rewound away",
+        )
+
+
 class ConversationDelegate(QStyledItemDelegate):
     """Paints transcript items and hit-tests their painted buttons."""
 
@@ -766,6 +787,8 @@ class ConversationDelegate(QStyledItemDelegate):
             painter.setPen(c.accent)
             label = _thread_label(item.thread_count)
             painter.drawText(tr.adjusted(_ICON + 4, 0, 0, 0), int(Qt.AlignmentFlag.AlignVCenter), label)
+        if item.rewound:
+            _paint_rewound(painter, option, c, f, item)
         selection: TextSelection | None = getattr(self._view, "text_selection", None)
         if selection is not None and self._model is not None and not selection.is_empty():
             highlight = option.palette.color(QPalette.ColorRole.Highlight)

@@ -71,7 +71,7 @@ from control_center.core.approvals import (
 from control_center.core.records import Presence
 from control_center.ui import theme
 from control_center.ui.grant_controls import ExpiryLabel, GrantScopeBar
-from control_center.ui.inbox_kinds import ANSWER, GRANT, REJECT, InboxKind, inbox_kind
+from control_center.ui.inbox_kinds import ANSWER, GRANT, REJECT, SKIP_STEP, InboxKind, inbox_kind
 from control_center.ui.inbox_source import FIRST_PAGE_MIN, InboxSource, MemoryInboxSource
 from control_center.ui.operations import post_to_gui
 from control_center.ui.widgets import ElidedLabel, EmptyState
@@ -885,6 +885,11 @@ class InboxView(QWidget):
         self.answer_button = QPushButton(theme.icon("approve"), _button_text(ANSWER), self.detail)
         self.answer_button.setObjectName("inboxAnswer")
         self.answer_button.setToolTip(f"Send the answer typed above ({ANSWER.chord})")
+        # A plan step that needs the operator offers a third decision: skip it.
+        self.skip_button = QPushButton(theme.icon(SKIP_STEP.icon), _button_text(SKIP_STEP), self.detail)
+        self.skip_button.setObjectName("inboxSkip")
+        self.skip_button.setToolTip(f"Skip this step; what depends on it runs without it ({SKIP_STEP.chord})")
+        self.skip_button.hide()
         for label in (self.diff_label,):
             f = QFont(label.font())
             f.setBold(True)
@@ -896,6 +901,7 @@ class InboxView(QWidget):
         self.buttons = QBoxLayout(QBoxLayout.Direction.LeftToRight)
         self.buttons.addStretch(1)
         self.buttons.addWidget(self.grant_button)
+        self.buttons.addWidget(self.skip_button)
         self.buttons.addWidget(self.reject_button)
         self.buttons.addWidget(self.answer_button)
         meta_row = QHBoxLayout()
@@ -957,6 +963,7 @@ class InboxView(QWidget):
         self.grant_button.clicked.connect(self.grant_selected)
         self.reject_button.clicked.connect(self.reject_selected)
         self.answer_button.clicked.connect(self.answer_selected)
+        self.skip_button.clicked.connect(self.skip_selected)
         for widget in (
             self.table,
             self.reason_edit,
@@ -967,6 +974,7 @@ class InboxView(QWidget):
             self.grant_button,
             self.reject_button,
             self.answer_button,
+            self.skip_button,
             self.kind_combo,
             self.space_combo,
             self.status_combo,
@@ -1003,7 +1011,11 @@ class InboxView(QWidget):
         )
 
     def _fit_buttons(self) -> None:
-        shown = [b for b in (self.grant_button, self.reject_button, self.answer_button) if not b.isHidden()]
+        shown = [
+            b
+            for b in (self.grant_button, self.skip_button, self.reject_button, self.answer_button)
+            if not b.isHidden()
+        ]
         needed = sum(b.sizeHint().width() for b in shown) + 40
         narrow = self.detail.width() < needed
         self.buttons.setDirection(
@@ -1209,7 +1221,9 @@ class InboxView(QWidget):
         """A reject asks for its reason inline first; the second reject goes through."""
         self._show_due_detail()
         a = self.selected_approval()
-        if a is None or a.status is not ApprovalStatus.PENDING or REJECT not in inbox_kind(a.kind).actions:
+        if a is None or a.status is not ApprovalStatus.PENDING:
+            return
+        if "reject" not in {action.name for action in inbox_kind(a.kind).actions}:
             return
         if not self.reason_edit.text().strip() and not self._reject_armed:
             self._reject_armed = True
@@ -1222,6 +1236,17 @@ class InboxView(QWidget):
             self.reason_edit.setFocus()
             return
         self._decide("reject")
+
+    def skip_selected(self) -> None:
+        """Skip a plan step: a grant of the ``step`` item with ``step_action=skip``."""
+        self._show_due_detail()
+        a = self.selected_approval()
+        if a is None or a.status is not ApprovalStatus.PENDING or SKIP_STEP not in inbox_kind(a.kind).actions:
+            return
+        reason = self.reason_edit.text().strip()
+        self.reason_edit.clear()
+        self._disarm()
+        self.decision_requested.emit(a.id, "grant", reason, {"step_action": "skip"})
 
     def answer_selected(self) -> None:
         self._show_due_detail()
@@ -1299,8 +1324,14 @@ class InboxView(QWidget):
     def _disarm(self) -> None:
         self._reject_armed = False
         self.prompt_label.hide()
-        self.reject_button.setText(_button_text(REJECT))
+        self.reject_button.setText(_button_text(self._action("reject", REJECT)))
         self._fit_buttons()
+
+    def _action(self, name: str, default: Any) -> Any:
+        """The selected kind's own wording of a decision ("Retry" for a plan step's grant)."""
+        a = self.selected_approval()
+        actions = inbox_kind(a.kind).actions if a is not None else ()
+        return next((x for x in actions if x.name == name), default)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self._table_viewport and event.type() == QEvent.Type.Resize:
@@ -1322,6 +1353,10 @@ class InboxView(QWidget):
         mods = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
         ctrl = Qt.KeyboardModifier.ControlModifier
         shift = Qt.KeyboardModifier.ShiftModifier
+        alt = Qt.KeyboardModifier.AltModifier
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and mods == ctrl | alt:
+            self.skip_selected()
+            return True
         if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and mods in (ctrl, ctrl | shift):
             a = self.selected_approval()
             if a is not None and mods == ctrl:
@@ -1429,7 +1464,7 @@ class InboxView(QWidget):
             self.body_view.clear()
             self.diff_label.hide()
             self.diff_view.hide()
-            for b in (self.grant_button, self.reject_button, self.answer_button):
+            for b in (self.grant_button, self.reject_button, self.answer_button, self.skip_button):
                 b.hide()
             self.grant_fields.hide()
             self.scope_bar.set_approval(None)
@@ -1459,7 +1494,11 @@ class InboxView(QWidget):
         self.grant_button.setVisible("grant" in names)
         self.reject_button.setVisible("reject" in names)
         self.answer_button.setVisible("answer" in names)
-        for b in (self.grant_button, self.reject_button, self.answer_button):
+        self.skip_button.setVisible("skip" in names)
+        if not self._reject_armed:
+            self.grant_button.setText(_button_text(self._action("grant", GRANT)))
+            self.reject_button.setText(_button_text(self._action("reject", REJECT)))
+        for b in (self.grant_button, self.reject_button, self.answer_button, self.skip_button):
             b.setEnabled(pending)
         self.reason_edit.setEnabled(pending)
         self.reason_edit.setVisible(pending)

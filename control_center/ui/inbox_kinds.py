@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
+from control_center.core.forecast import PlanForecast, describe, words_seconds, words_tokens
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,11 @@ class DecideAction:
 GRANT = DecideAction("grant", "Grant", "Ctrl+Return", "approve")
 REJECT = DecideAction("reject", "Reject", "Ctrl+Shift+Return", "reject")
 ANSWER = DecideAction("answer", "Send answer", "Ctrl+Return", "approve")
+#: A plan step that needs the operator: grant retries it, skip grants with ``step_action=skip``,
+#: reject cancels the rest of the run.
+RETRY_STEP = DecideAction("grant", "Retry", "Ctrl+Return", "approve")
+SKIP_STEP = DecideAction("skip", "Skip", "Ctrl+Alt+Return", "stop")
+CANCEL_REST = DecideAction("reject", "Cancel the rest", "Ctrl+Shift+Return", "reject")
 
 
 @dataclass(frozen=True)
@@ -110,7 +116,16 @@ def _plan_exit(a: Approval) -> Detail:
 def _plan(a: Approval) -> Detail:
     p = a.payload
     nodes = [n for n in p.get("nodes") or [] if isinstance(n, dict)]
+    forecast = PlanForecast.from_json(p.get("forecast"))
     parts = [f"<p><b>Goal</b> {_e(p.get('goal', ''))}</p>"]
+    if forecast is not None:
+        # The decision's cost first: what approving will likely spend, and how that is known.
+        usd = describe(forecast.usd, "usd") if forecast.usd else "cost unknown (no priced history)"
+        parts.append(
+            f"<p><b>Forecast</b> {_e(describe(forecast.tokens, 'tokens'))} · {_e(usd)} · "
+            f"{_e(describe(forecast.seconds, 'seconds'))} at {forecast.concurrency} at a time<br/>"
+            f"<i>{_e(forecast.method())}; ranges are the spread of those samples.</i></p>"
+        )
     if p.get("plan_id"):
         parts.append(
             f"<p><a href='plan:{_e(p['plan_id'])}'>"
@@ -121,8 +136,76 @@ def _plan(a: Approval) -> Detail:
         deps = n.get("depends_on") or []
         after = f" <i>after {_e(', '.join(map(str, deps)))}</i>" if deps else ""
         desc = f"<br/>{_e(n['description'])}" if n.get("description") else ""
-        items.append(f"<li><b>{_e(n.get('key', ''))}</b> — {_e(n.get('title', ''))}{after}{desc}</li>")
+        node_forecast = forecast.node(str(n.get("key"))) if forecast is not None else None
+        estimate = ""
+        if node_forecast is not None:
+            cost = f" · ${node_forecast.usd.value:.2f}" if node_forecast.usd else ""
+            estimate = (
+                f"<br/><i>≈ {_e(words_tokens(node_forecast.tokens.value))} tokens{_e(cost)} · "
+                f"{_e(words_seconds(node_forecast.seconds.value))} ({_e(node_forecast.basis)})</i>"
+            )
+        items.append(
+            f"<li><b>{_e(n.get('key', ''))}</b> — {_e(n.get('title', ''))}{after}{desc}"
+            f"{_checks_html(n.get('checks'))}{estimate}</li>"
+        )
     parts.append(f"<p><b>{len(nodes)} steps</b></p><ol>{''.join(items)}</ol>")
+    return Detail("".join(parts))
+
+
+def _checks_html(checks: Any) -> str:
+    """A node's acceptance checks, each as "`command` exits 0 and prints /pattern/"."""
+    if not isinstance(checks, list) or not checks:
+        return ""
+    lines = []
+    for c in checks:
+        if not isinstance(c, dict):
+            continue
+        command = c.get("command")
+        label = " ".join(map(str, command)) if isinstance(command, list) else str(command or "")
+        expect = f" exits {_e(c.get('expect_exit', 0))}"
+        if c.get("expect_output"):
+            expect += f" and prints <code>/{_e(c['expect_output'])}/</code>"
+        lines.append(f"<li><code>{_e(label)}</code>{expect}</li>")
+    return f"<br/><i>Done when:</i><ul style='margin-top:0'>{''.join(lines)}</ul>"
+
+
+def _step(a: Approval) -> Detail:
+    """A plan step that needs the operator: its failed checks, or the files its merge conflicts in."""
+    p = a.payload
+    parts = [
+        f"<p>Step <b>{_e(p.get('node', ''))}</b> ({_e(p.get('title', ''))}) "
+        f"of <b>{_e(p.get('pipeline', ''))}</b>"
+    ]
+    if p.get("reason") == "conflict":
+        files = [str(f) for f in p.get("files") or []]
+        parts.append(
+            " could not be merged into the plan's branch: it conflicts with what other steps merged.</p>"
+        )
+        parts.append(
+            "<p><b>Conflicting files</b></p><ul>" + "".join(f"<li><code>{_e(f)}</code></li>" for f in files)
+        )
+        parts.append(
+            "</ul><p>Retry lets its agent resolve the conflict in its own worktree; skip leaves its work "
+            "out and runs the rest; cancel stops the plan.</p>"
+        )
+        return Detail("".join(parts))
+    parts.append(" still fails its acceptance checks after its fix turn(s).</p>")
+    rows = []
+    for c in p.get("checks") or []:
+        if not isinstance(c, dict):
+            continue
+        mark = "✓" if c.get("passed") else "✗"
+        output = str(c.get("output") or "").strip()
+        rows.append(
+            f"<li>{mark} {_e(c.get('verdict', ''))}"
+            + (_pre(output[-1500:]) if output and not c.get("passed") else "")
+            + "</li>"
+        )
+    parts.append(f"<p><b>Checks</b></p><ul>{''.join(rows)}</ul>")
+    parts.append(
+        "<p>Retry gives its agent one more turn with the failure; skip marks it skipped and runs what "
+        "depends on it; cancel stops the plan.</p>"
+    )
     return Detail("".join(parts))
 
 
@@ -257,6 +340,14 @@ KINDS: dict[ApprovalKind, InboxKind] = {
             _budget,
             BUDGET_RAISE,
             _budget_raise,
+        ),
+        InboxKind(
+            ApprovalKind.STEP,
+            "Plan step",
+            "warning",
+            (RETRY_STEP, SKIP_STEP, CANCEL_REST),
+            "Reason (recorded; cancel stops the rest of the plan)",
+            _step,
         ),
     )
 }

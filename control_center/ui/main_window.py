@@ -50,6 +50,7 @@ from control_center.core.profiles import profile_for
 from control_center.core.records import Space
 from control_center.core.space_state import SpaceActivity, SpaceState, overall
 from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
+from control_center.core.transports import TRANSPORTS
 from control_center.harness.attachments import images_dir
 from control_center.runtime import TRANSCRIPT_PAGE, TranscriptPage, TurnNotStarted, WorkspaceRuntime
 from control_center.ui import geometry, theme
@@ -64,6 +65,7 @@ from control_center.ui.message_queue import MessageQueue
 from control_center.ui.notifier import Notifier
 from control_center.ui.operations import Operations
 from control_center.ui.retry_line import MODEL_RETRY_ITEM, RetryLine
+from control_center.ui.rewind_ui import RewindActions
 from control_center.ui.rules_view import RulesView
 from control_center.ui.side_tabs import SideTabs
 from control_center.ui.space_list import SpaceListModel, SpaceListView
@@ -166,6 +168,8 @@ class MainWindow(QMainWindow):
         self.operations = Operations(self._on_error, self)
         self._current: Space | None = None
         self._os_layer: bool | None = None  # unknown until the probe answers (off this thread)
+        #: Each CLI transport's problem (missing, not executable, untested version), once checked.
+        self._cli_problems: dict[Transport, str | None] = {}
         self.operations.run(runtime.probe_os_layer(), self._on_os_layer_probed, what="bubblewrap probe")
         self._spaces: dict[str, Space] = {}
         self._live_text: dict[str, str] = {}  # space id -> streaming item id
@@ -189,6 +193,7 @@ class MainWindow(QMainWindow):
         self.setMinimumSize(*MINIMUM_WINDOW)
         geometry.place(self, GEOMETRY_NAME)  # as last time on this screen, inside it
         self._build()
+        self.rewind_actions = RewindActions(self)
         self._connect()
         self._build_menus()
         if runtime.read_only:  # a banner, and every control that would write off for good
@@ -238,8 +243,8 @@ class MainWindow(QMainWindow):
             self.autonomy_combo.addItem(level.value.replace("_", " "), level.value)
         self.transport_combo = QComboBox()
         self.transport_combo.setObjectName("spaceTransportCombo")
-        self.transport_combo.addItem("Built-in harness", Transport.BUILTIN.value)
-        self.transport_combo.addItem("Claude Code", Transport.CLAUDE_CODE.value)
+        for spec in TRANSPORTS.values():
+            self.transport_combo.addItem(spec.label, spec.name.value)
         header = QHBoxLayout()
         header.setContentsMargins(8, 6, 8, 0)
         header.addWidget(self.space_title, 1)  # takes the free room, elides when there is none
@@ -403,6 +408,7 @@ class MainWindow(QMainWindow):
         self.conversation_view.verticalScrollBar().valueChanged.connect(self._on_conversation_scrolled)
         self.conversation_view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.conversation_view.customContextMenuRequested.connect(self._conversation_menu)
+        self.side_tabs.changes_panel.comments.send_requested.connect(self.send_message)
         self.inbox.decision_requested.connect(self._on_inbox_decision)
         # @ files, / commands, images, Up history and drafts (ui/composer_assist.py)
         thumbnails().folder = images_dir(self.runtime.ws.root)
@@ -463,6 +469,7 @@ class MainWindow(QMainWindow):
         action(view_menu, "Conversation", lambda: self.tabs.setCurrentIndex(0), "Ctrl+1")
         action(view_menu, "Plan Studio", self._show_plan_tab, "Ctrl+2")
         action(view_menu, "Review", self._show_review_tab, "Ctrl+3")
+        action(view_menu, "Changes", self.side_tabs.show_changes, "Ctrl+4")
         appearance_menu = view_menu.addMenu("Appearance")
         self.appearance_actions = QActionGroup(self)
         for name, label in theme.APPEARANCE_LABELS.items():
@@ -880,9 +887,29 @@ class MainWindow(QMainWindow):
         until the OS-layer probe has answered, the conservative reading."""
         os_layer = bool(self._os_layer)
         guarantee = guarantee_for(profile_for(mode), transport, os_layer)
-        self.composer.set_transport_note(operator_note(profile_for(mode), transport, os_layer))
+        spec = TRANSPORTS[transport]
+        if spec.cli_setting is not None and transport not in self._cli_problems:
+            # Found, executable, the tested version? Asked off this thread; the line follows.
+            self._cli_problems[transport] = None
+            self.operations.run(
+                self.runtime.check_cli(transport),
+                lambda problem, t=transport: self._on_cli_checked(t, problem),
+                what=f"{spec.label} CLI check",
+            )
+        problem = self._cli_problems.get(transport)
+        note = operator_note(profile_for(mode), transport, os_layer)
+        if problem:
+            from control_center.harness.cli_check import problem_line
+
+            note = problem_line(spec, problem)
+        self.composer.set_transport_note(note)
         self.composer.note_label.setToolTip(guarantee.summary)
         self.transport_combo.setToolTip(f"{guarantee.summary}\nHolding: {layers_line(guarantee)}")
+
+    def _on_cli_checked(self, transport: Transport, problem: str | None) -> None:
+        self._cli_problems[transport] = problem
+        if self._current is not None and Transport(self.transport_combo.currentData()) is transport:
+            self._show_guarantee(self._current.mode, transport)
 
     def _on_os_layer_probed(self, available: bool) -> None:
         self._os_layer = available
@@ -1249,6 +1276,7 @@ class MainWindow(QMainWindow):
             menu.addAction("Show the messages this summary replaced…", lambda: self.show_replaced(item))
         if self._current is not None:
             menu.addAction("Compact the conversation now", self.compact_conversation)
+        self.rewind_actions.add_to_menu(menu, item)
         menu.exec(self.conversation_view.viewport().mapToGlobal(pos))
 
     def open_tool_output(self, item_id: str) -> Any:
@@ -1389,6 +1417,20 @@ class MainWindow(QMainWindow):
     def _on_inbox_decision(
         self, approval_id: str, decision: str, reason: str, options: dict[str, Any] | None = None
     ) -> None:
+        shown = self.inbox.selected_approval()
+        if (
+            decision == "grant"
+            and shown is not None
+            and shown.id == approval_id
+            and shown.kind is ApprovalKind.PLAN
+        ):
+            from control_center.core.forecast import PlanForecast
+            from control_center.ui.plan_run_view import confirm_budget
+
+            # A plan approved under a budget below its forecast asks once.
+            forecast = PlanForecast.from_json(shown.payload.get("forecast"))
+            if not confirm_budget(self, forecast, self.runtime.settings.plan_budget()):
+                return
         self.decide(approval_id, Decision(decision), reason or None, options)
 
     def decide(
@@ -1496,6 +1538,9 @@ class MainWindow(QMainWindow):
         if dialog.exec():
             dialog.apply()
             self._save_settings()
+            self._cli_problems.clear()  # a CLI setting may have changed: checked again
+            if self._current is not None:
+                self._show_guarantee(self._current.mode, Transport(self.transport_combo.currentData()))
             self.inbox.set_timeouts(self.runtime.settings.approval_timeouts)
 
     def _save_settings(self) -> None:

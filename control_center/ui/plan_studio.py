@@ -58,6 +58,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from control_center.core.forecast import PlanForecast
 from control_center.core.modes import Mode
 from control_center.core.pipeline import BudgetUse
 from control_center.core.plan import PlanGraph, PlanNode
@@ -78,6 +79,7 @@ from control_center.ui.plan_paths import Overview as _Overview
 from control_center.ui.plan_paths import Piece as _Piece
 from control_center.ui.plan_paths import cut as _cut
 from control_center.ui.plan_paths import draw_overview, gap_pieces, traced
+from control_center.ui.plan_run_view import checks_html, estimate_html, forecast_line
 from control_center.ui.widgets import add_command, add_spacer, overflow_toolbar
 
 #: Plans up to this many nodes are laid out at once (tens of milliseconds); larger ones off the
@@ -163,6 +165,7 @@ STATUS_COLORS: dict[str, str] = {
     "failed": "#e5484d",
     "blocked": "#f2994a",
     "cancelled": "#a06cd5",
+    "skipped": "#b0a36a",
 }
 _UNKNOWN_STATUS_COLOR = "#8e959e"
 MARKER_COLORS: dict[str, str] = {"new": "#27ae60", "changed": "#f2994a"}
@@ -926,6 +929,8 @@ class PlanStudioView(QWidget):
     cancel_run_requested = Signal()
     #: the operator follows a node's turn link: (space id, turn id)
     open_turn_requested = Signal(str, str)
+    #: (space id, turn id): show what that node's turn changed (the Changes tab, filtered).
+    open_changes_requested = Signal(str, str)
     #: The shown plan is laid out and every node and edge is in the scene.
     plan_ready = Signal()
     #: What the cards and edges show as lit: (the related nodes or None, the critical path).
@@ -1040,8 +1045,25 @@ class PlanStudioView(QWidget):
         self.budget_terms.setWordWrap(True)
         self.budget_terms.hide()
         box.addWidget(self.budget_terms)
+        # The forecast of the plan's work (and its actual once it ran): plan_run_view.py.
+        self.forecast_label = QLabel(objectName="planForecastLabel")
+        self.forecast_label.setWordWrap(True)
+        self.forecast_label.hide()
+        box.addWidget(self.forecast_label)
         self._approval_budget = "no budget"
+        self._forecast: PlanForecast | None = None
+        self._actuals: dict[str, Any] = {}
         return box
+
+    def set_run_extras(self, forecast: PlanForecast | None, actuals: Mapping[str, Any]) -> None:
+        """The plan's forecast and what each node actually took (NodeActual values): the header's
+        forecast line, and each node's checks, estimate and actual in its details."""
+        self._forecast = forecast
+        self._actuals = dict(actuals)
+        spent = sum(a.tokens for a in self._actuals.values()) if self._actuals else None
+        self.forecast_label.setText(forecast_line(forecast, spent))
+        self.forecast_label.setVisible(forecast is not None)
+        self._show_details(self.selected_key())
 
     def set_approval_budget(self, words: str) -> None:
         """The budget an approval of this plan gives its work, in words ("no budget" when none);
@@ -1134,6 +1156,12 @@ class PlanStudioView(QWidget):
         )
         self.side_run.linkActivated.connect(self._open_turn_link)
         self.side_run.setAccessibleName("The node's turn")
+        self.side_checks = QLabel(objectName="planSideChecks")
+        self.side_checks.setTextFormat(Qt.TextFormat.RichText)
+        self.side_estimate = QLabel(objectName="planSideEstimate")
+        self.side_estimate.setTextFormat(Qt.TextFormat.RichText)
+        for label in (self.side_checks, self.side_estimate):
+            label.setWordWrap(True)
         for label in (self.side_key, self.side_title, self.side_description, self.side_run):
             label.setWordWrap(True)
         for label in (self.side_key, self.side_title, self.side_description):
@@ -1161,6 +1189,8 @@ class PlanStudioView(QWidget):
         box.addWidget(self.side_key)
         box.addWidget(self.side_status)
         box.addWidget(self.side_run)
+        box.addWidget(self.side_checks)
+        box.addWidget(self.side_estimate)
         box.addWidget(self.side_description)
         box.addWidget(self.deps_caption)
         box.addWidget(self.side_dependencies, 1)
@@ -1620,6 +1650,7 @@ class PlanStudioView(QWidget):
             self.side_key,
             self.side_status,
             self.side_run,
+            self.side_checks,
             self.side_description,
             self.deps_caption,
             self.side_dependencies,
@@ -1635,6 +1666,7 @@ class PlanStudioView(QWidget):
             self.side_placeholder.setText(self._overview())
             for w in (self.side_title, self.side_key, self.side_status, self.side_run, self.side_description):
                 w.clear()
+            self.side_estimate.hide()
             return
         status = self._node_items[node.key].status
         item = self._node_items[node.key]
@@ -1644,6 +1676,12 @@ class PlanStudioView(QWidget):
             f'Status: <span style="color:{status_color(status).name()}">■</span> {status}'
         )
         self.side_run.setText(self._run_text(node.key))
+        actual = self._actuals.get(node.key)
+        colours = (STATUS_COLORS["done"], STATUS_COLORS["failed"])
+        self.side_checks.setText(checks_html(node, actual, colours))
+        estimate = estimate_html(self._forecast, node.key, actual)
+        self.side_estimate.setText(estimate)
+        self.side_estimate.setVisible(bool(estimate))
         self.side_description.setText(node.description or "No description.")
         for dep in node.depends_on:
             self._add_link(self.side_dependencies, dep)
@@ -1673,13 +1711,17 @@ class PlanStudioView(QWidget):
             return "Not run yet."
         started = run.started_at[:16].replace("T", " ")
         tokens = f"{run.tokens:,} tokens" + (f" · ${run.cost_usd:.4f}" if run.cost_usd else "")
-        link = f'<a href="turn:{run.space_id or ""}:{run.turn_id}">Open its turn in the conversation</a>'
+        link = (
+            f'<a href="turn:{run.space_id or ""}:{run.turn_id}">Open its turn in the conversation</a>'
+            f' · <a href="changes:{run.space_id or ""}:{run.turn_id}">Show its changes</a>'
+        )
         return f"Ran {started} · {run.status.replace('_', ' ')} · {tokens}<br>{link}"
 
     def _open_turn_link(self, href: str) -> None:
-        _scheme, space_id, turn_id = ([*href.split(":", 2), "", ""])[:3]
+        scheme, space_id, turn_id = ([*href.split(":", 2), "", ""])[:3]
         if turn_id:
-            self.open_turn_requested.emit(space_id, turn_id)
+            signal = self.open_changes_requested if scheme == "changes" else self.open_turn_requested
+            signal.emit(space_id, turn_id)
 
     @staticmethod
     def _add_note(lst: QListWidget, text: str) -> None:

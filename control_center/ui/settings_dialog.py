@@ -32,14 +32,17 @@ from PySide6.QtWidgets import (
 
 from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.profiles import profile_for
+from control_center.core.transports import TRANSPORTS, TransportSpec
 from control_center.harness.environment import withheld_names
 from control_center.harness.providers.openai_provider import REASONING_EFFORTS
 from control_center.harness.providers.registry import PROVIDERS
 from control_center.harness.providers.retry import RetryPolicy
 from control_center.harness.settings import (
     MAX_BUDGET_USD,
+    MAX_CHECK_RETRIES,
     MAX_MODEL_RETRIES,
     MAX_OUTPUT_TOKENS,
+    MAX_PLAN_CONCURRENCY,
     MAX_STEPS,
     MAX_TOKENS_PER_RUN,
     AppSettings,
@@ -76,6 +79,28 @@ def _provider_combo(current: str, auto_label: str) -> QComboBox:
         combo.addItem(spec.label, name)
     combo.setCurrentIndex(max(0, combo.findData(current)))
     return combo
+
+
+def _cli_status(edit: QLineEdit, spec: TransportSpec) -> QLabel:
+    """The CLI the transport would start, as resolved from ``edit`` (the setting, else PATH) by
+    its declared finder: its real path and the version its tests ran, or the one-line problem."""
+    import importlib
+
+    module, _, name = spec.find_cli.partition(":")
+    find = getattr(importlib.import_module(module), name)
+    label = QLabel(objectName=f"{spec.name.value}CliStatus")
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+    def show() -> None:
+        path, problem = find(edit.text().strip() or None)
+        text = problem or f"Starts {path} (tested with {spec.tested_version})"
+        # One line (a long path would wrap into a tall gap in the form): the whole of it on hover.
+        label.setText(label.fontMetrics().elidedText(text, Qt.TextElideMode.ElideMiddle, 640))
+        label.setToolTip(text)
+
+    edit.textChanged.connect(show)
+    show()
+    return label
 
 
 def _spin(low: int, high: int, value: int, tip: str = "") -> QSpinBox:
@@ -132,17 +157,23 @@ class SettingsDialog(QDialog):
         self.provider = _provider_combo(settings.provider, "Automatic (Anthropic when a key exists)")
         self.provider.setObjectName("providerCombo")
         self.transport = QComboBox()
-        self.transport.addItem("Built-in harness (full enforcement)", Transport.BUILTIN.value)
-        self.transport.addItem(
-            "Claude Code (OS layer + hook in read-only modes)", Transport.CLAUDE_CODE.value
-        )
+        for spec in TRANSPORTS.values():
+            self.transport.addItem(spec.settings_label, spec.name.value)
         self.transport.setCurrentIndex(self.transport.findData(settings.default_transport.value))
         self.autonomy = QComboBox()
         for level in Autonomy:
             self.autonomy.addItem(level.value, level.value)
         self.autonomy.setCurrentIndex(self.autonomy.findData(settings.default_autonomy.value))
-        self.claude_cli = QLineEdit(settings.claude_cli or "")
-        self.claude_cli.setPlaceholderText("default: claude on PATH")
+        #: Each transport's CLI setting (from its declaration), with the CLI it would start.
+        self.cli_edits: dict[str, tuple[TransportSpec, QLineEdit, QLabel]] = {}
+        for spec in TRANSPORTS.values():
+            if spec.cli_setting is None:
+                continue
+            edit = QLineEdit(getattr(settings, spec.cli_setting) or "")
+            edit.setObjectName(f"{spec.name.value}Cli")
+            edit.setPlaceholderText(f"default: {spec.cli_command} on PATH")
+            self.cli_edits[spec.cli_setting] = (spec, edit, _cli_status(edit, spec))
+        self.claude_cli = self.cli_edits["claude_cli"][1]
         self.model_retries = _spin(
             -1, MAX_MODEL_RETRIES, -1 if settings.model_retries is None else settings.model_retries
         )
@@ -167,7 +198,9 @@ class SettingsDialog(QDialog):
         form.addRow("Anthropic endpoint in use", self.endpoint_status)
         form.addRow("Provider", self.provider)
         form.addRow("Retries of a failed call", self.model_retries)
-        form.addRow("Claude Code CLI", self.claude_cli)
+        for spec, edit, status in self.cli_edits.values():
+            form.addRow(f"{spec.label} CLI", edit)
+            form.addRow("", status)
         # Credentials stay with the operator: tools, gates and Claude Code see none of them unless
         # named here (harness.environment).
         self.allowed_env = QLineEdit(", ".join(settings.allowed_env))
@@ -190,6 +223,7 @@ class SettingsDialog(QDialog):
         dform.addRow("Transport", self.transport)
         dform.addRow("Autonomy", self.autonomy)
         dform.addRow("Plan budget", self._build_plan_budget(settings))
+        dform.addRow("Plan steps at once", self._build_plan_runs(settings))
         timeouts = self._build_timeouts(settings)
 
         # where a worktree opens, and where pull requests go (launch.py, land.py)
@@ -280,6 +314,29 @@ class SettingsDialog(QDialog):
         layout.addWidget(buttons)
         fit_dialog(self, QSize(1040, 740))  # all of it, where the screen has the room
 
+    def _build_plan_runs(self, settings: AppSettings) -> QHBoxLayout:
+        """How many independent plan nodes run at once, and the fix turns a failed check earns."""
+        self.plan_concurrency = _spin(1, MAX_PLAN_CONCURRENCY, settings.plan_concurrency)
+        self.plan_concurrency.setObjectName("planConcurrency")
+        self.plan_concurrency.setAccessibleName("Plan steps at once")
+        self.plan_concurrency.setToolTip(
+            "Independent nodes of an approved plan that run at the same time. 1: one after another "
+            "in the plan's space; more: each node in a worktree of its own, merged back in order"
+        )
+        self.plan_check_retries = _spin(0, MAX_CHECK_RETRIES, settings.plan_check_retries)
+        self.plan_check_retries.setObjectName("planCheckRetries")
+        self.plan_check_retries.setPrefix("fix turns after failed checks: ")
+        self.plan_check_retries.setAccessibleName("Fix turns after failed checks")
+        self.plan_check_retries.setToolTip(
+            "Turns a plan node's agent gets to fix its work when its checks fail, before the node "
+            "waits for you in the Inbox"
+        )
+        row = QHBoxLayout()
+        row.addWidget(self.plan_concurrency)
+        row.addWidget(self.plan_check_retries)
+        row.addStretch(1)
+        return row
+
     def _build_timeouts(self, settings: AppSettings) -> QGroupBox:
         """Per kind, minutes a pending Inbox item waits before it expires to its safe default
         (0: never). Settings keep seconds (``approval_timeout.<kind>``)."""
@@ -296,6 +353,7 @@ class SettingsDialog(QDialog):
             ApprovalKind.ORCHESTRATION: "Orchestration proposal",
             ApprovalKind.QUESTION: "Agent's question",
             ApprovalKind.BUDGET: "Paused budget",
+            ApprovalKind.STEP: "Plan step that needs you",
         }
         for kind in ApprovalKind:
             seconds = settings.approval_timeouts.get(kind)
@@ -450,7 +508,8 @@ class SettingsDialog(QDialog):
         s.provider = str(self.provider.currentData())
         s.default_transport = Transport(self.transport.currentData())
         s.default_autonomy = Autonomy(self.autonomy.currentData())
-        s.claude_cli = self.claude_cli.text().strip() or None
+        for setting, (_spec, edit, _status) in self.cli_edits.items():
+            setattr(s, setting, edit.text().strip() or None)
         for field_name, edit in self.open_programs.items():
             value = edit.text().strip() or None
             if field_name == "github_api_url" and value and not value.startswith(("http://", "https://")):
@@ -460,6 +519,8 @@ class SettingsDialog(QDialog):
         s.model_retries = None if retries < 0 else retries
         s.plan_budget_tokens = self.plan_budget_tokens.value() or None
         s.plan_budget_usd = round(self.plan_budget_usd.value(), 2) or None
+        s.plan_concurrency = self.plan_concurrency.value()
+        s.plan_check_retries = self.plan_check_retries.value()
         s.agent_network = self.agent_network.isChecked()
         s.agent_writable = AppSettings.parse_folders(self.agent_writable.text(), "Also writable")
         for kind, spin in self.timeouts.items():

@@ -18,7 +18,9 @@ from control_center.core.plan_layout import diff_plans
 from control_center.core.records import Space
 from control_center.runtime import PlanVersion, SideData, WorkspaceRuntime
 from control_center.ui import theme
+from control_center.ui.changes_view import ChangesPanel
 from control_center.ui.operations import Operations
+from control_center.ui.plan_run_view import confirm_budget
 
 
 def _scrollable(panel: QWidget) -> QScrollArea:
@@ -82,10 +84,19 @@ class SideTabs:
         self._focus: str | None = None
         #: Selects a space in the window (a Plan Studio node's turn link opens its room).
         self.select_space: Callable[[str], None] | None = None
+        #: Every space has a Changes tab (its worktree against its base, turn by turn).
+        self.changes_panel = ChangesPanel(runtime, operations)
+        self.tabs.addTab(self.changes_panel, theme.icon("branch"), "Changes")
 
     # -- loading
     def refresh(self, space: Space) -> None:
+        self.changes_panel.show_space(space.id)
         self._read(space, None)
+
+    def show_changes(self, turn_id: str | None = None) -> None:
+        """The Changes tab, filtered to one turn's changes (or all)."""
+        self.tabs.setCurrentWidget(self.changes_panel)
+        self.changes_panel.set_filter(turn_id)
 
     def show_plan(self, plan_id: str) -> None:
         space = self.current_space()
@@ -151,6 +162,7 @@ class SideTabs:
             studio.retry_node_requested.connect(self._retry)
             studio.cancel_run_requested.connect(self._cancel)
             studio.open_turn_requested.connect(lambda space_id, _turn: self._open_turn(space_id))
+            studio.open_changes_requested.connect(self._open_changes)
             self.plan_studio = studio
             self.tabs.addTab(_scrollable(studio), theme.icon("plan"), "Plan Studio")
         return studio
@@ -169,6 +181,7 @@ class SideTabs:
         pipeline_id = data.pipeline_of.get(shown.id)
         studio.set_budget(data.budget_use.get(pipeline_id) if pipeline_id else None)
         studio.set_approval_budget(describe_budget(self.runtime.settings.plan_budget()))
+        studio.set_run_extras(data.forecasts.get(shown.id), data.actuals.get(shown.id, {}))
         if focus_plan:
             self.tabs.setCurrentWidget(tab_of(studio))
         if first_view:  # refreshes while work runs keep the operator's zoom and pan
@@ -180,6 +193,14 @@ class SideTabs:
         if space_id and self.select_space is not None and (current is None or current.id != space_id):
             self.select_space(space_id)
         self.tabs.setCurrentIndex(0)
+
+    def _open_changes(self, space_id: str, turn_id: str) -> None:
+        """A node's "Show its changes" link: the Changes tab of its room, filtered to its turn."""
+        current = self.current_space()
+        if space_id and self.select_space is not None and (current is None or current.id != space_id):
+            self.select_space(space_id)
+        self.changes_panel.show_turn_when_read(turn_id)
+        self.tabs.setCurrentWidget(self.changes_panel)
 
     # -- Pipelines (the orchestration view)
     def _apply_pipelines(self, data: SideData) -> None:
@@ -202,6 +223,10 @@ class SideTabs:
 
     def _decide_plan(self, decision: Decision, reason: str | None) -> None:
         shown = self._plan_shown
+        if shown is not None and shown.approval_id and decision is Decision.GRANT:
+            forecast = self._data.forecasts.get(shown.id) if self._data is not None else None
+            if not confirm_budget(self.plan_studio, forecast, self.runtime.settings.plan_budget()):
+                return
         if shown is not None and shown.approval_id:
             future = self.runtime.decide(shown.approval_id, decision, reason)
             space = self.current_space()

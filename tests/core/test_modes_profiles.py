@@ -27,7 +27,7 @@ def test_exactly_four_modes_with_contract_values() -> None:
 
 def test_autonomy_levels_and_transports_use_the_cli_spelling() -> None:
     assert [a.value for a in Autonomy] == ["ask", "auto_edit", "auto", "yolo"]
-    assert {t.value for t in Transport} == {"builtin", "claude-code"}
+    assert {t.value for t in Transport} == {"builtin", "claude-code", "codex"}
 
 
 def test_tiers_are_ordered_read_write_execute() -> None:

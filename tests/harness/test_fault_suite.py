@@ -14,8 +14,10 @@ import multiprocessing
 import os
 import random
 import sqlite3
+import subprocess
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ from control_center.core.approvals import ApprovalStatus
 from control_center.core.events import TurnStatus
 from control_center.core.modes import Autonomy, Mode
 from control_center.core.pipeline import NodeStatus, NodeType, PipelineNodeSpec, PipelineSpec
+from control_center.core.plan import PlanCheck
 from control_center.pipeline.service import pipeline_view
 from control_center.workspace import Workspace
 from tests.harness.faults import (
@@ -399,3 +402,100 @@ def test_an_interrupted_turn_reports_a_started_call_as_unknown(tmp_path: Path) -
     results = [m for m in after["messages"] if m.kind == "tool_result"]
     assert len(results) == 1
     assert "MAY HAVE RUN" in results[0].text
+
+
+# -- parallel plan nodes: the same kills while two chains run at once in their own worktrees ------
+
+PARALLEL_TRIALS = int(os.environ.get("CC_FAULT_PARALLEL_TRIALS", str(max(1, TRIALS // 4))))
+PARALLEL_KEYS = ("a1", "a2", "b1", "b2")
+
+
+def _parallel_script() -> list[Any]:
+    """Each node runs one command that needs approval (the space asks), appending its key once
+    to its own file, then ends: a second line in a file is a second run."""
+    script: list[Any] = []
+    for key in PARALLEL_KEYS:
+        script.append([call("run_command", tool_id=f"toolu_{key}", command=f"echo {key} >> {key}.log")])
+        script.append(text(f"{key} done"))
+    return script
+
+
+def _check_parallel_invariants(root: Path, pipeline_id: str, space_id: str, trial: str) -> None:
+    conn = sqlite3.connect(root / "workspace.db")
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok", trial
+        journal = conn.execute("SELECT turn_id, call_id, count(*) FROM tool_call GROUP BY 1, 2").fetchall()
+    finally:
+        conn.close()
+    assert all(n == 1 for _t, _c, n in journal), trial
+    ws = Workspace.open(root)
+    try:
+        view = pipeline_view(ws, pipeline_id)
+        assert view.status == "completed", f"{trial}: ended {view.status}"
+        assert set(view.statuses.values()) == {NodeStatus.DONE}, f"{trial}: {dict(view.statuses)}"
+        assert dict(view.outputs) == {k: f"{k} done" for k in PARALLEL_KEYS}, trial
+        space = ws.store.space(space_id)
+        assert space is not None
+        run_info = ws.store.pipeline(pipeline_id).spec["_run"]  # type: ignore[union-attr]
+        node_spaces = {k: ws.store.space(v) for k, v in run_info["node_spaces"].items()}
+        messages = [m for s in node_spaces.values() if s for m in ws.store.messages(s.conversation_id)]
+        turns = [t for s in node_spaces.values() if s for t in ws.store.turns(space_id=s.id)]
+    finally:
+        ws.close()
+    # One worktree per node, each merged exactly once into the plan's branch.
+    assert set(node_spaces) == set(PARALLEL_KEYS), trial
+    assert len({s.id for s in node_spaces.values() if s}) == len(PARALLEL_KEYS), trial
+    merges = subprocess.run(
+        ["git", "-C", str(space.worktree), "log", "--merges", "--format=%s"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    merged = Counter(m.split()[3].rstrip(":") for m in merges)
+    # A node whose command never ran has nothing to merge (its worktree is its base); every
+    # other node is merged exactly once, and what its worktree holds reached the plan's branch.
+    changed = {k for k in PARALLEL_KEYS if (node_spaces[k].worktree / f"{k}.log").exists()}  # type: ignore[union-attr]
+    assert merged == Counter(changed), f"{trial}: merges {merges}, changed {changed}"
+    for key in PARALLEL_KEYS:
+        log = space.worktree / f"{key}.log"
+        lines = log.read_text().split() if log.exists() else []
+        assert lines in ([key], []), f"{trial}: {key}'s command ran {len(lines)} times"
+        if not lines:
+            [result] = [
+                m for m in messages if m.kind == "tool_result" and m.meta.get("call_id") == f"toolu_{key}"
+            ]
+            assert "MAY HAVE RUN" in result.text, f"{trial}: {key} never ran and nobody said so"
+    _every_call_answered_once(messages, trial)
+    assert not [t for t in turns if t.status in (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL)], trial
+
+
+@pytest.mark.sqlite_only  # the invariants include SQLite's own integrity check
+def test_sigkill_while_parallel_plan_nodes_run_keeps_every_guarantee(tmp_path: Path) -> None:
+    from tests.pipeline.plan_runs import store_plan_pipeline, two_chains
+
+    rng = random.Random(SEED + 2)
+    repo = make_repo(tmp_path / "repo")
+    kills = operations = 0
+    graph = two_chains(length=2)
+    # A check that always passes: the kills land in the check and merge steps too.
+    graph = type(graph)(graph.goal, tuple(replace(n, checks=(PlanCheck(("true",)),)) for n in graph.nodes))
+    for n in range(PARALLEL_TRIALS):
+        root = tmp_path / f"par{n}"
+        ws = Workspace.init(root, repo)
+        try:
+            space = ws.create_space(f"par{n}", mode=Mode.CHAT, autonomy=Autonomy.ASK)
+            pipeline_id = store_plan_pipeline(
+                ws, graph, space_id=space.id, script=_parallel_script(), concurrency=2
+            )
+        finally:
+            ws.close()
+        trial = f"parallel trial {n} (seed {SEED + 2})"
+        history = _trial(root, partial(_next_pipeline_operation, root, pipeline_id), rng, trial)
+        kills += sum(1 for h in history if h.endswith(":-9"))
+        operations += len(history)
+        _check_parallel_invariants(root, pipeline_id, space.id, f"{trial}: {history}")
+    print(
+        f"\nparallel plan fault suite: {PARALLEL_TRIALS} trials (seed {SEED + 2}), {operations} "
+        f"operations, {kills} SIGKILLs; every invariant held"
+    )
+    assert kills >= PARALLEL_TRIALS

@@ -97,6 +97,24 @@ def test_exit_plan_mode_is_not_a_delivery(ws: Workspace) -> None:
         ({"goal": "g", "nodes": [{"key": "a", "title": "t", "description": "d"}]}, "depends_on"),
         ({"goal": "  ", "nodes": [_node("a")]}, "'goal' must be a non-empty string"),
         ({"goal": "g", "nodes": [_node("")]}, "key must be a non-empty string"),
+        ({"goal": "g", "nodes": [{**_node("a"), "checks": "pytest"}]}, "checks must be an array"),
+        ({"goal": "g", "nodes": [{**_node("a"), "checks": [{"command": ""}]}]}, "command must not be empty"),
+        (
+            {"goal": "g", "nodes": [{**_node("a"), "checks": [{"command": 3}]}]},
+            "shell line (string) or an argv",
+        ),
+        (
+            {"goal": "g", "nodes": [{**_node("a"), "checks": [{"command": "x", "expect_exit": 300}]}]},
+            "expect_exit must be a whole number from 0 to 255",
+        ),
+        (
+            {"goal": "g", "nodes": [{**_node("a"), "checks": [{"command": "x", "expect_output": "("}]}]},
+            "expect_output is not a valid regular expression",
+        ),
+        (
+            {"goal": "g", "nodes": [{**_node("a"), "checks": [{"command": "x", "exit": 1}]}]},
+            "unknown field(s) exit",
+        ),
     ],
 )
 def test_invalid_plans_are_refused_and_nothing_is_stored(
@@ -107,6 +125,7 @@ def test_invalid_plans_are_refused_and_nothing_is_stored(
     res = only_result(events, "submit_plan")
     assert res.is_error
     assert expected in res.content
+    assert "\n" not in res.content.strip()  # one line
     assert ws.store.plans(sid) == []
     assert ws.store.approvals() == []
     assert approvals_requested(events) == []
@@ -131,6 +150,23 @@ def test_valid_plan_is_stored_as_v1_with_a_pending_plan_approval(ws: Workspace) 
     assert ws.store.space(sid).mode is Mode.PLAN  # type: ignore[union-attr]
 
 
+def test_a_plan_with_checks_is_stored_with_them_and_the_approval_shows_them(ws: Workspace) -> None:
+    sid = _plan_space(ws)
+    checks = [
+        {"command": ["pytest", "-q"], "expect_exit": 0},
+        {"command": "grep -c x f", "expect_output": "^1$"},
+    ]
+    plan = {"goal": "Checked", "nodes": [{**_node("a"), "checks": checks}, _node("b", "a")]}
+    run_turn(ws, "plan", sid, [[call("submit_plan", **plan)], text("done")])
+    [stored] = ws.store.plans(sid)
+    # Stored in canonical form (the default exit spelled out), so equal plans hash equal.
+    canonical = [checks[0], {**checks[1], "expect_exit": 0}]
+    assert stored.graph["nodes"][0]["checks"] == canonical
+    assert "checks" not in stored.graph["nodes"][1]
+    [approval] = ws.store.approvals(kind=ApprovalKind.PLAN)
+    assert approval.payload["nodes"][0]["checks"] == canonical
+
+
 def test_second_submit_makes_v2_and_supersedes_v1(ws: Workspace) -> None:
     sid = _plan_space(ws)
     v2 = {"goal": "Fix add() better", "nodes": [_node("only")]}
@@ -143,6 +179,39 @@ def test_second_submit_makes_v2_and_supersedes_v1(ws: Workspace) -> None:
     assert "v2" in results(events, "submit_plan")[1].content
     assert len(ws.store.approvals(kind=ApprovalKind.PLAN)) == 2
     assert ended.delivered
+
+
+def test_an_identical_resubmission_is_the_same_version(ws: Workspace) -> None:
+    sid = _plan_space(ws)
+    reordered = {
+        **VALID_PLAN,
+        "nodes": [VALID_PLAN["nodes"][0], VALID_PLAN["nodes"][1], VALID_PLAN["nodes"][2]],
+    }
+    ended, events = run_turn(
+        ws,
+        "plan",
+        sid,
+        [[call("submit_plan", **VALID_PLAN)], [call("submit_plan", **reordered)], text("done")],
+    )
+    plans = ws.store.plans(sid)
+    assert [(p.version, p.status) for p in plans] == [(1, "pending")]
+    assert len(ws.store.approvals(kind=ApprovalKind.PLAN)) == 1
+    second = results(events, "submit_plan")[1]
+    assert not second.is_error
+    assert "v1 is unchanged" in second.content
+    assert ended.delivered
+
+
+def test_resubmitting_a_rejected_plan_unchanged_is_refused(ws: Workspace) -> None:
+    sid = _plan_space(ws)
+    run_turn(ws, "plan", sid, [[call("submit_plan", **VALID_PLAN)], text("done")])
+    [approval] = ws.store.approvals(kind=ApprovalKind.PLAN)
+    reject(ws, approval.id, "too big")
+    _ended, events = run_turn(ws, "again", sid, [[call("submit_plan", **VALID_PLAN)], text("ok"), text("ok")])
+    res = only_result(events, "submit_plan")
+    assert res.is_error
+    assert "identical to plan v1, which the operator rejected" in res.content
+    assert len(ws.store.plans(sid)) == 1
 
 
 # -- plan_respond --------------------------------------------------------------------------------

@@ -353,11 +353,42 @@ def test_a_compacted_marker_expands_into_the_messages_it_replaced(qtbot, workspa
     dialog.close()
 
 
+def test_a_missing_or_untested_cli_is_the_composers_line_before_any_turn(
+    qtbot, workspace: Path, tmp_path: Path
+) -> None:
+    window = _window(qtbot, workspace)
+    missing = tmp_path / "no-codex"
+    window.runtime.settings.codex_cli = str(missing)
+    combo = window.transport_combo
+    combo.setCurrentIndex(combo.findData(Transport.CODEX.value))
+    combo.activated.emit(combo.currentIndex())
+    note = window.composer.note_label
+    qtbot.waitUntil(lambda: "Codex CLI not found" in note.text(), timeout=10_000)
+    assert str(missing) in note.text()
+    assert "Codex CLI: Codex CLI" not in note.text()  # named once
+    # A CLI of another version: said too, with the tested one.
+    fake = tmp_path / "codex"
+    fake.write_text("#!/bin/sh\necho codex-cli 0.1.0\n")
+    fake.chmod(0o755)
+    window.runtime.settings.codex_cli = str(fake)
+    window._cli_problems.clear()
+    combo.setCurrentIndex(combo.findData(Transport.BUILTIN.value))
+    combo.activated.emit(combo.currentIndex())
+    combo.setCurrentIndex(combo.findData(Transport.CODEX.value))
+    combo.activated.emit(combo.currentIndex())
+    qtbot.waitUntil(lambda: "untested" in note.text(), timeout=10_000)
+    assert "0.1.0" in note.text()
+    assert "0.169.0" in note.text()
+
+
 def test_the_composer_says_which_layers_hold_for_the_mode_and_transport(qtbot, workspace: Path) -> None:
     from control_center.core.guarantees import operator_note
     from control_center.harness import sandbox
 
     window = _window(qtbot, workspace)
+    # The CLI is found, runs and is the tested version (as on an operator's machine): else the
+    # composer's line says that instead (the next test).
+    window._cli_problems[Transport.CLAUDE_CODE] = None
     qtbot.waitUntil(lambda: window._os_layer is not None)
     os_layer = window._os_layer
     assert os_layer == sandbox.sandbox_available()

@@ -480,3 +480,57 @@ def wait_for_exit(
         else:
             time.sleep(_POLL_S)
     return False, False
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    """What one acceptance check did: its exit code (None: it never ran) and its output."""
+
+    exit_code: int | None
+    output: str
+    #: Why it could not run or finish (start failure, timeout); None when it exited by itself.
+    problem: str | None = None
+    sandboxed: bool = True
+
+
+def run_check(
+    argv: Sequence[str],
+    cwd: Path,
+    timeout_s: float,
+    *,
+    hidden: Sequence[Path] = (),
+    env_allow: Sequence[str] = (),
+) -> CheckRun:
+    """Run a plan node's acceptance check on ``cwd`` in the gate sandbox, read-only
+    (``sandbox.check_argv``). Without a usable bubblewrap it runs on a throw-away copy of the
+    worktree instead, so the node's work is never changed, and says it ran unsandboxed."""
+    worktree = Path(cwd).resolve()
+    if not worktree.is_dir():
+        return CheckRun(None, "", f"{worktree} is not a folder")
+    boxed = sandbox.check_argv(argv, worktree, hidden=hidden)
+    scratch: Path | None = None
+    if boxed is None:
+        try:
+            scratch = sandbox.make_scratch_copy(worktree)
+        except OSError as exc:
+            return CheckRun(None, "", f"could not prepare a copy of the worktree: {exc}", sandboxed=False)
+    try:
+        result = _spawn_and_wait(
+            boxed or list(argv),
+            worktree if scratch is None else scratch,
+            timeout_s,
+            output_cap=GATE_OUTPUT_CAP,
+            cancel_event=None,
+            env=dict(mark(scrubbed_environ(allow=env_allow))),
+            spool=None,
+        )
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    problem = None
+    if result.start_error is not None:
+        problem = f"could not start: {result.start_error}"
+    elif result.timed_out:
+        problem = f"timed out after {timeout_s:g} s and was killed"
+    output = result.output if boxed is not None else f"{UNSANDBOXED_NOTE}\n{result.output}"
+    return CheckRun(result.exit_code, output, problem, sandboxed=boxed is not None)

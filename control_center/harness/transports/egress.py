@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 from control_center.harness.own_command import own_argv
 
 if TYPE_CHECKING:
-    from control_center.harness.transports.model_gateway import ModelGateway
+    from control_center.harness.transports.model_gateway import ModelGateway, WireApi
 
 #: Loopback ports inside the sandbox's own namespace (nothing else listens there).
 MODEL_PORT = 40101
@@ -75,7 +75,11 @@ class EgressGate:
     turn's network (the two sockets above); ``env`` and ``mcp_url`` are what Claude is given
     inside. ``api_key`` stays on the host, in the gateway."""
 
-    def __init__(self, model_base_url: str | None, mcp_port: int, api_key: str) -> None:
+    def __init__(
+        self, model_base_url: str | None, mcp_port: int, api_key: str, api: WireApi | None = None
+    ) -> None:
+        """``api``: the model API the gateway answers (the Messages API when None)."""
+        self._api = api
         base = model_base_url or DEFAULT_BASE_URL
         url = urlsplit(base)
         if url.scheme not in ("http", "https") or not url.hostname:
@@ -102,9 +106,15 @@ class EgressGate:
         of ``PROXY_VARS`` emptied: the caller's own are never inherited)."""
         assert self.gateway is not None, "the gate is not open"
         env = dict.fromkeys(PROXY_VARS, "")
-        env["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{MODEL_PORT}{self.gateway.prefix}"
+        env["ANTHROPIC_BASE_URL"] = self.inside_base_url
         env[API_KEY_ENV] = self.gateway.placeholder
         return env
+
+    @property
+    def inside_base_url(self) -> str:
+        """The endpoint as the agent inside reaches it (the relayed model port, the prefix)."""
+        assert self.gateway is not None, "the gate is not open"
+        return f"http://127.0.0.1:{MODEL_PORT}{self.gateway.prefix}"
 
     async def __aenter__(self) -> EgressGate:
         from control_center.harness.transports.model_gateway import ModelGateway
@@ -112,7 +122,7 @@ class EgressGate:
         # Short, private and outside the workspace: a socket path is limited to about 100 bytes.
         self.folder = Path(tempfile.mkdtemp(prefix="cc-net-"))
         try:
-            self.gateway = await ModelGateway(self._base_url, self._api_key).__aenter__()
+            self.gateway = await ModelGateway(self._base_url, self._api_key, **_api(self._api)).__aenter__()
             for route, handler in zip(self.routes, (self.gateway.serve, self._forward_mcp), strict=True):
                 server = await asyncio.start_unix_server(self._track(handler), path=str(route.socket))
                 self._servers.append(server)
@@ -154,6 +164,10 @@ class EgressGate:
 
     async def _forward_mcp(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await _forward(reader, writer, "127.0.0.1", self.mcp_port)
+
+
+def _api(api: WireApi | None) -> dict[str, Any]:
+    return {} if api is None else {"api": api}
 
 
 async def _forward(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str, port: int) -> None:
@@ -270,9 +284,10 @@ class HostGateway:
     ``env``: the gateway's address and a stand-in key worth nothing elsewhere; the operator's key
     stays in this process, so a command that prints its environment prints no secret."""
 
-    def __init__(self, model_base_url: str | None, api_key: str) -> None:
+    def __init__(self, model_base_url: str | None, api_key: str, api: WireApi | None = None) -> None:
         self._base_url = model_base_url or DEFAULT_BASE_URL
         self._api_key = api_key
+        self._api = api
         self.gateway: ModelGateway | None = None
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -281,7 +296,7 @@ class HostGateway:
     async def __aenter__(self) -> HostGateway:
         from control_center.harness.transports.model_gateway import ModelGateway
 
-        self.gateway = await ModelGateway(self._base_url, self._api_key).__aenter__()
+        self.gateway = await ModelGateway(self._base_url, self._api_key, **_api(self._api)).__aenter__()
         try:
             self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
         except BaseException:
@@ -318,6 +333,12 @@ class HostGateway:
             self._server = None
         if self.gateway is not None:
             await self.gateway.__aexit__(None, None, None)
+
+    @property
+    def inside_base_url(self) -> str:
+        assert self.gateway is not None, "the gateway is not open"
+        assert self.port is not None, "the gateway is not open"
+        return f"http://127.0.0.1:{self.port}{self.gateway.prefix}"
 
     def env(self) -> dict[str, str]:
         """The endpoint and the stand-in key; the loopback never goes through a proxy."""

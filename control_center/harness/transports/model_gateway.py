@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import hmac
 import http
 import json
@@ -32,7 +33,8 @@ import logging
 import os
 import secrets
 import ssl
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -114,17 +116,108 @@ _REACHING_BLOCKS = frozenset({"container_upload"})
 SERVER_TOOLS_ALLOWED = frozenset({"web_search_20250305"})
 
 
+@dataclass(frozen=True)
+class WireApi:
+    """One model API a sandboxed agent may reach through the gateway: its paths (under the
+    endpoint's prefix), the query strings and request headers passed on, how the key is sent,
+    and what in a body would make the endpoint reach out."""
+
+    name: str
+    #: Who is inside (for the one-line refusals).
+    agent: str
+    paths: tuple[str, ...]
+    queries: tuple[str, ...]
+    headers: frozenset[str]
+    key_header: str
+    key_prefix: str
+    placeholder_prefix: str
+    reaches_out: Callable[[Any], str | None]
+
+
+#: The request headers the pinned Codex CLI sends to describe a Responses request (seen by
+#: logging every request of ``codex app-server`` turns): the client, its session, thread and
+#: turn, its betas. Its ``authorization`` is replaced by the operator's key.
+RESPONSES_HEADERS = frozenset(
+    {
+        "accept",
+        "content-type",
+        "openai-beta",
+        "originator",
+        "session-id",
+        "thread-id",
+        "user-agent",
+        "version",
+        "x-client-request-id",
+        "x-codex-beta-features",
+        "x-codex-turn-metadata",
+        "x-codex-window-id",
+    }
+)
+#: Tool types a Responses request may carry from Codex: its own function tools and the
+#: endpoint's web search (queries, no chosen URL). Not ``mcp`` (the endpoint would connect to a
+#: server), ``code_interpreter`` (a container), ``file_search`` (a vector store), computer use.
+RESPONSES_TOOLS_ALLOWED = frozenset({"function", "custom", "web_search", "web_search_preview", "local_shell"})
+#: Keys of a Responses request that have the endpoint fetch or keep something elsewhere.
+_RESPONSES_REACHING_KEYS = ("conversation", "prompt")
+
+
+def responses_reach_out(body: Any) -> str | None:
+    """What in a Responses request body would make the endpoint reach somewhere (a reason), or
+    None: a remote MCP server or container tool, content by URL or from the Files API."""
+    if not isinstance(body, dict):
+        return "the request body is not a JSON object"
+    for key in _RESPONSES_REACHING_KEYS:
+        if key in body:
+            return f"'{key}' is not allowed from Codex's sandbox"
+    tools = body.get("tools") or []
+    while tools:
+        if not isinstance(tools, list):
+            return "'tools' is not a list"
+        inner: list[Any] = []
+        for tool in tools:
+            kind = tool.get("type") if isinstance(tool, dict) else None
+            if kind == "namespace" and isinstance(tool, dict):
+                # Codex groups an MCP server's tools under one name: their own types decide.
+                nested = tool.get("tools")
+                if not isinstance(nested, list):
+                    return "a tool namespace without a list of tools"
+                inner += nested
+            elif kind not in RESPONSES_TOOLS_ALLOWED:
+                return f"the tool type {str(kind)[:60]!r} is not allowed from Codex's sandbox"
+        tools = inner
+    stack: list[Any] = [body.get("input"), body.get("instructions")]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key in ("file_id", "file_url"):
+                if key in node:
+                    return f"content by {key} is not allowed from Codex's sandbox"
+            url = node.get("image_url")
+            if isinstance(url, str) and not url.startswith("data:"):
+                return "an image by URL is not allowed from Codex's sandbox"
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return None
+
+
 def upstream_ssl_context() -> ssl.SSLContext:
     """The authorities the host trusts for the endpoint: ``SSL_CERT_FILE``/``SSL_CERT_DIR`` or
     certifi (what httpx does), plus ``NODE_EXTRA_CA_CERTS`` (what the operator gave Claude Code,
-    e.g. a corporate proxy's authority; Node adds it to its own store the same way)."""
-    if os.environ.get("SSL_CERT_FILE"):
-        ctx = ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
-    elif os.environ.get("SSL_CERT_DIR"):
-        ctx = ssl.create_default_context(capath=os.environ["SSL_CERT_DIR"])
+    e.g. a corporate proxy's authority; Node adds it to its own store the same way). Built once
+    per setting of those variables (loading the authorities takes ~100 ms, on every turn's path)."""
+    names = ("SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS")
+    return _ssl_context(*(os.environ.get(n) or None for n in names))
+
+
+@functools.lru_cache(maxsize=4)
+def _ssl_context(cert_file: str | None, cert_dir: str | None, extra: str | None) -> ssl.SSLContext:
+    if cert_file:
+        ctx = ssl.create_default_context(cafile=cert_file)
+    elif cert_dir:
+        ctx = ssl.create_default_context(capath=cert_dir)
     else:
         ctx = ssl.create_default_context(cafile=certifi.where())
-    extra = os.environ.get("NODE_EXTRA_CA_CERTS")
     if extra:
         try:
             ctx.load_verify_locations(cafile=extra)
@@ -165,9 +258,9 @@ def json_shape_refusal(body: bytes) -> Refusal | None:
     return None
 
 
-def check_body(body: bytes) -> Refusal | None:
-    """Why a Messages request body is refused (too large a JSON to parse, not one JSON reading,
-    or ``reaches_out``), or None."""
+def check_body(body: bytes, api: WireApi | None = None) -> Refusal | None:
+    """Why a request body is refused (too large a JSON to parse, not one JSON reading, or the
+    API's ``reaches_out``: the Messages API's by default), or None."""
     shape = json_shape_refusal(body)
     if shape is not None:
         return shape
@@ -179,7 +272,7 @@ def check_body(body: bytes) -> Refusal | None:
         return 400, "invalid_request_error", "the request body is nested too deeply"
     except ValueError:
         return 403, "permission_error", "the request body is not JSON"
-    why = reaches_out(parsed)
+    why = (api.reaches_out if api is not None else reaches_out)(parsed)
     return None if why is None else (403, "permission_error", why)
 
 
@@ -211,6 +304,30 @@ def reaches_out(body: Any) -> str | None:
         elif isinstance(node, list):
             stack.extend(node)
     return None
+
+
+MESSAGES = WireApi(
+    name="Messages API",
+    agent="Claude Code",
+    paths=ALLOWED_PATHS,
+    queries=ALLOWED_QUERIES,
+    headers=FORWARDED_HEADERS,
+    key_header=_KEY_HEADER,
+    key_prefix="",
+    placeholder_prefix="sk-ant-sandbox-",
+    reaches_out=reaches_out,
+)
+RESPONSES = WireApi(
+    name="Responses API",
+    agent="Codex",
+    paths=("/responses",),
+    queries=("",),
+    headers=RESPONSES_HEADERS,
+    key_header="authorization",
+    key_prefix="Bearer ",
+    placeholder_prefix="sk-sandbox-",
+    reaches_out=responses_reach_out,
+)
 
 
 def error_body(kind: str, message: str) -> bytes:
@@ -270,15 +387,18 @@ class ModelGateway:
     answers one connection (keep-alive: several requests in turn). ``placeholder`` is the key
     Claude is given inside; ``api_key`` never leaves this object except towards the endpoint."""
 
-    def __init__(self, base_url: str, api_key: str, *, timeout: float = 600.0) -> None:
+    def __init__(
+        self, base_url: str, api_key: str, *, timeout: float = 600.0, api: WireApi = MESSAGES
+    ) -> None:
+        self.api = api
         url = urlsplit(base_url)
         if url.scheme not in ("http", "https") or not url.hostname:
             raise ValueError(f"not a usable model endpoint: {base_url!r}")
         self._origin = f"{url.scheme}://{url.netloc}"
         self.prefix = url.path.rstrip("/")
         self._api_key = api_key
-        self.placeholder = f"sk-ant-sandbox-{secrets.token_urlsafe(24)}"
-        self._allowed = {self.prefix + p for p in ALLOWED_PATHS}
+        self.placeholder = f"{api.placeholder_prefix}{secrets.token_urlsafe(24)}"
+        self._allowed = {self.prefix + p for p in api.paths}
         self._timeout = timeout
         self._client: httpx.AsyncClient | None = None
         self._connections = 0
@@ -405,13 +525,16 @@ class ModelGateway:
         """Why this request goes nowhere (status, error type, message), or None."""
         target = request.target.decode("ascii", "replace")
         path, _, query = target.partition("?")
+        only = f"only the {self.api.name} is reachable from {self.api.agent}'s sandbox"
         if request.method != b"POST" or not target.startswith("/") or path not in self._allowed:
-            return 403, "permission_error", "only the Messages API is reachable from Claude Code's sandbox"
-        if query not in ALLOWED_QUERIES:
-            return 403, "permission_error", "only the Messages API is reachable from Claude Code's sandbox"
-        keys = [value for name, value in request.headers if name.lower() == _KEY_HEADER.encode()]
+            return 403, "permission_error", only
+        if query not in self.api.queries:
+            return 403, "permission_error", only
+        header = self.api.key_header.encode()
+        keys = [value for name, value in request.headers if name.lower() == header]
         given = keys[0] if len(keys) == 1 else b""
-        if not hmac.compare_digest(given, self.placeholder.encode()):
+        expected = (self.api.key_prefix + self.placeholder).encode()
+        if not hmac.compare_digest(given, expected):
             return 401, "authentication_error", "not this turn's key"
         return None
 
@@ -419,12 +542,12 @@ class ModelGateway:
         out: list[tuple[str, str]] = []
         for raw_name, raw_value in headers:
             name = raw_name.decode("latin-1").lower()
-            if name not in FORWARDED_HEADERS:
+            if name not in self.api.headers:
                 continue
             out.append((name, raw_value.decode("latin-1")))
         # Plain bytes back, so the key can be masked in whatever the endpoint answers.
         out.append(("accept-encoding", "identity"))
-        out.append((_KEY_HEADER, self._api_key))
+        out.append((self.api.key_header, self.api.key_prefix + self._api_key))
         return out
 
     async def _answer(
@@ -437,9 +560,9 @@ class ModelGateway:
             if len(body) > _INLINE_BODY:
                 # A long conversation is megabytes of JSON: read off the event loop other turns share.
                 async with self._parsing:
-                    refusal = await asyncio.to_thread(check_body, body)
+                    refusal = await asyncio.to_thread(check_body, body, self.api)
             else:
-                refusal = check_body(body)
+                refusal = check_body(body, self.api)
         if refusal is not None:
             status, kind, message = refusal
             path = target.partition("?")[0][:200]
