@@ -477,6 +477,9 @@ def build_parser() -> argparse.ArgumentParser:
     ri.add_argument("--network-gate", dest="network_gate", action="append", metavar="NAME=COMMAND")
     ri.add_argument("--api-url", dest="api_url", help="GitHub API base URL (default https://api.github.com)")
     ri.set_defaults(func=_lazy("control_center.github_import", "cmd_review_import"))
+    from control_center.review_commands import add_parsers as add_review_parsers
+
+    add_review_parsers(rsub, ws_arg, _lazy)
 
     ld = sub.add_parser("land", help="commit a space's work and land it on its base, or open a PR")
     ws_arg(ld)

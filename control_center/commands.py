@@ -306,9 +306,11 @@ def cmd_review_show(args: argparse.Namespace) -> int:
             print(f"verdict: {v.value if v else 'not finalized'}")
             for line in snapshot.drivers():
                 print(f"  {line}")
+            tracked = snapshot.revision > 1 or any(n.status != "new" for n in snapshot.nodes)
             for n in snapshot.nodes:
                 where = f"{n.anchor.file}:{n.anchor.start_line}" if n.anchor else "repository"
-                print(f"  [{n.priority}] {n.kind:<14} {n.confidence:.2f} {where}  {n.title}")
+                status = f"{n.status:<12} " if tracked else ""
+                print(f"  {status}[{n.priority}] {n.kind:<14} {n.confidence:.2f} {where}  {n.title}")
             if snapshot.dropped:
                 print(f"  {len(snapshot.dropped)} finding(s) dropped")
     finally:

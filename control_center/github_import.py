@@ -146,6 +146,51 @@ def fetch_pull(ref: PullRef, *, api_url: str | None = None, token: str | None = 
     )
 
 
+#: How many human comments an import keeps, and how much of each: context, not an archive.
+MAX_COMMENTS = 50
+MAX_COMMENT_CHARS = 1500
+#: What marks a comment Control Center posted itself (core/review_post.py): not human context.
+_OWN_MARKERS = ("<!-- cc-finding:", "<!-- cc-review -->")
+
+
+def fetch_review_comments(
+    ref: PullRef, *, api_url: str | None = None, token: str | None = None
+) -> list[dict[str, Any]]:
+    """The pull request's human comments: inline review comments (with file and line) and the
+    conversation's comments, oldest first, ours left out. Best effort: they are context, so an
+    answer other than 200 means none (the import itself does not depend on them)."""
+    api = (api_url or DEFAULT_API_URL).rstrip("/")
+    headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    found: list[dict[str, Any]] = []
+    for path in (f"pulls/{ref.number}/comments", f"issues/{ref.number}/comments"):
+        url = f"{api}/repos/{ref.owner}/{ref.repo}/{path}?per_page=100"
+        try:
+            response = httpx.get(url, headers=headers, timeout=HTTP_TIMEOUT_S, follow_redirects=True)
+            data = response.json() if response.status_code == 200 else []
+        except (httpx.HTTPError, ValueError):
+            data = []
+        for item in data if isinstance(data, list) else []:
+            if not isinstance(item, dict) or not isinstance(item.get("body"), str):
+                continue
+            body = item["body"]
+            if any(marker in body for marker in _OWN_MARKERS):
+                continue
+            user = item.get("user")
+            found.append(
+                {
+                    "author": str(user.get("login")) if isinstance(user, dict) else "someone",
+                    "path": item.get("path") if isinstance(item.get("path"), str) else None,
+                    "line": item.get("line") if isinstance(item.get("line"), int) else None,
+                    "body": body[:MAX_COMMENT_CHARS],
+                    "created_at": str(item.get("created_at") or ""),
+                }
+            )
+    found.sort(key=lambda c: c["created_at"])
+    return found[:MAX_COMMENTS]
+
+
 def _check_branch(name: str, what: str) -> None:
     # It goes into a refspec: a ':' or a leading '-' would change what git is asked to do.
     if (
@@ -220,13 +265,39 @@ def import_pull_request(
         base = f"refs/cc/pr-{info.number}-base"
         refspecs.append(f"+refs/heads/{info.base_ref}:{base}")
     _git_fetch(ws.repo, info.clone_url, refspecs, token)
-    return ws.open_review(
+    space = ws.open_review(
         base=base,
         head=head,
         name=name or f"PR #{info.number}: {info.title}",
         autonomy=autonomy,
         gates=gates,
     )
+    # Remembered so `review refresh` fetches from there again and `review post` knows where to post;
+    # the humans' comments are context the reviewer agent sees.
+    comments = fetch_review_comments(ref, api_url=api_url, token=token)
+    ws.store.save_review(space.id, github_pr=str(ref), github_api_url=api_url, github_comments=comments)
+    return space
+
+
+def refetch_pull_request(
+    ws: Workspace, reference: str, *, api_url: str | None = None, token: str | None = None
+) -> PullInfo:
+    """Fetch an imported pull request's current head again (``refs/cc/pr-N`` moves to it)."""
+    ref = parse_pull_ref(reference)
+    token = token if token is not None else resolve_token()
+    info = fetch_pull(ref, api_url=api_url, token=token)
+    _check_clone_url(info.clone_url)
+    _git_fetch(ws.repo, info.clone_url, [f"+refs/pull/{info.number}/head:refs/cc/pr-{info.number}"], token)
+    return info
+
+
+def refresh_review_comments(
+    ws: Workspace, space_id: str, reference: str, *, api_url: str | None = None, token: str | None = None
+) -> None:
+    """Read the pull request's human comments again (a refresh: people kept talking)."""
+    token = token if token is not None else resolve_token()
+    comments = fetch_review_comments(parse_pull_ref(reference), api_url=api_url, token=token)
+    ws.store.save_review(space_id, github_comments=comments)
 
 
 def cmd_review_import(args: argparse.Namespace) -> int:

@@ -190,6 +190,9 @@ class SideData:
     #: one its approval shows; and plan id -> node key -> what the node actually took.
     forecasts: dict[str, Any] = field(default_factory=dict)
     actuals: dict[str, dict[str, NodeActual]] = field(default_factory=dict)
+    #: the whole pull request's diff (the review panel's Whole PR view, where the operator adds
+    #: findings of their own)
+    pr_diff_full: str = ""
 
 
 def _node_runs(store: Any, spec: dict[str, Any]) -> dict[str, NodeRun]:
@@ -1117,6 +1120,7 @@ class WorkspaceRuntime:
                 node_runs[prow.source_id] = _node_runs(store, prow.spec)
         review = None
         pr_diffs: dict[str, str] = {}
+        pr_diff_full = ""
         if space is not None and space.is_pr:
             from control_center.harness.verbs import review_snapshot
             from control_center.review_service import pr_diff
@@ -1127,6 +1131,10 @@ class WorkspaceRuntime:
                     pr_diffs[path] = pr_diff(self.ws, space_id, path)
                 except Exception as exc:  # shown in the panel's diff header, not raised
                     pr_diffs[path] = f"(the diff of {path} could not be read: {exc})"
+            try:
+                pr_diff_full = pr_diff(self.ws, space_id)
+            except Exception as exc:
+                pr_diff_full = f"(the pull request's diff could not be read: {exc})"
         from control_center.pipeline.service import live_budget_use, pipelines_for_space
 
         pipelines = tuple(pipelines_for_space(self.ws, space_id))
@@ -1143,6 +1151,7 @@ class WorkspaceRuntime:
             budget_use=budget_use,
             forecasts=forecasts,
             actuals=actuals,
+            pr_diff_full=pr_diff_full,
         )
 
     # -- changes, checkpoints, rewind (harness/space_changes.py, harness/rewind.py) -------------
@@ -1213,10 +1222,56 @@ class WorkspaceRuntime:
         ``operator_decision`` of :mod:`control_center.review_service`), off the GUI thread."""
         import control_center.review_service as review_service
 
-        allowed = ("operator_confirm", "open_ticket_from_finding", "operator_decision")
+        allowed = ("operator_confirm", "open_ticket_from_finding", "operator_decision", "operator_promote")
+        if action == "operator_dismiss":  # arg: (finding id, reason)
+            return self._call(review_service.operator_dismiss, self.ws, space_id, *arg)
+        if action == "operator_add_finding":  # arg: the finding's fields
+            return self._call(lambda: review_service.operator_add_finding(self.ws, space_id, **arg))
         if action not in allowed:
             raise ValueError(f"unknown review action {action!r}")
         return self._call(getattr(review_service, action), self.ws, space_id, arg)
+
+    def refresh_review(self, space_id: str) -> concurrent.futures.Future[Any]:
+        """The Refresh button: fetch, move the PR space to its new head (off the loop's thread),
+        run the reviewer's turn as any turn runs (the conversation streams it), then match the new
+        findings to the previous revision's."""
+        from control_center.harness.loop import RunRequest
+
+        async def run() -> TurnEnded | TurnNotStarted | None:
+            from control_center.harness.review_revisions import reconcile_revision
+            from control_center.review_service import REFRESH_PROMPT, prepare_refresh
+
+            if space_id in self.running_spaces():
+                reason = "a turn is already running here; stop it or wait"
+                self._notify("error", reason)
+                return TurnNotStarted(reason)
+            try:
+                await asyncio.to_thread(prepare_refresh, self.ws, space_id)
+            except (WorkspaceError, ValueError) as exc:
+                self._notify("error", str(exc))
+                return TurnNotStarted(str(exc))
+            self._notify("spaces_changed")
+            req = RunRequest(message=REFRESH_PROMPT, space_ref=space_id, author="reviewer")
+            outcome = await self._track(
+                space_id, self.execution.run(req, lambda e: self._turn_event(space_id, e))
+            )
+            await asyncio.to_thread(reconcile_revision, self.ws, space_id)
+            self._notify("spaces_changed")
+            return outcome
+
+        return self._submit(run())
+
+    def review_post_preview(self, space_id: str) -> concurrent.futures.Future[Any]:
+        """(pull request, PostPlan): what Post would send."""
+        from control_center.github_review import preview
+
+        return self._call(preview, self.ws, space_id)
+
+    def post_review(self, space_id: str) -> concurrent.futures.Future[Any]:
+        """Post (or update) the review on GitHub; the result's ``line()`` says what was done."""
+        from control_center.github_review import post_review
+
+        return self._call(post_review, self.ws, space_id)
 
     def retry_node(self, pipeline_id: str, key: str) -> concurrent.futures.Future[Any]:
         async def run() -> None:

@@ -86,3 +86,39 @@ def split_rows(diff_text: str) -> list[SplitRow]:
             new_no += 1
     flush()
     return rows
+
+
+_DIFF_GIT = re.compile(r"^diff --git a/(.*) b/(.*)$")
+
+
+def new_file_positions(diff_text: str) -> list[tuple[str, int] | None]:
+    """For each row of a unified diff (one file or many), the file and new-file line it shows, or
+    None for a row that is not a line of the new file (headers, hunk lines, removed lines). What
+    lets an operator select lines in the pull request's diff and anchor a finding on them."""
+    out: list[tuple[str, int] | None] = []
+    file: str | None = None
+    line: int | None = None
+    for row in diff_text.split("\n"):
+        head = _DIFF_GIT.match(row)
+        if head:
+            file, line = head.group(2), None
+            out.append(None)
+            continue
+        m = _HUNK.match(row)
+        if m:
+            line = int(m.group(2))
+            out.append(None)
+            continue
+        # "" is no line of a diff (git writes a blank context line as " "): the text's last "\n".
+        if (
+            file is None
+            or line is None
+            or not row
+            or row.startswith(("-", "\\"))
+            or row.startswith(_FILE_HEADERS)
+        ):
+            out.append(None)
+            continue
+        out.append((file, line))
+        line += 1
+    return out

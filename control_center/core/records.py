@@ -177,6 +177,15 @@ class ReviewNodeRecord:
     state: str
     confirmed_by: str | None
     created_at: str
+    revision: int = 1
+    fingerprint: str | None = None
+    lineage: str | None = None
+    status: str | None = None
+    status_since: int | None = None
+    predecessor: str | None = None
+    carried: bool = False
+    operator_status: str | None = None
+    operator_note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +197,13 @@ class ReviewRecord:
     finalized_at: str | None
     operator_decision: str | None
     operator_decided_at: str | None
+    revision: int = 1
+    head_sha: str | None = None
+    revisions: list[Any] = field(default_factory=list)
+    github_pr: str | None = None
+    github_api_url: str | None = None
+    posted: dict[str, Any] = field(default_factory=dict)
+    github_comments: list[Any] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

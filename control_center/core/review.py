@@ -14,6 +14,16 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, TypeGuard
 
+from control_center.core.review_identity import (
+    DISMISSED,
+    LIVE_STATUSES,
+    NEW,
+    PRE_EXISTING,
+    PROMOTED,
+    Delta,
+    build_delta,
+)
+
 
 class ReviewError(ValueError):
     """A lifecycle step that is not allowed; the message is written for the caller (model or operator)."""
@@ -118,6 +128,35 @@ class Anchor:
 
 
 @dataclass(frozen=True)
+class Tracking:
+    """A finding's place in the life of the pull request (core/review_identity.py): which revision
+    it belongs to, its fingerprint and lineage (the id of its first ancestor: the identity that
+    survives re-reviews), its status, and the operator's decision carried over from its
+    predecessors. ``carried``: continued from the previous revision without being reported again."""
+
+    revision: int = 1
+    fingerprint: str | None = None
+    lineage: str | None = None
+    status: str = NEW
+    status_since: int = 1
+    predecessor: str | None = None
+    carried: bool = False
+    operator: str | None = None
+    note: str = ""
+
+    @property
+    def counts(self) -> bool:
+        """In the verdict: live (new, open, regressed, or a promoted pre-existing one) and not
+        dismissed by the operator."""
+        if self.operator == DISMISSED:
+            return False
+        return self.status in LIVE_STATUSES or (self.status == PRE_EXISTING and self.operator == PROMOTED)
+
+
+UNTRACKED = Tracking()
+
+
+@dataclass(frozen=True)
 class RawReviewNode:
     """A finding exactly as stored: the write side is lenient, so every field may be anything."""
 
@@ -132,6 +171,7 @@ class RawReviewNode:
     author: Any = ""
     created_at: Any = None
     confirmed_by: tuple[str, ...] = ()
+    tracking: Tracking = UNTRACKED
 
     @classmethod
     def from_tool_input(
@@ -166,10 +206,15 @@ class ReviewNode:
     author: str
     confirmed_by: tuple[str, ...] = ()
     created_at: Any = None
+    tracking: Tracking = UNTRACKED
 
     @property
     def file(self) -> str | None:
         return self.anchor.file if self.anchor else None
+
+    @property
+    def status(self) -> str:
+        return self.tracking.status
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -181,6 +226,8 @@ class ReviewNode:
             "state": self.state,
             "author": self.author,
             "title": self.title,
+            "fingerprint": self.tracking.fingerprint,
+            "status": self.tracking.status,
         }
 
 
@@ -279,6 +326,7 @@ def read_boundary(raws: Iterable[RawReviewNode]) -> tuple[tuple[ReviewNode, ...]
                 author=str(raw.author or ""),
                 confirmed_by=tuple(raw.confirmed_by),
                 created_at=raw.created_at,
+                tracking=raw.tracking,
             )
         )
     return tuple(nodes), tuple(dropped)
@@ -352,6 +400,9 @@ class ReviewSnapshot:
     summary: str = ""
     finalized: bool = False
     operator_decision: str | None = None
+    #: The revision of the pull request under review (1 until the first refresh) and its head.
+    revision: int = 1
+    head_sha: str | None = None
 
     @classmethod
     def build(
@@ -362,6 +413,8 @@ class ReviewSnapshot:
         raw_nodes: Iterable[RawReviewNode] = (),
         summary: str = "",
         operator_decision: str | None = None,
+        revision: int = 1,
+        head_sha: str | None = None,
     ) -> ReviewSnapshot:
         """Apply the read boundary and the fold; finalized exactly when the agent gave a verdict."""
         nodes, dropped = read_boundary(raw_nodes)
@@ -374,12 +427,40 @@ class ReviewSnapshot:
             summary=summary,
             finalized=agent_verdict is not None,
             operator_decision=operator_decision,
+            revision=revision,
+            head_sha=head_sha,
+        )
+
+    def counted(self) -> tuple[ReviewNode, ...]:
+        """The findings that count in the verdict (not resolved, dismissed or pre-existing)."""
+        return tuple(n for n in self.nodes if n.tracking.counts)
+
+    def pre_existing(self) -> tuple[ReviewNode, ...]:
+        """Findings on lines the pull request did not touch, outside the verdict until promoted."""
+        return tuple(n for n in self.nodes if n.status == PRE_EXISTING and n.tracking.operator != PROMOTED)
+
+    def delta(self) -> Delta | None:
+        """What changed since the previous revision; None before the first refresh."""
+        if self.revision <= 1:
+            return None
+        return build_delta(
+            self.revision,
+            (
+                (n.status, n.priority, n.tracking.status_since == self.revision)
+                for n in self.nodes
+                if n.tracking.revision == self.revision
+            ),
+            PRIORITIES,
         )
 
     def drivers(self) -> tuple[str, ...]:
-        """The "why" lines under the verdict: the fold's reasons, then open P0 findings."""
+        """The "why" lines under the verdict: what changed since the previous revision, the fold's
+        reasons, then open P0 findings."""
         lines = list(self.verdict.reasons)
-        p0 = [n for n in self.nodes if n.priority == "P0"]
+        delta = self.delta()
+        if delta is not None:
+            lines.insert(0, f"revision {self.revision}, since the previous push: {delta.text()}")
+        p0 = [n for n in self.counted() if n.priority == "P0"]
         if p0:
             titles = ", ".join(f"“{n.title}”" for n in p0[:3]) + (" …" if len(p0) > 3 else "")
             lines.append(f"{len(p0)} P0 finding{'s' if len(p0) != 1 else ''} (blocks release): {titles}")
@@ -397,4 +478,6 @@ class ReviewSnapshot:
             "summary": self.summary,
             "finalized": self.finalized,
             "operator_decision": self.operator_decision,
+            "revision": self.revision,
+            "delta": delta.to_json() if (delta := self.delta()) is not None else None,
         }

@@ -4,6 +4,7 @@ tickets, messages and ask_user. The loop calls them after the surface, schema, g
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from control_center.core.review import (
     read_boundary,
 )
 from control_center.harness.plan_history import plan_forecast
+from control_center.harness.review_revisions import raw_node, reconcile_revision
 from control_center.harness.settings import AppSettings
 from control_center.harness.tools.base import ToolOutput
 from control_center.harness.tools.shell import UNSANDBOXED_NOTE
@@ -289,12 +291,23 @@ async def finalize_review(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
         axes=[a.to_json() for a in axes],
         finalized_at=now_iso(),
     )
+    reconcile_note = ""
+    try:
+        # Findings get their identity (fingerprint, status against the previous revision) now.
+        await asyncio.to_thread(reconcile_revision, ctx.ws, ctx.space.id)
+    except Exception as exc:  # the verdict is recorded either way; say why statuses are missing
+        reconcile_note = f"Findings were not matched to the previous revision: {exc}"
     snapshot = review_snapshot(ctx.ws, ctx.space.id)
     folded = snapshot.verdict.verdict
     lines = [
         f"Review finalized: your verdict {verdict.value}, folded verdict {folded.value if folded else '-'}."
     ]
     lines += [f"- gate {a.name}: {a.status.value}" for a in axes]
+    delta = snapshot.delta()
+    if delta is not None:
+        lines.append(f"Since the previous revision: {delta.text()}.")
+    if reconcile_note:
+        lines.append(reconcile_note)
     unsandboxed = [a.name for a in axes if a.detail.startswith(UNSANDBOXED_NOTE)]
     if unsandboxed:
         lines.append(
@@ -334,12 +347,7 @@ def confirm_node(ws: Workspace, node_id: str, *, by: str, space_id: str | None) 
 
 def _raw(row: Any) -> RawReviewNode:
     """A stored row as the read boundary sees it (whatever was written, even a non-object)."""
-    from dataclasses import replace
-
-    stored = row.raw if isinstance(row.raw, dict) else {}
-    base = RawReviewNode.from_tool_input(row.id, stored, author=row.author, created_at=row.created_at)
-    confirmed = tuple(x for x in (row.confirmed_by or "").split(",") if x)
-    return replace(base, state=row.state, confirmed_by=confirmed)
+    return raw_node(row)
 
 
 def review_snapshot(ws: Workspace, space_id: str) -> ReviewSnapshot:
@@ -363,6 +371,8 @@ def review_snapshot(ws: Workspace, space_id: str) -> ReviewSnapshot:
         raw_nodes=[_raw(r) for r in ws.store.review_nodes(space_id)],
         summary=(review.summary or "") if review else "",
         operator_decision=review.operator_decision if review else None,
+        revision=review.revision if review else 1,
+        head_sha=review.head_sha if review else None,
     )
 
 

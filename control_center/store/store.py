@@ -1303,22 +1303,115 @@ class Store(RuleStore):
 
     # -- review ---------------------------------------------------------------------------------
 
-    def add_review_node(self, *, space_id: str, author: str, raw: dict[str, Any]) -> str:
+    def add_review_node(self, *, space_id: str, author: str, raw: dict[str, Any], **tracking: Any) -> str:
+        """Store a finding in the review's current revision (``tracking``: the identity columns of
+        a finding continued from an earlier revision)."""
         with self._write() as s:
-            row = ReviewNodeRow(id=new_id(), space_id=space_id, author=author, raw=raw, created_at=now_iso())
+            review = s.get(ReviewRow, space_id)
+            row = ReviewNodeRow(
+                id=new_id(),
+                space_id=space_id,
+                author=author,
+                raw=raw,
+                created_at=now_iso(),
+                revision=review.revision if review is not None else 1,
+            )
+            for k, v in tracking.items():
+                setattr(row, k, v)
             s.add(row)
             return row.id
 
-    def review_nodes(self, space_id: str) -> list[ReviewNodeRecord]:
+    def review_nodes(self, space_id: str, revision: int | None = None) -> list[ReviewNodeRecord]:
+        """The findings of one revision of the review (default: the current one), oldest first."""
         with self._read() as s:
+            if revision is None:
+                review = s.get(ReviewRow, space_id)
+                revision = review.revision if review is not None else 1
             return [
                 _record(ReviewNodeRecord, r)
                 for r in s.exec(
                     select(ReviewNodeRow)
-                    .where(ReviewNodeRow.space_id == space_id)
+                    .where(ReviewNodeRow.space_id == space_id, ReviewNodeRow.revision == revision)
                     .order_by(col(ReviewNodeRow.created_at), col(ReviewNodeRow.id))
                 )
             ]
+
+    def update_review_nodes(self, changes: dict[str, dict[str, Any]]) -> None:
+        """Write identity columns (fingerprint, lineage, status, operator decision...) of several
+        findings in one transaction."""
+        with self._write() as s:
+            for node_id, fields in changes.items():
+                row = s.get(ReviewNodeRow, node_id)
+                if row is None:
+                    raise NotFound(f"no review node {node_id!r}")
+                for k, v in fields.items():
+                    setattr(row, k, v)
+                s.add(row)
+
+    def reconcile_review_nodes(
+        self,
+        space_id: str,
+        revision: int,
+        updates: dict[str, dict[str, Any]],
+        carried: list[dict[str, Any]],
+    ) -> None:
+        """One reconciliation of ``revision``, in one transaction (a reader never sees it half
+        done): the copies the previous one continued are replaced by ``carried`` (each the
+        fields of a new row), and ``updates`` are written to the revision's own findings."""
+        with self._write() as s:
+            for row in s.exec(
+                select(ReviewNodeRow).where(
+                    ReviewNodeRow.space_id == space_id,
+                    ReviewNodeRow.revision == revision,
+                    col(ReviewNodeRow.carried).is_(True),
+                )
+            ):
+                s.delete(row)
+            for node_id, fields in updates.items():
+                found = s.get(ReviewNodeRow, node_id)
+                if found is None:
+                    raise NotFound(f"no review node {node_id!r}")
+                for k, v in fields.items():
+                    setattr(found, k, v)
+                s.add(found)
+            for fields in carried:
+                s.add(
+                    ReviewNodeRow(
+                        id=new_id(),
+                        space_id=space_id,
+                        created_at=now_iso(),
+                        revision=revision,
+                        carried=True,
+                        **fields,
+                    )
+                )
+
+    def begin_review_revision(self, space_id: str, head_sha: str) -> int:
+        """Start the next revision of a review at ``head_sha``: the current verdict, summary and
+        gate results go to ``revisions`` (history) and the new revision starts unfinalized. The
+        operator's decision stays. Returns the new revision's number."""
+        with self._write() as s:
+            row = s.get(ReviewRow, space_id) or ReviewRow(space_id=space_id)
+            history = list(row.revisions or [])
+            history.append(
+                {
+                    "revision": row.revision or 1,
+                    "head_sha": row.head_sha,
+                    "agent_verdict": row.agent_verdict,
+                    "summary": row.summary,
+                    "axes": list(row.axes or []),
+                    "finalized_at": row.finalized_at,
+                }
+            )
+            row.revisions = history
+            row.revision = (row.revision or 1) + 1
+            row.head_sha = head_sha
+            row.agent_verdict = None
+            row.summary = None
+            row.axes = []
+            row.finalized_at = None
+            s.add(row)
+            return row.revision
 
     def review_node(self, node_id: str) -> ReviewNodeRecord | None:
         with self._read() as s:

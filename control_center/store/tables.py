@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, Column, Index, text
+from sqlalchemy import JSON, Column, Index, false, text
 from sqlmodel import Field, SQLModel
 
 # SQLModel's shared metadata: every table of the workspace schema is declared here.
@@ -174,6 +174,19 @@ class ReviewNodeRow(SQLModel, table=True):
     state: str = "open"
     confirmed_by: str | None = None
     created_at: str
+    #: The pull request's revision this finding belongs to (1 until the first refresh) and its
+    #: identity across revisions (core/review_identity.py); status None: not reconciled yet (new).
+    revision: int = Field(default=1, sa_column_kwargs={"server_default": "1"})
+    fingerprint: str | None = None
+    lineage: str | None = None
+    status: str | None = None
+    status_since: int | None = None
+    predecessor: str | None = None
+    #: A copy continued from the previous revision (resolved, or untouched and not reported again).
+    carried: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
+    #: The operator's decision (dismissed / confirmed / promoted) and its reason; carried over.
+    operator_status: str | None = None
+    operator_note: str | None = None
 
 
 class ReviewRow(SQLModel, table=True):
@@ -185,6 +198,18 @@ class ReviewRow(SQLModel, table=True):
     finalized_at: str | None = None
     operator_decision: str | None = None
     operator_decided_at: str | None = None
+    revision: int = Field(default=1, sa_column_kwargs={"server_default": "1"})
+    head_sha: str | None = None
+    #: Earlier revisions' verdicts: [{"revision", "head_sha", "agent_verdict", "summary", "axes"}].
+    revisions: list = _json([])
+    #: The GitHub pull request this space reviews ("OWNER/REPO#N") and the API it came through.
+    github_pr: str | None = None
+    github_api_url: str | None = None
+    #: What `review post` made on GitHub: {"review_id", "check_run_id", "comments": {lineage: {...}}}.
+    posted: dict = _json({})
+    #: The humans' review comments on the pull request, read at import and refresh: context the
+    #: reviewer agent sees ([{"author", "path", "line", "body"}]).
+    github_comments: list = _json([])
 
 
 class TicketRow(SQLModel, table=True):

@@ -8,21 +8,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import (
     QEvent,
     QModelIndex,
     QObject,
-    QPersistentModelIndex,
-    QSortFilterProxyModel,
     Qt,
     QTimer,
     Signal,
 )
 from PySide6.QtGui import (
     QColor,
-    QFont,
     QFontDatabase,
     QIcon,
     QKeyEvent,
@@ -40,6 +36,7 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QHeaderView,
+    QInputDialog,
     QLabel,
     QPlainTextEdit,
     QPushButton,
@@ -62,8 +59,6 @@ from control_center.core.review import (
     ReviewSnapshot,
     Verdict,
     confirmable_by,
-    group_by_file,
-    priority_rank,
 )
 from control_center.harness.verbs import OPERATOR
 from control_center.ui import theme
@@ -74,9 +69,54 @@ from control_center.ui.diff_view import (
     paint_line_backgrounds,
 )
 from control_center.ui.diff_view import _unified_state as unified_line_state
+from control_center.ui.review_add_finding import OperatorFindingMixin
+from control_center.ui.review_delta import STATUS_TEXT, DeltaView, PreExistingBucket
+from control_center.ui.review_findings import (
+    COL_CONFIDENCE,
+    COL_KIND,
+    COL_LINES,
+    COL_PRIORITY,
+    COL_STATE,
+    COL_TITLE,
+    COLUMNS,
+    REPOSITORY_WIDE,
+    ConfidenceRole,
+    FindingsFilterProxy,
+    GroupOrderRole,
+    KindRole,
+    NodeIdRole,
+    PriorityRankRole,
+    SortRole,
+    StateRole,
+    _lines_text,
+    build_findings_model,
+    in_tree,
+    priority_color,
+)
 from control_center.ui.widgets import EmptyState, add_command, overflow_toolbar
 
-__all__ = ["DiffHighlighter", "ReviewVerdictPanel", "new_line_rows"]
+__all__ = [
+    "COLUMNS",
+    "COL_CONFIDENCE",
+    "COL_KIND",
+    "COL_LINES",
+    "COL_PRIORITY",
+    "COL_STATE",
+    "COL_TITLE",
+    "ConfidenceRole",
+    "DiffHighlighter",
+    "FindingsFilterProxy",
+    "GroupOrderRole",
+    "KindRole",
+    "NodeIdRole",
+    "PriorityRankRole",
+    "ReviewVerdictPanel",
+    "SortRole",
+    "StateRole",
+    "build_findings_model",
+    "new_line_rows",
+    "priority_color",
+]
 
 # --- colours: every one from the palette's semantic colours (ui/theme.py) -----------------------
 
@@ -103,41 +143,12 @@ def axis_color(colors: theme.Colors, status: AxisStatus) -> QColor:
     return {AxisStatus.PASSED: colors.done, AxisStatus.FAILED: colors.failed}.get(status, colors.waiting)
 
 
-def priority_color(colors: theme.Colors, priority: str) -> QColor:
-    rank = priority_rank(priority)
-    if colors.priorities and 0 <= rank < len(colors.priorities):
-        return colors.priorities[rank]
-    return colors.text
-
-
-REPOSITORY_WIDE = "Repository-wide"
 NO_FINDINGS = "No findings yet: they appear here, by file, as the reviewer records them."
 
 #: Below this width the findings list and the selected finding's detail stack vertically: side by
 #: side, at the ~700-900 px the Review tab gets next to the Inbox dock, the title column is elided
 #: to a few letters and the diff to half a line.
 NARROW_WIDTH = 1000
-
-# --- item roles and columns -------------------------------------------------------------------
-
-NodeIdRole = Qt.ItemDataRole.UserRole + 1
-SortRole = Qt.ItemDataRole.UserRole + 2
-KindRole = Qt.ItemDataRole.UserRole + 3
-PriorityRankRole = Qt.ItemDataRole.UserRole + 4
-ConfidenceRole = Qt.ItemDataRole.UserRole + 5
-StateRole = Qt.ItemDataRole.UserRole + 6
-GroupOrderRole = Qt.ItemDataRole.UserRole + 7
-
-# Priority first: it is what the operator triages by, and it keeps the stretching title column wide.
-COLUMNS = ("Priority", "Title", "Kind", "Conf.", "State", "Lines")
-COL_PRIORITY, COL_TITLE, COL_KIND, COL_CONFIDENCE, COL_STATE, COL_LINES = range(len(COLUMNS))
-
-
-def _lines_text(node: ReviewNode) -> str:
-    if node.anchor is None:
-        return "—"
-    a = node.anchor
-    return str(a.start_line) if a.start_line == a.end_line else f"{a.start_line}–{a.end_line}"
 
 
 def _dot_icon(colour: QColor, glyph: str) -> QIcon:
@@ -189,120 +200,10 @@ def new_line_rows(diff_text: str) -> dict[int, int]:
     return rows
 
 
-# --- findings model and filter ----------------------------------------------------------------
-
-
-def _item(text: str, sort_value: Any) -> QStandardItem:
-    item = QStandardItem(text)
-    item.setEditable(False)
-    item.setData(sort_value, SortRole)
-    return item
-
-
-def build_findings_model(
-    model: QStandardItemModel, nodes: tuple[ReviewNode, ...], colors: theme.Colors | None = None
-) -> None:
-    """Fill ``model`` with one group row per file (repository-wide last) and one row per finding."""
-    colors = colors or theme.colors()
-    model.clear()
-    model.setHorizontalHeaderLabels(list(COLUMNS))
-    bold = QFont()
-    bold.setBold(True)
-    for order, (file, group) in enumerate(group_by_file(nodes).items()):
-        label = file if file is not None else REPOSITORY_WIDE
-        head = _item(f"{label}  ({len(group)})", order)
-        head.setData(order, GroupOrderRole)
-        head.setData(label, Qt.ItemDataRole.ToolTipRole)
-        head.setFont(bold)
-        heads = [head] + [_item("", order) for _ in COLUMNS[1:]]
-        for h in heads[1:]:
-            h.setData(order, GroupOrderRole)
-        for node in group:
-            title = _item(node.title, node.title.lower())
-            title.setData(node.title, Qt.ItemDataRole.ToolTipRole)
-            prio = _item(node.priority, priority_rank(node.priority))
-            # Column 0 carries what the filter and the selection need.
-            prio.setData(node.id, NodeIdRole)
-            prio.setData(node.kind, KindRole)
-            prio.setData(priority_rank(node.priority), PriorityRankRole)
-            prio.setData(node.confidence, ConfidenceRole)
-            prio.setData(node.state, StateRole)
-            prio.setForeground(priority_color(colors, node.priority))
-            prio.setFont(bold)
-            conf = _item(f"{node.confidence:.2f}", node.confidence)
-            conf.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            state = _item("confirmed" if node.state == "consensusReady" else node.state, node.state)
-            line = node.anchor.start_line if node.anchor else 0
-            lines = _item(_lines_text(node), line)
-            head.appendRow([prio, title, _item(node.kind, node.kind), conf, state, lines])
-        model.appendRow(heads)
-
-
-class FindingsFilterProxy(QSortFilterProxyModel):
-    """Filters findings by kind, maximum priority, minimum confidence and state.
-
-    Group rows are never accepted on their own; recursive filtering shows a group exactly when one
-    of its findings passes, so emptied groups disappear. Groups keep file order whatever the sort.
-    """
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setRecursiveFilteringEnabled(True)
-        self.setSortRole(SortRole)
-        self._kind: str | None = None
-        self._max_priority_rank: int | None = None
-        self._min_confidence = 0.0
-        self._state: str | None = None
-
-    def _refilter(self, change: Callable[[], None]) -> None:
-        # Qt 6.10 deprecates invalidateRowsFilter() for the begin/endFilterChange bracket.
-        if hasattr(self, "beginFilterChange"):
-            self.beginFilterChange()
-            change()
-            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-        else:  # older Qt
-            change()
-            self.invalidateRowsFilter()
-
-    def set_kind(self, kind: str | None) -> None:
-        self._refilter(lambda: setattr(self, "_kind", kind))
-
-    def set_max_priority(self, priority: str | None) -> None:
-        rank = None if priority is None else priority_rank(priority)
-        self._refilter(lambda: setattr(self, "_max_priority_rank", rank))
-
-    def set_min_confidence(self, value: float) -> None:
-        self._refilter(lambda: setattr(self, "_min_confidence", value))
-
-    def set_state(self, state: str | None) -> None:
-        self._refilter(lambda: setattr(self, "_state", state))
-
-    def filterAcceptsRow(self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex) -> bool:
-        if not source_parent.isValid():
-            return False  # a group: shown by recursive filtering when a child passes
-        idx = self.sourceModel().index(source_row, 0, source_parent)
-        if self._kind is not None and idx.data(KindRole) != self._kind:
-            return False
-        if self._max_priority_rank is not None and idx.data(PriorityRankRole) > self._max_priority_rank:
-            return False
-        if idx.data(ConfidenceRole) < self._min_confidence - 1e-9:
-            return False
-        return self._state is None or idx.data(StateRole) == self._state
-
-    def lessThan(
-        self, left: QModelIndex | QPersistentModelIndex, right: QModelIndex | QPersistentModelIndex
-    ) -> bool:
-        if not left.parent().isValid():
-            lo, ro = left.data(GroupOrderRole), right.data(GroupOrderRole)
-            # Qt asks lessThan(right, left) when sorting descending; invert so files stay in order.
-            return lo < ro if self.sortOrder() == Qt.SortOrder.AscendingOrder else lo > ro
-        return super().lessThan(left, right)
-
-
 # --- the panel --------------------------------------------------------------------------------
 
 
-class ReviewVerdictPanel(QWidget):
+class ReviewVerdictPanel(OperatorFindingMixin, QWidget):
     """Verdict badge, gates, findings tree and the selected finding's body and diff."""
 
     confirm_requested = Signal(str)
@@ -310,6 +211,16 @@ class ReviewVerdictPanel(QWidget):
     operator_decision_requested = Signal(str)
     #: The operator asks for a second reviewer agent in this room; who runs it is the window's call.
     second_reviewer_requested = Signal()
+    #: Fetch, move the space to the pull request's new head and review again.
+    refresh_requested = Signal()
+    #: Post the review to the pull request on GitHub (the window shows what will be sent first).
+    post_requested = Signal()
+    #: (finding id, reason): the operator dismisses a finding; it stays dismissed in re-reviews.
+    dismiss_requested = Signal(str, str)
+    #: A pre-existing finding joins the verdict.
+    promote_requested = Signal(str)
+    #: The operator's own finding: {"kind", "priority", "title", "body", "file", "start_line", "end_line"}.
+    add_finding_requested = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -330,6 +241,15 @@ class ReviewVerdictPanel(QWidget):
         root = QVBoxLayout(self)
         root.setContentsMargins(8, 8, 8, 8)
         root.addWidget(self._build_header())
+        # The delta first: after a push, what changed is what the operator reads before anything.
+        self.delta_view = DeltaView()
+        self.delta_view.node_selected.connect(self.show_finding)
+        self.delta_view.hide()
+        root.addWidget(self.delta_view)
+        self.status_line = QLabel(objectName="reviewStatusLine")
+        self.status_line.setWordWrap(True)
+        self.status_line.hide()
+        root.addWidget(self.status_line)
         self.dropped_notice = QLabel(objectName="droppedNotice")
         self.dropped_notice.setWordWrap(True)
         self.dropped_notice.setAutoFillBackground(True)
@@ -426,6 +346,34 @@ class ReviewVerdictPanel(QWidget):
         second = self.decision_toolbar.widgetForAction(action)
         assert isinstance(second, QToolButton)
         self.second_reviewer_button = second
+        self.decision_toolbar.addSeparator()
+        refresh = add_command(
+            self.decision_toolbar,
+            "Refresh",
+            "refreshReviewButton",
+            lambda _=False: self.refresh_requested.emit(),
+            tip="Fetch the pull request, move this space to its new head and review again: findings keep"
+            " their identity (new, still open, resolved, regressed) and your dismissals carry over",
+        )
+        post = add_command(
+            self.decision_toolbar,
+            "Post to GitHub…",
+            "postReviewButton",
+            lambda _=False: self.post_requested.emit(),
+            tip="Post the verdict, the summary and one inline comment per finding to the pull request"
+            " (posting again edits the earlier comments)",
+        )
+        add = add_command(
+            self.decision_toolbar,
+            "Add finding…",
+            "addFindingButton",
+            lambda _=False: self._ask_add_finding(),
+            tip="Your own finding on the lines selected in the diff (none selected: repository-wide); it"
+            " counts in the verdict like the reviewers'",
+        )
+        self.add_finding_button = self.decision_toolbar.widgetForAction(add)
+        self.refresh_button = self.decision_toolbar.widgetForAction(refresh)
+        self.post_button = self.decision_toolbar.widgetForAction(post)
         outer.addWidget(self.decision_toolbar)
         box.setLayout(outer)
         return box
@@ -504,6 +452,7 @@ class ReviewVerdictPanel(QWidget):
 
         self.findings_view = QTreeView(objectName="findingsView")
         self.findings_view.setModel(self.findings_proxy)
+        self.findings_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.findings_view.setSortingEnabled(True)
         self.findings_view.sortByColumn(COL_PRIORITY, Qt.SortOrder.AscendingOrder)
         self.findings_view.setTextElideMode(Qt.TextElideMode.ElideRight)
@@ -523,6 +472,11 @@ class ReviewVerdictPanel(QWidget):
         self._shrinkable(self.findings_view)
         self.findings_empty = EmptyState(self.findings_view, NO_FINDINGS, "findingsEmptyState")
         col.addWidget(self.findings_view, 1)
+        self.pre_existing_bucket = PreExistingBucket()
+        self.pre_existing_bucket.node_selected.connect(self.show_finding)
+        self.pre_existing_bucket.action_requested.connect(self.promote_requested.emit)
+        self.pre_existing_bucket.hide()
+        col.addWidget(self.pre_existing_bucket)
         return left
 
     def _build_detail(self) -> QWidget:
@@ -553,8 +507,17 @@ class ReviewVerdictPanel(QWidget):
         self.diff_mode_button.setToolTip("Show the diff side by side (old | new) instead of unified")
         self.diff_mode_button.setAccessibleName("Side-by-side diff")
         self.diff_mode_button.toggled.connect(self.set_side_by_side)
+        self.full_diff_button = QToolButton(objectName="fullDiffToggle")
+        self.full_diff_button.setText("Whole PR")
+        self.full_diff_button.setCheckable(True)
+        self.full_diff_button.setToolTip(
+            "Show the whole pull request's diff (every file): select lines there and Add finding…"
+        )
+        self.full_diff_button.setAccessibleName("Whole pull request diff")
+        self.full_diff_button.toggled.connect(self._on_full_diff)
         diff_head = QHBoxLayout()
         diff_head.addWidget(self.diff_header, 1)
+        diff_head.addWidget(self.full_diff_button)
         diff_head.addWidget(self.diff_mode_button)
         col.addLayout(diff_head)
         self.diff_view = QPlainTextEdit(objectName="diffView")
@@ -580,6 +543,12 @@ class ReviewVerdictPanel(QWidget):
         self.confirm_button.clicked.connect(self._emit_confirm)
         self.open_ticket_button = QPushButton("Open ticket", objectName="openTicketButton")
         self.open_ticket_button.clicked.connect(self._emit_open_ticket)
+        self.dismiss_button = QPushButton("Dismiss…", objectName="dismissButton")
+        self.dismiss_button.setToolTip(
+            "Dismiss this finding with a reason: it leaves the verdict and stays dismissed in re-reviews"
+        )
+        self.dismiss_button.clicked.connect(self._ask_dismiss)
+        buttons.addWidget(self.dismiss_button)
         buttons.addWidget(self.confirm_button)
         buttons.addWidget(self.open_ticket_button)
         col.addLayout(buttons)
@@ -648,7 +617,16 @@ class ReviewVerdictPanel(QWidget):
         self._show_verdict(snapshot)
         self._show_axes(snapshot)
         self._show_dropped(snapshot)
-        build_findings_model(self.findings_model, snapshot.nodes, self._colors)
+        self.delta_view.show_snapshot(snapshot, self._colors)
+        self.pre_existing_bucket.show_snapshot(snapshot, self._colors)
+        # Resolved findings are in the delta, pre-existing ones in their bucket: the tree holds
+        # what the verdict is about.
+        listed = tuple(n for n in snapshot.nodes if in_tree(n))
+        # Built detached from the filter: attached, every group's insertion re-filters, re-sorts and
+        # re-spans all the rows before it (quadratic in the groups; 1,000 findings paid for it).
+        self.findings_proxy.setSourceModel(None)  # type: ignore[arg-type]
+        build_findings_model(self.findings_model, listed, self._colors)
+        self.findings_proxy.setSourceModel(self.findings_model)
         self.findings_view.expandAll()
         header = self.findings_view.header()
         header.setSectionResizeMode(COL_TITLE, QHeaderView.ResizeMode.Stretch)
@@ -656,10 +634,8 @@ class ReviewVerdictPanel(QWidget):
             if c != COL_TITLE:
                 header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(False)
-        self.findings_empty.set_text(
-            NO_FINDINGS if not snapshot.nodes else "No findings match these filters."
-        )
-        n, groups = len(snapshot.nodes), self.findings_model.rowCount()
+        self.findings_empty.set_text(NO_FINDINGS if not listed else "No findings match these filters.")
+        n, groups = len(listed), self.findings_model.rowCount()
         self.count_label.setText(
             f"{n} finding{'s' if n != 1 else ''} in {groups} group{'s' if groups != 1 else ''}"
         )
@@ -671,6 +647,37 @@ class ReviewVerdictPanel(QWidget):
 
     def snapshot(self) -> ReviewSnapshot | None:
         return self._snapshot
+
+    def set_status_line(self, text: str) -> None:
+        """One line about the last operation (a refresh under way, what a post did)."""
+        self.status_line.setText(text)
+        self.status_line.setVisible(bool(text))
+
+    def show_finding(self, node_id: str) -> None:
+        """Show a finding in the detail, from the tree, the delta or the pre-existing bucket."""
+        if self.select_node(node_id):
+            return
+        selection = self.findings_view.selectionModel()
+        selection.blockSignals(True)  # the tree's "nothing selected" would clear the bucket too
+        selection.clearCurrentIndex()
+        selection.clearSelection()
+        selection.blockSignals(False)
+        self.findings_view.viewport().update()
+        self._selected_id = node_id if node_id in self._nodes else None
+        self._show_node(self._nodes.get(node_id))
+
+    def dismiss_selected(self, reason: str) -> None:
+        """Dismiss the selected finding with ``reason`` (the Dismiss… button asks for it)."""
+        if self._selected_id is not None and reason.strip():
+            self.dismiss_requested.emit(self._selected_id, reason.strip())
+
+    def _ask_dismiss(self) -> None:
+        node = self._nodes.get(self._selected_id or "")
+        if node is None:
+            return
+        reason, ok = QInputDialog.getText(self, "Dismiss finding", f"Why does “{node.title}” not apply?")
+        if ok:
+            self.dismiss_selected(reason)
 
     def selected_node_id(self) -> str | None:
         return self._selected_id
@@ -764,23 +771,42 @@ class ReviewVerdictPanel(QWidget):
         # Confirm only what the operator may still confirm (not theirs, not confirmed by them).
         self.confirm_button.setEnabled(node is not None and confirmable_by(node, OPERATOR))
         self.open_ticket_button.setEnabled(node is not None)
-        self.diff_view.setExtraSelections([])
-        self.split_view.new_view.setExtraSelections([])
+        self.dismiss_button.setEnabled(node is not None and node.tracking.operator != "dismissed")
+        for bucket in (self.delta_view, self.pre_existing_bucket):
+            if node is None or node.id not in bucket.node_ids():
+                bucket.select(None)
+        full = self.full_diff_button.isChecked()
+        if not full:
+            self.diff_view.setExtraSelections([])
+            self.split_view.new_view.setExtraSelections([])
         if node is None:
             self.title_label.setText("No finding selected")
             self.meta_label.setText("Select a finding to see its body and the diff of its file.")
             self.body_view.clear()
-            self.diff_header.clear()
-            self._clear_diff()
+            if not full:
+                self.diff_header.clear()
+                self._clear_diff()
             return
         self.title_label.setText(node.title)
         where = f"{node.anchor.file}:{_lines_text(node)}" if node.anchor else REPOSITORY_WIDE.lower()
         state = "confirmed by " + ", ".join(node.confirmed_by) if node.confirmed_by else node.state
+        status = (
+            STATUS_TEXT.get(node.status, node.status)
+            if self._snapshot and self._snapshot.revision > 1
+            else ""
+        )
+        if node.status == "pre_existing":
+            status = STATUS_TEXT["pre_existing"]
+        if node.tracking.operator == "dismissed":
+            status = (status + " · " if status else "") + f"dismissed: {node.tracking.note}"
         self.meta_label.setText(
             f"{node.kind} · {node.priority} · confidence {node.confidence:.2f} · {state}"
-            f" · by {node.author or 'unknown'} · {where}"
+            + (f" · {status}" if status else "")
+            + f" · by {node.author or 'unknown'} · {where}"
         )
         self.body_view.setPlainText(node.body or "(no body)")
+        if self.full_diff_button.isChecked():
+            return  # the whole pull request stays in view while findings are read
         if node.anchor is None:
             self.diff_header.setText("Repository-wide note: no file diff.")
             self._clear_diff()
@@ -920,7 +946,13 @@ class ReviewVerdictPanel(QWidget):
         """Take every colour from the palette (light, dark or high contrast)."""
         self._colors = theme.colors(self.palette())
         c = self._colors
-        for label in (self.summary_label, self.meta_label, self.diff_header, self.count_label):
+        for label in (
+            self.summary_label,
+            self.meta_label,
+            self.diff_header,
+            self.count_label,
+            self.status_line,
+        ):
             pal = label.palette()
             pal.setColor(QPalette.ColorRole.WindowText, c.muted)
             label.setPalette(pal)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QScrollArea, QTabWidget, QWidget
 
 from control_center.core.approvals import Decision
@@ -268,11 +269,21 @@ class SideTabs:
             )
             if hasattr(panel, "second_reviewer_requested"):
                 panel.second_reviewer_requested.connect(self._second_reviewer)
+            panel.refresh_requested.connect(self._refresh_review)
+            panel.post_requested.connect(self._post_review)
+            panel.dismiss_requested.connect(
+                lambda node_id, reason: self._review_action("operator_dismiss", (node_id, reason))
+            )
+            panel.promote_requested.connect(lambda node_id: self._review_action("operator_promote", node_id))
+            panel.add_finding_requested.connect(
+                lambda finding: self._review_action("operator_add_finding", finding)
+            )
             self.review_panel = panel
             self.tabs.addTab(_scrollable(panel), theme.icon("review"), "Review")
         diffs = dict(data.pr_diffs)
         panel.set_diff_provider(lambda path: diffs.get(path, f"(no diff of {path} in this pull request)"))
         panel.set_snapshot(data.review)
+        panel.set_full_diff(data.pr_diff_full)
 
     def _second_reviewer(self) -> None:
         """The operator starts a second reviewer agent in the same room; it may confirm the first
@@ -282,6 +293,51 @@ class SideTabs:
             return
         self.runtime.send_message(space.id, SECOND_REVIEW_PROMPT, author=SECOND_REVIEWER)
         self.tabs.setCurrentIndex(0)  # the conversation shows the second reviewer at work
+
+    def _refresh_review(self) -> None:
+        """Refresh: fetch, move to the new head, review again; the conversation shows the turn and
+        the tab is read again when it ends (the turn's end refreshes the side tabs)."""
+        space = self.current_space()
+        if space is None:
+            return
+
+        def done(_outcome: Any) -> None:
+            if self.review_panel is not None:
+                self.review_panel.set_status_line("")
+            self.refresh(space)
+
+        def failed(message: str) -> None:
+            if self.review_panel is not None:
+                self.review_panel.set_status_line(f"Refreshing the review failed: {message}")
+
+        self.operations.run(self.runtime.refresh_review(space.id), done, failure=failed)
+        if self.review_panel is not None:
+            self.review_panel.set_status_line("Refreshing: fetching the new head, then the reviewer runs…")
+
+    def _post_review(self) -> None:
+        """Post: show what will be sent first; nothing leaves before the operator says Post."""
+        space = self.current_space()
+        if space is None:
+            return
+
+        def ask(preview: Any) -> None:
+            from control_center.ui.review_post_dialog import PostReviewDialog
+
+            pull_request, plan = preview
+            dialog = PostReviewDialog(pull_request, plan, self.tabs.window())
+            dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            dialog.accepted.connect(lambda: self._send_post(space))
+            dialog.open()
+
+        self.operations.run(self.runtime.review_post_preview(space.id), ask, what="preparing the post")
+
+    def _send_post(self, space: Space) -> None:
+        def posted(result: Any) -> None:
+            if self.review_panel is not None:
+                self.review_panel.set_status_line(f"Posted to GitHub: {result.line()}")
+            self.refresh(space)
+
+        self.operations.run(self.runtime.post_review(space.id), posted, what="posting the review")
 
     def _review_action(self, name: str, arg: Any) -> None:
         space = self.current_space()

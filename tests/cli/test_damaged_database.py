@@ -56,9 +56,18 @@ def ws(tmp_path: Path) -> Path:
 
 
 def _garbage_in_the_middle(db: Path) -> None:
-    size = db.stat().st_size
+    """Garbage over two pages in the middle of the message table's data (not the file's middle:
+    as the schema grows, that can be a page of the schema itself, which reads as "not a
+    workspace" rather than as a damaged one)."""
+    conn = sqlite3.connect(db)
+    try:
+        pages = [
+            row[0] for row in conn.execute("SELECT pageno FROM dbstat WHERE name = 'message' ORDER BY pageno")
+        ]
+    finally:
+        conn.close()
     rng = random.Random(10)
-    middle = (size // PAGE // 2) * PAGE
+    middle = (pages[len(pages) // 2] - 1) * PAGE
     with db.open("r+b") as fh:
         fh.seek(middle)
         fh.write(bytes(rng.randrange(256) for _ in range(2 * PAGE)))

@@ -285,6 +285,9 @@ def test_snapshot_to_json_has_the_spec_shape() -> None:
         "state": "open",
         "author": "reviewer",
         "title": "Off by one",
+        # SPEC §12: a finding's identity across revisions (none before it is reconciled).
+        "fingerprint": None,
+        "status": "new",
     }
     assert data["nodes"][1]["anchor"] is None
     assert data["dropped"] == [

@@ -22,7 +22,18 @@ from control_center.harness.loop import Harness, RunRequest
 from control_center.workspace import Workspace, WorkspaceError
 from tests.helpers import git, make_workspace
 
-NODE_KEYS = {"id", "kind", "priority", "confidence", "anchor", "state", "author", "title"}
+NODE_KEYS = {
+    "id",
+    "kind",
+    "priority",
+    "confidence",
+    "anchor",
+    "state",
+    "author",
+    "title",
+    "fingerprint",
+    "status",
+}
 GOOD = {
     "kind": "bug",
     "priority": "P1",
@@ -202,6 +213,8 @@ def test_a_good_finding_is_listed_in_nodes(capsys: pytest.CaptureFixture[str], w
         "state": "open",
         "author": "reviewer-1",
         "title": GOOD["title"],
+        "fingerprint": None,  # given when the review is finalized (matched across revisions)
+        "status": "new",
     }
     assert review["dropped"] == []
     assert review["verdict"] is None  # findings alone do not finalize a review
