@@ -17,7 +17,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 from urllib.parse import urlsplit
 
 DEFAULT_REPLY_TEXT = "loopback: no scripted reply left"
@@ -111,6 +111,27 @@ class LoopbackHTTPServer:
 
     _httpd: ThreadingHTTPServer | None = None
 
+    def _init_queues(self, faults: list[Fault] | None) -> None:
+        """The state every server's handler reads: the lock, the faults to inject, and every
+        request recorded in order (each server keeps its own reply queue)."""
+        self._lock = threading.Lock()
+        self._faults: deque[Fault] = deque(faults or [])
+        self.requests: list[RecordedRequest] = []
+
+    def add_fault(self, fault: Fault) -> None:
+        with self._lock:
+            self._faults.append(fault)
+
+    @property
+    def bodies(self) -> list[dict[str, Any]]:
+        return [r.body for r in self.requests]
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self.start()
+
     def _serve(self, handler: type[BaseHTTPRequestHandler], thread_name: str) -> None:
         bound = type(f"_Bound{handler.__name__}", (handler,), {"server_state": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), bound)
@@ -154,10 +175,8 @@ class LoopbackMessagesServer(LoopbackHTTPServer):
         event_delay_s: float = 0.0,
         model: str = "claude-loopback",
     ) -> None:
-        self._lock = threading.Lock()
+        self._init_queues(faults)
         self._replies: deque[_Reply] = deque()
-        self._faults: deque[Fault] = deque(faults or [])
-        self.requests: list[RecordedRequest] = []
         #: Every request that reached the server, whatever its method or path: (method, path, key).
         self.seen: list[tuple[str, str, str | None]] = []
         self.chunk_chars = max(1, chunk_chars)
@@ -176,22 +195,11 @@ class LoopbackMessagesServer(LoopbackHTTPServer):
         with self._lock:
             self._replies.append(item)
 
-    def add_fault(self, fault: Fault) -> None:
-        with self._lock:
-            self._faults.append(fault)
-
-    @property
-    def bodies(self) -> list[dict[str, Any]]:
-        return [r.body for r in self.requests]
-
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def start(self) -> LoopbackMessagesServer:
+    def start(self) -> Self:
         self._serve(_Handler, "loopback-messages")
         return self
-
-    def __enter__(self) -> LoopbackMessagesServer:
-        return self.start()
 
     @property
     def base_url(self) -> str:

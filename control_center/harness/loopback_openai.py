@@ -19,12 +19,11 @@ from __future__ import annotations
 import json
 import secrets
 import socket
-import threading
 import time
 from collections import deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
-from typing import Any
+from typing import Any, Self
 from urllib.parse import urlsplit
 
 from control_center.harness.loopback import (
@@ -107,10 +106,8 @@ class LoopbackChatServer(LoopbackHTTPServer):
         model: str = "local-loopback",
         usage: bool = True,
     ) -> None:
-        self._lock = threading.Lock()
+        self._init_queues(None)
         self._replies: deque[list[dict[str, Any]]] = deque(list(r) for r in replies or [])
-        self._faults: deque[Fault] = deque()
-        self.requests: list[RecordedRequest] = []
         self.chunk_chars = max(1, chunk_chars)
         self.event_delay_s = event_delay_s
         self.model = model
@@ -120,20 +117,9 @@ class LoopbackChatServer(LoopbackHTTPServer):
         with self._lock:
             self._replies.append(list(reply))
 
-    def add_fault(self, fault: Fault) -> None:
-        with self._lock:
-            self._faults.append(fault)
-
-    @property
-    def bodies(self) -> list[dict[str, Any]]:
-        return [r.body for r in self.requests]
-
-    def start(self) -> LoopbackChatServer:
+    def start(self) -> Self:
         self._serve(_ChatHandler, "loopback-chat")
         return self
-
-    def __enter__(self) -> LoopbackChatServer:
-        return self.start()
 
     @property
     def base_url(self) -> str:

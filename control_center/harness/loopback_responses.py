@@ -16,11 +16,10 @@ from __future__ import annotations
 import json
 import secrets
 import socket
-import threading
 import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler
-from typing import Any
+from typing import Any, Self
 from urllib.parse import urlsplit
 
 from control_center.harness.loopback import (
@@ -70,10 +69,8 @@ class LoopbackResponsesServer(LoopbackHTTPServer):
         first_event_delay_s: float = 0.0,
         model: str = "gpt-loopback",
     ) -> None:
-        self._lock = threading.Lock()
+        self._init_queues(faults)
         self._replies: deque[list[dict[str, Any]]] = deque(list(r) for r in replies or [])
-        self._faults: deque[Fault] = deque(faults or [])
-        self.requests: list[RecordedRequest] = []
         self.chunk_chars = max(1, chunk_chars)
         self.event_delay_s = event_delay_s
         self.first_event_delay_s = first_event_delay_s
@@ -83,20 +80,9 @@ class LoopbackResponsesServer(LoopbackHTTPServer):
         with self._lock:
             self._replies.append(list(reply))
 
-    def add_fault(self, fault: Fault) -> None:
-        with self._lock:
-            self._faults.append(fault)
-
-    @property
-    def bodies(self) -> list[dict[str, Any]]:
-        return [r.body for r in self.requests]
-
-    def start(self) -> LoopbackResponsesServer:
+    def start(self) -> Self:
         self._serve(_ResponsesHandler, "loopback-responses")
         return self
-
-    def __enter__(self) -> LoopbackResponsesServer:
-        return self.start()
 
     @property
     def base_url(self) -> str:
