@@ -79,11 +79,12 @@ def cmd_checkpoints_list(args: argparse.Namespace) -> int:
         if not found:
             print(f"space {space.name!r} has no checkpoints yet (one is taken before each turn)")
         for cp in found:
-            what = (
-                f"before turn {numbers.get(cp.turn_id or '', '?')} ({cp.turn_id})"
-                if cp.kind == "turn"
-                else f"before a rewind to checkpoint {cp.target}"
-            )
+            turn = f"turn {numbers.get(cp.turn_id or '', '?')} ({cp.turn_id})"
+            what = {
+                "turn": f"before {turn}",
+                "resume": f"{turn} resumes",
+                "end": f"{turn}: its run ended",
+            }.get(cp.kind, f"before a rewind to checkpoint {cp.target}")
             print(f"  {cp.number:>3}  {cp.created_at}  {what}")
     finally:
         ws.close()

@@ -46,7 +46,9 @@ class Checkpoint:
     space_id: str
     number: int
     commit: str
-    kind: str  # "turn" (before a turn or a pipeline step's turn) / "rewind" (before a rewind)
+    #: "turn" (before a turn or a pipeline step's turn), "resume" (before a later run of a turn
+    #: that waited), "end" (a run ended) or "rewind" (before a rewind)
+    kind: str
     turn_id: str | None
     #: The conversation's newest message seq when it was taken (later messages came after).
     seq: int

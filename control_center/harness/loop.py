@@ -83,7 +83,7 @@ from control_center.harness.providers.factory import make_provider
 from control_center.harness.providers.registry import provider_spec
 from control_center.harness.recorder import EventSink, TurnRecorder, Usage
 from control_center.harness.review_revisions import human_comments_prompt
-from control_center.harness.rewind import checkpoint_after_turn, checkpoint_before_turn
+from control_center.harness.rewind import checkpoint_after_turn, checkpoint_before_turn, checkpoint_on_resume
 from control_center.harness.settings import AppSettings
 from control_center.harness.suspensions import missing_outcome, suspension_for
 from control_center.harness.tools.base import ToolOutput
@@ -272,16 +272,23 @@ class Harness:
             store.write_turn(turn.id, mode=space.mode)
         turn = store.turn(turn.id) or turn
         recorder = TurnRecorder(self.ws, turn, emit, has_space=space is not None)
+        if space is not None:
+            await self._checkpoint(space, turn, recorder, resumed=True)
         run = TurnRun(turn, space, profile_for(mode), recorder, "", True, budget_check)
         return await self._drive_then_mark(driver, run, space)
 
-    async def _checkpoint(self, space: Space, turn: Turn, recorder: TurnRecorder) -> None:
-        """The worktree before the turn (harness/checkpoints.py), so the turn can be rewound. A
-        checkpoint that cannot be taken does not stop the turn; the conversation says so."""
+    async def _checkpoint(
+        self, space: Space, turn: Turn, recorder: TurnRecorder, *, resumed: bool = False
+    ) -> None:
+        """The worktree before the turn (harness/checkpoints.py), so the turn can be rewound, or
+        before a resumed run of it (what it changes next is still its own). A checkpoint that
+        cannot be taken does not stop the turn; the conversation says so."""
+        take = checkpoint_on_resume if resumed else checkpoint_before_turn
         try:
-            await asyncio.to_thread(checkpoint_before_turn, self.ws, space, turn)
+            await asyncio.to_thread(take, self.ws, space, turn)
         except OperatorError as exc:
-            recorder.note("note", f"no checkpoint before this turn (it cannot be rewound): {exc}")
+            what = "its changes from here may show as nobody's" if resumed else "it cannot be rewound"
+            recorder.note("note", f"no checkpoint before this run of the turn ({what}): {exc}")
 
     async def _drive_then_mark(self, driver: TurnDriver, run: TurnRun, space: Space | None) -> TurnEnded:
         """Drive the turn, then snapshot where its changes end: edits made between turns (by

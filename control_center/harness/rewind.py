@@ -105,6 +105,22 @@ def checkpoint_before_turn(ws: Workspace, space: Space, turn: Turn) -> cps.Check
     )
 
 
+def checkpoint_on_resume(ws: Workspace, space: Space, turn: Turn) -> cps.Checkpoint:
+    """Where a turn's next run starts (kind ``resume``; never a rewind target): what changes after
+    it is the turn's again, while what changed since its previous run ended (by hand, while it
+    waited for the operator) stays nobody's."""
+    store = ws.store
+    return cps.capture(
+        space.worktree,
+        space.id,
+        kind="resume",
+        turn_id=turn.id,
+        seq=last_seq(store, space.conversation_id),
+        hidden=hidden_now(store, space.conversation_id),
+        created_at=now_iso(),
+    )
+
+
 def checkpoint_after_turn(ws: Workspace, space: Space, turn: Turn) -> cps.Checkpoint:
     """Where a turn's changes end (kind ``end``; never a rewind target): what changes after it
     and before the next turn was not made by a turn."""

@@ -108,7 +108,8 @@ def _turn_infos(ws: Workspace, space: Space, steps: dict[str, str]) -> tuple[Tur
 
 
 def _owner(cp: cps.Checkpoint) -> str | None:
-    return cp.turn_id if cp.kind == "turn" else None
+    """The turn whose run starts at ``cp`` (a turn's first run, or a later one after a pause)."""
+    return cp.turn_id if cp.kind in ("turn", "resume") else None
 
 
 def compute_changes(

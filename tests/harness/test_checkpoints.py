@@ -273,3 +273,33 @@ def test_a_checkpoint_runs_no_program_the_repository_configures(ws: Workspace, t
     cps.restore_files(wt, cps.tree_of(wt, cp.commit), cps.snapshot_tree(wt))
     assert (wt / "a.txt").read_text() == "agent's file\n"
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("ran")) == []
+
+
+def test_an_edit_made_after_its_approval_belongs_to_its_turn(
+    ws: Workspace, server: LoopbackMessagesServer
+) -> None:
+    """The turn pauses for the operator (an end-of-run checkpoint), the grant resumes it and the
+    edit happens then: the edit is still that turn's, not "outside turns" (it was, for every
+    turn that waited on an approval). An edit made by hand while it waited stays nobody's."""
+    from control_center.core.approvals import Decision
+    from control_center.pipeline.decisions import decide
+
+    space = ws.create_space("ask", autonomy=Autonomy.ASK)
+    harness = _harness(ws, server)
+    server.add_reply([{"type": "tool_use", **_write("granted.txt", "yes\n")}])
+    server.add_reply([{"type": "text", "text": "written"}])
+    ended = asyncio.run(harness.run(RunRequest("write it", space.id)))
+    assert ended.status.value == "awaiting_approval"
+    (space.worktree / "while-waiting.txt").write_text("by hand\n")
+    pending = ws.store.approvals(turn_id=ended.turn)[0]
+    decide(ws, pending.id, Decision.GRANT, by="operator")
+    resumed = asyncio.run(harness.resume(ended.turn))
+    assert resumed.status.value == "completed", resumed.error
+    cs = compute_changes(ws, space)
+    (turn,) = (t.id for t in cs.turns)
+    by_path = {f.path: f for f in cs.files}
+    assert by_path["granted.txt"].turns == (turn,)
+    assert by_path["while-waiting.txt"].turns == ()
+    # Rewinding "before this turn" still goes back before its first run, not to the resume.
+    rewind(ws, space.id, to_turn="1")
+    assert not (space.worktree / "granted.txt").exists()
