@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -180,6 +181,35 @@ def _identity(repo: Path) -> dict[str, str]:
     return env
 
 
+def _check_git_link(worktree: Path, repo: Path) -> None:
+    """The worktree's ``.git`` must still lead to its registration in the source repository's
+    git folder, and that registration back to it. A command in the space can write the worktree
+    (and, in Agent mode, parts of the git folder): a ``.git`` or ``commondir`` redirected to a git
+    folder it made would have our host-side git run that folder's configuration (an fsmonitor, a
+    filter) with the operator's environment. Refused in one line; nothing is run in it."""
+    common = Path(_out(repo, "rev-parse", "--path-format=absolute", "--git-common-dir")).resolve()
+    marker = worktree / ".git"
+    problem = f"the git link of the worktree {worktree} was changed; nothing was landed (recreate the space)"
+    try:
+        text = (
+            marker.read_text(encoding="utf-8").strip() if marker.is_file() and not marker.is_symlink() else ""
+        )
+    except OSError:
+        text = ""
+    if not text.startswith("gitdir:"):
+        raise LandError(problem)
+    gitdir = Path(text.split(":", 1)[1].strip())
+    gitdir = (gitdir if gitdir.is_absolute() else worktree / gitdir).resolve()
+    if gitdir.parent != common / "worktrees":
+        raise LandError(problem)
+    try:
+        back = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        raise LandError(problem) from None
+    if ((gitdir / back) if not Path(back).is_absolute() else Path(back)).resolve() != common:
+        raise LandError(problem)
+
+
 def _uncommitted(worktree: Path) -> tuple[str, ...]:
     out = _git(worktree, "status", "--porcelain=v1", "-z", "--untracked-files=all").stdout
     paths: list[str] = []
@@ -317,6 +347,7 @@ def plan_land(ws: Workspace, space_ref: str, *, base: str | None = None) -> Land
         base_name = _base_of(ws, space, base)
         if not space.worktree.is_dir():
             raise LandError(f"the worktree of space {space.name!r} is gone ({space.worktree})")
+        _check_git_link(space.worktree, ws.repo)
         uncommitted = _uncommitted(space.worktree)
         head = _out(space.worktree, "rev-parse", "HEAD")
         base_tip = _out(ws.repo, "rev-parse", f"refs/heads/{base_name}")
@@ -370,6 +401,7 @@ def land(
         raise LandError(busy)
     if not space.worktree.is_dir():
         raise LandError(f"the worktree of space {space.name!r} is gone ({space.worktree})")
+    _check_git_link(space.worktree, ws.repo)
     text = (message if message is not None else proposed_message(ws, space)).strip()
     if not text:
         raise LandError("the commit message is empty")
@@ -408,7 +440,10 @@ def land(
     )
     if swap.returncode != 0:
         raise LandError(f"{base_name} moved while landing; nothing was changed, land again")
-    checkouts = _checkouts_of(repo, base_name)
+    # Only the operator's own checkout: other registrations in the git folder may have been
+    # written by a command in a space (Agent mode can write the git folder).
+    own = Path(repo).resolve()
+    checkouts = tuple(c for c in _checkouts_of(repo, base_name) if Path(c).resolve() == own)
     notes = [
         *_follow_on(space, head, commit, new),
         *(_checkout_note(c, base_name, base_tip, new) for c in checkouts),
@@ -456,7 +491,7 @@ def _checkout_note(checkout: str, base: str, old: str, new: str) -> str:
     return (
         f"{base} is checked out in {checkout}: its files and index were not touched, so it still shows "
         f"{base} before landing; to bring it up to date keeping your own edits: "
-        f"git -C {checkout} read-tree -m -u {old[:12]} {new[:12]}"
+        f"git -C {shlex.quote(checkout)} read-tree -m -u {old[:12]} {new[:12]}"
     )
 
 

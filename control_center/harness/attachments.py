@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -191,15 +192,31 @@ def resolve_mentions(text: str, worktree: Path) -> list[Mention]:
         if rel is None or len(found) >= MAX_MENTIONS:
             continue
         path = root / rel
-        size = path.stat().st_size
-        if size > MAX_MENTION_BYTES or total + size > MAX_MENTION_TOTAL_BYTES:
-            found.append(
-                Mention(rel, None, f"larger than {MAX_MENTION_BYTES // 1024} KiB; read it with tools")
-            )
-            continue
         try:
-            with path.open("rb") as f:  # bounded again: the file may have grown since stat
-                data = f.read(MAX_MENTION_BYTES + 1)
+            # Opened without following a link and without blocking, then checked on the open
+            # file itself: a command may swap the checked file for a link out of the worktree
+            # or a FIFO between the check and the read.
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            found.append(Mention(rel, None, "not a regular file of the worktree"))
+            continue
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                found.append(Mention(rel, None, "not a regular file of the worktree"))
+                continue
+            size = st.st_size
+            if size > MAX_MENTION_BYTES or total + size > MAX_MENTION_TOTAL_BYTES:
+                found.append(
+                    Mention(rel, None, f"larger than {MAX_MENTION_BYTES // 1024} KiB; read it with tools")
+                )
+                continue
+            try:
+                data = f.read(MAX_MENTION_BYTES + 1)  # bounded again: the file may grow
+            except OSError:
+                found.append(Mention(rel, None, "not readable"))
+                continue
+        try:
             if len(data) > MAX_MENTION_BYTES:
                 found.append(
                     Mention(rel, None, f"larger than {MAX_MENTION_BYTES // 1024} KiB; read it with tools")

@@ -50,6 +50,10 @@ _DQ_SPECIAL = frozenset('\\$`!"\x00')
 #: The only redirections a rule covers: duplicating stderr onto stdout and discarding output.
 _HARMLESS_REDIRECT = re.compile(r"^(?:[12]?>&[12]|(?:[12]|&)?>>?\s*/dev/null)$")
 _GAP = re.compile(r"^[ \t]+$")
+#: Control characters other than tab and newline (NUL, \v, \f, \r, ...): the grammar reads
+#: some as blanks where ``sh`` reads them as part of a word (``./run.sh\v`` runs another file),
+#: so a line holding one never matches a rule, quoted or not.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 Argv = tuple[str, ...]
 
@@ -61,7 +65,7 @@ class _NoMatch(Exception):
 def command_parts(command: str) -> list[Argv] | None:
     """The argv of every simple command on the line, or None when any part is not a plain
     command of words known now (see the module's docstring)."""
-    if not command.strip() or len(command) > MAX_COMMAND_CHARS or "\x00" in command:
+    if not command.strip() or len(command) > MAX_COMMAND_CHARS or _CONTROL.search(command):
         return None
     source = command.encode("utf-8", errors="surrogateescape")
     try:

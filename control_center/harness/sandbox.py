@@ -102,7 +102,11 @@ def _git_control_files(common: Path) -> list[Path]:
     worktrees = common / "worktrees"
     if _is_dir(worktrees):
         try:
-            found += [w / "config.worktree" for w in worktrees.iterdir()]
+            # commondir and gitdir too: rewritten, they would lead the host's git (a checkpoint,
+            # a landing) into a git folder a command made, with its own configuration.
+            found += [
+                w / name for w in worktrees.iterdir() for name in ("config.worktree", "commondir", "gitdir")
+            ]
         except OSError:
             pass
     return [p for p in found if _exists(p)]
@@ -271,6 +275,11 @@ class Sandbox:
             mounts.append(("--ro-bind", own, own))
         source = str((self.worktree_source or worktree).resolve())
         mounts.append(("--bind" if self.writable else "--ro-bind", source, str(worktree)))
+        link = Path(source) / ".git"
+        if self.writable and link.is_file() and not link.is_symlink():
+            # A linked worktree's .git file says where its git folder is: a command may write
+            # every file of the worktree but this one.
+            mounts.append(("--ro-bind", str(link), str(worktree / ".git")))
         own_git = Path(source) / ".git"
         if self.writable and self.worktree_source is None and _is_dir(own_git):
             # A repository checked out in place: its git folder is in the writable worktree.

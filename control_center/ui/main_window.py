@@ -416,7 +416,8 @@ class MainWindow(QMainWindow):
         b.presence_changed.connect(self.inbox.set_presence)
         b.approvals_expiring.connect(self._on_approvals_expiring)
         self.inbox.table.selectionModel().currentRowChanged.connect(self._show_presence)
-        self.notifier = Notifier(self, self._on_error)
+        # Not an error: the title bar and the status bar still say when a space needs you.
+        self.notifier = Notifier(self, lambda text: self.status_area.show_info(text, 15_000))
         self.notifier.space_requested.connect(self._open_space_from_notification)
         self.space_list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.space_list.customContextMenuRequested.connect(self._space_menu)

@@ -341,3 +341,32 @@ def test_land_json_and_archive_removes_the_worktree_and_branch(ws: Workspace, ca
     assert archived.archived
     assert not wt.exists()
     assert git(ws.repo, "branch", "--list", space.branch) == ""
+
+
+@pytest.mark.parametrize("route", ["dot-git", "commondir"])
+def test_a_redirected_git_link_is_refused_before_any_git_runs_in_it(
+    ws: Workspace, tmp_path: Path, route: str
+) -> None:
+    """Red team: the worktree's ``.git`` (or its registration's ``commondir``) pointed at a git
+    folder the agent made, whose fsmonitor the host's `git status` ran as the operator as soon as
+    the Land dialog opened. Without a sandbox to stop the write, the landing checks the link and
+    runs nothing in it."""
+    space = _agent_edits(ws)
+    wt = ws.local_space(space).worktree
+    pwned = tmp_path / "pwned"
+    evil = wt / "evilgit"
+    git(ws.repo, "init", "-q", "--bare", str(evil))
+    (evil / "config").write_text(
+        (evil / "config").read_text() + f'[core]\n\tfsmonitor = "touch {pwned}; false"\n\tbare = false\n'
+    )
+    gitdir = Path((wt / ".git").read_text().split(":", 1)[1].strip())
+    if route == "dot-git":
+        (wt / ".git").write_text(f"gitdir: {evil}\n")
+    else:
+        (gitdir / "commondir").write_text(f"{evil}\n")
+    plan = land.plan_land(ws, space.id)
+    assert plan.problem is not None
+    assert "git link" in plan.problem
+    with pytest.raises(LandError, match="git link"):
+        land.land(ws, space.id, "squash")
+    assert not pwned.exists()

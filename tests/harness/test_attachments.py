@@ -164,3 +164,36 @@ def test_a_forged_image_reference_is_refused(ws: Workspace) -> None:
     with pytest.raises(HarnessError, match="not in this workspace"):
         asyncio.run(harness.run(RunRequest("look", space.id, images=(missing,))))
     assert ws.store.turns(space_id=space.id) == []
+
+
+@pytest.mark.parametrize("swap", ["link-out", "fifo"])
+def test_a_file_swapped_after_its_check_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swap: str
+) -> None:
+    """Red team: a command in the space swaps the checked file for a link out of the worktree
+    (or a FIFO, which would hang the read) between the check and the read."""
+    import os
+    import subprocess
+
+    from control_center.harness import attachments
+    from tests.helpers import make_repo
+
+    root = make_repo(tmp_path / "repo")
+    (root / "notes.txt").write_text("fine\n")
+    secret = tmp_path / "outside-secret"
+    secret.write_text("secret-outside\n")
+    real_run = subprocess.run
+
+    def run_then_swap(*args: Any, **kwargs: Any) -> Any:
+        done = real_run(*args, **kwargs)
+        (root / "notes.txt").unlink()
+        if swap == "link-out":
+            (root / "notes.txt").symlink_to(secret)
+        else:
+            os.mkfifo(root / "notes.txt")
+        return done
+
+    monkeypatch.setattr(attachments.subprocess, "run", run_then_swap)
+    (mention,) = attachments.resolve_mentions("see @notes.txt", root)
+    assert mention.content is None
+    assert "secret" not in (mention.note or "")

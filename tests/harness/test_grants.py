@@ -99,6 +99,12 @@ NOT_COVERED_BY_PYTEST = [
     "",
     "   ",
     "pytest " + "a " * 5000,
+    # Red team: control characters the grammar reads as blanks and sh as part of a word.
+    "pytest\x0b",
+    "pytest;\x0b",
+    "pytest\x0c -q",
+    "pytest -q\r",
+    "pytest -q\x1b",
 ]
 
 

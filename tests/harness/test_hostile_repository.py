@@ -263,3 +263,35 @@ def test_an_agent_command_in_a_repository_checked_out_in_place_cannot_plant_hook
     assert "wrote" in done.stdout
     assert "planted" not in done.stdout
     assert not (repo / ".git" / "hooks" / "post-checkout").exists()
+
+
+@needs_bwrap
+def test_an_agent_command_cannot_redirect_its_worktrees_git_link(tmp_path: Path) -> None:
+    """Red team: a command rewrote the worktree's ``.git`` (or its registration's ``commondir``)
+    to a git folder it made, whose config names an fsmonitor; the host's git (a landing, a
+    checkpoint) then ran it as the operator. Both files are read-only in the sandbox now; the
+    worktree and commits stay writable."""
+    from tests.helpers import make_workspace
+
+    ws = make_workspace(tmp_path)
+    try:
+        space = ws.create_space("agent")
+        gitdir = Path((space.worktree / ".git").read_text().split(":", 1)[1].strip())
+        before = ((space.worktree / ".git").read_text(), (gitdir / "commondir").read_text())
+        script = (
+            "echo 'gitdir: evilgit' > .git && echo redirected; "
+            f"echo {space.worktree}/ev > {gitdir}/commondir && echo rerouted; "
+            "echo ok > notes.txt && echo wrote; "
+            "git add notes.txt && git -c user.name=a -c user.email=a@b commit -qm x && echo committed"
+        )
+        argv = sandbox.agent_argv(["sh", "-c", script], space.worktree, network=False)
+        assert argv is not None
+        done = subprocess.run(argv, cwd=space.worktree, capture_output=True, text=True, timeout=60)
+        said = done.stdout.split()
+        assert "redirected" not in said, done.stdout
+        assert "rerouted" not in said, done.stdout
+        assert "wrote" in said
+        assert "committed" in said, done.stderr
+        assert ((space.worktree / ".git").read_text(), (gitdir / "commondir").read_text()) == before
+    finally:
+        ws.close()
