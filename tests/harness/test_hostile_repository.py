@@ -295,3 +295,26 @@ def test_an_agent_command_cannot_redirect_its_worktrees_git_link(tmp_path: Path)
         assert ((space.worktree / ".git").read_text(), (gitdir / "commondir").read_text()) == before
     finally:
         ws.close()
+
+
+def test_file_tools_never_reach_a_workspace_kept_inside_the_worktree(tmp_path: Path) -> None:
+    """Red team lead: with the workspace folder inside the repository checked out in place, the
+    host-side file tools could read or overwrite its database (and its refusal log)."""
+    from control_center.harness.tools.base import ToolContext, ToolError
+    from control_center.harness.tools.files import read_file, write_file
+
+    worktree = tmp_path / "repo"
+    (worktree / ".cc-workspace").mkdir(parents=True)
+    (worktree / ".cc-workspace" / "workspace.db").write_bytes(b"SQLite format 3\x00")
+    (worktree / "src.py").write_text("x = 1\n")
+    ctx = ToolContext(worktree=worktree, read_only=False, hidden=(worktree / ".cc-workspace", tmp_path))
+    for tool, args in (
+        (read_file, {"path": ".cc-workspace/workspace.db"}),
+        (write_file, {"path": ".cc-workspace/workspace.db", "content": "x"}),
+        (write_file, {"path": ".cc-workspace/new", "content": "x"}),
+    ):
+        with pytest.raises(ToolError, match="hidden from agents"):
+            tool(ctx, args)
+    assert (worktree / ".cc-workspace" / "workspace.db").read_bytes() == b"SQLite format 3\x00"
+    # tmp_path holds the worktree (as a workspace holds its spaces' worktrees): nothing hidden there.
+    assert not read_file(ctx, {"path": "src.py"}).is_error

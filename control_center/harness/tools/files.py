@@ -76,7 +76,7 @@ def _read_text(path: Path, rel: str) -> str:
 
 def read_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     rel = _str_arg(args, "path")
-    path = resolve_in_worktree(ctx.worktree, rel, must_exist=True)
+    path = resolve_in_worktree(ctx.worktree, rel, must_exist=True, hidden=ctx.hidden)
     if path.is_dir():
         raise ToolError(f"{rel!r} is a directory; use list_files")
     try:
@@ -117,7 +117,7 @@ def _walk(root: Path, recursive: bool) -> list[tuple[Path, bool]]:
 def list_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     rel = _str_arg(args, "path", default="")
     recursive = bool(args.get("recursive", False))
-    root = resolve_in_worktree(ctx.worktree, rel, must_exist=True)
+    root = resolve_in_worktree(ctx.worktree, rel, must_exist=True, hidden=ctx.hidden)
     if not root.is_dir():
         raise ToolError(f"{rel!r} is not a directory")
     entries = sorted(_walk(root, recursive), key=lambda e: str(e[0]))
@@ -139,7 +139,7 @@ def search_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     rel = _str_arg(args, "path", default="")
     if not pattern:
         raise ToolError("'pattern' must not be empty")
-    root = resolve_in_worktree(ctx.worktree, rel, must_exist=True)
+    root = resolve_in_worktree(ctx.worktree, rel, must_exist=True, hidden=ctx.hidden)
     worktree = Path(os.path.realpath(ctx.worktree))
     shown_rel = root.relative_to(worktree).as_posix() if root != worktree else ""
     cancel_event = ctx.extras.get("cancel_event")
@@ -173,7 +173,7 @@ def search_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
 def write_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     rel = _str_arg(args, "path")
     content = _str_arg(args, "content")
-    path = resolve_in_worktree(ctx.worktree, rel, must_exist=False)
+    path = resolve_in_worktree(ctx.worktree, rel, must_exist=False, hidden=ctx.hidden)
     if path.is_dir():
         raise ToolError(f"{rel!r} is a directory")
     old = _text_for_diff(path) if path.exists() else None
@@ -196,7 +196,7 @@ def edit_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     new_text = _str_arg(args, "new")
     if not old_text:
         raise ToolError("'old' must not be empty; use write_file to create or replace a whole file")
-    path = resolve_in_worktree(ctx.worktree, rel, must_exist=True)
+    path = resolve_in_worktree(ctx.worktree, rel, must_exist=True, hidden=ctx.hidden)
     if path.is_dir():
         raise ToolError(f"{rel!r} is a directory")
     before = _read_text(path, rel)
@@ -217,7 +217,7 @@ def edit_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
 
 def delete_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     rel = _str_arg(args, "path")
-    real = resolve_in_worktree(ctx.worktree, rel, must_exist=True)
+    real = resolve_in_worktree(ctx.worktree, rel, must_exist=True, hidden=ctx.hidden)
     parts = [p for p in rel.replace("\\", "/").split("/") if p not in ("", ".")]
     if not parts or real.is_dir():
         raise ToolError(f"{rel!r} is a directory; delete_file removes files only")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from control_center.harness.tools.base import ToolError
@@ -12,7 +13,7 @@ def _is_within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def resolve_in_worktree(worktree: Path, rel: str, *, must_exist: bool) -> Path:
+def resolve_in_worktree(worktree: Path, rel: str, *, must_exist: bool, hidden: Sequence[Path] = ()) -> Path:
     """The real (symlink-free) absolute path of ``rel`` inside ``worktree``.
 
     Refuses absolute paths, any ``..`` component, anything under ``.git``, and anything whose real
@@ -39,6 +40,13 @@ def resolve_in_worktree(worktree: Path, rel: str, *, must_exist: bool) -> Path:
         raise ToolError(f"path {rel!r} resolves outside the worktree (through a symlink)")
     if _is_within(real, os.path.join(root, ".git")):
         raise ToolError(f"path {rel!r} resolves inside .git, which is not allowed")
+    for folder in hidden:
+        # A workspace kept inside its repository: its database, spool and refusals are the
+        # operator's, never a file an agent reads or writes. (A hidden folder that holds the
+        # worktree, the workspace its spaces live in, hides nothing of it.)
+        hidden_real = os.path.realpath(folder)
+        if not _is_within(root, hidden_real) and _is_within(real, hidden_real):
+            raise ToolError(f"path {rel!r} is in a folder hidden from agents ({folder.name}: the workspace)")
     if must_exist and not os.path.exists(real):
         raise ToolError(f"no such file or directory: {rel!r}")
     return Path(real)
