@@ -57,7 +57,9 @@ def test_5000_line_output_opens_whole_and_is_searchable(qtbot: Any, tmp_path: Pa
 
     def tool_item() -> TranscriptItem | None:
         items = [i for i in window.conversation_model.items() if i.kind is ItemKind.TOOL]
-        return items[0] if items and items[0].tool and items[0].tool.full_output else None
+        # Finished: while it runs the row streams the newest output (and names the spool) too.
+        done = items and items[0].tool and items[0].tool.full_output and items[0].tool.status != "running"
+        return items[0] if done else None
 
     qtbot.waitUntil(lambda: tool_item() is not None, timeout=30_000)
     item = tool_item()
