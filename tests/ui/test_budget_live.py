@@ -35,8 +35,19 @@ def _studio_use(window: Any) -> BudgetUse | None:
 
 
 def test_a_plan_budget_shows_live_pauses_into_the_inbox_and_a_grant_completes_the_work(
-    qtbot, tmp_path: Path
+    qtbot, tmp_path: Path, monkeypatch
 ) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    # The budget is far below the plan's forecast: approving asks once, and the operator goes
+    # ahead (a real modal question would wait for a click that never comes).
+    asked: list[str] = []
+
+    def go_ahead(_parent, _title, text, *_args):  # type: ignore[no-untyped-def]
+        asked.append(text)
+        return QMessageBox.StandardButton.Yes
+
+    monkeypatch.setattr(QMessageBox, "question", go_ahead)
     window = _window(qtbot, _workspace(tmp_path, SCRIPT))
     window.runtime.settings.plan_budget_tokens = BUDGET_TOKENS
     _plan_submitted(qtbot, window)
@@ -50,6 +61,7 @@ def test_a_plan_budget_shows_live_pauses_into_the_inbox_and_a_grant_completes_th
     assert studio.budget_bar.isHidden()
 
     studio.approve_button.click()
+    assert len(asked) == 1
 
     # Live: step a is still running (its command sleeps) and the bar already shows its spend,
     # over the budget, with the warning.
