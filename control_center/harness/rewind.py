@@ -91,49 +91,35 @@ def last_seq(store: Store, conversation_id: str) -> int:
     return rows[-1].seq if rows else 0
 
 
-def checkpoint_before_turn(ws: Workspace, space: Space, turn: Turn) -> cps.Checkpoint:
-    """The checkpoint a turn takes before its first message."""
+def _capture(ws: Workspace, space: Space, turn: Turn, kind: str) -> cps.Checkpoint:
     store = ws.store
     return cps.capture(
         space.worktree,
         space.id,
-        kind="turn",
+        kind=kind,
         turn_id=turn.id,
         seq=last_seq(store, space.conversation_id),
         hidden=hidden_now(store, space.conversation_id),
         created_at=now_iso(),
     )
+
+
+def checkpoint_before_turn(ws: Workspace, space: Space, turn: Turn) -> cps.Checkpoint:
+    """The checkpoint a turn takes before its first message."""
+    return _capture(ws, space, turn, "turn")
 
 
 def checkpoint_on_resume(ws: Workspace, space: Space, turn: Turn) -> cps.Checkpoint:
     """Where a turn's next run starts (kind ``resume``; never a rewind target): what changes after
     it is the turn's again, while what changed since its previous run ended (by hand, while it
     waited for the operator) stays nobody's."""
-    store = ws.store
-    return cps.capture(
-        space.worktree,
-        space.id,
-        kind="resume",
-        turn_id=turn.id,
-        seq=last_seq(store, space.conversation_id),
-        hidden=hidden_now(store, space.conversation_id),
-        created_at=now_iso(),
-    )
+    return _capture(ws, space, turn, "resume")
 
 
 def checkpoint_after_turn(ws: Workspace, space: Space, turn: Turn) -> cps.Checkpoint:
     """Where a turn's changes end (kind ``end``; never a rewind target): what changes after it
     and before the next turn was not made by a turn."""
-    store = ws.store
-    return cps.capture(
-        space.worktree,
-        space.id,
-        kind="end",
-        turn_id=turn.id,
-        seq=last_seq(store, space.conversation_id),
-        hidden=hidden_now(store, space.conversation_id),
-        created_at=now_iso(),
-    )
+    return _capture(ws, space, turn, "end")
 
 
 def _refuse_if_busy(ws: Workspace, space: Space) -> None:
