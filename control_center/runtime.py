@@ -612,7 +612,9 @@ class WorkspaceRuntime:
 
         def work() -> Any:
             space = self.ws.store.space(space_id) if space_id else None
-            return load_commands(Path(space.worktree) if space is not None else None)
+            configured = frozenset(self.settings.model_for(mode).model for mode in Mode)
+            worktree = Path(space.worktree) if space is not None else None
+            return load_commands(worktree, allowed_models=configured)
 
         return self._quiet(work)
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from control_center.core.git_paths import reaches_git_dir
+
 
 class GrantScope(StrEnum):
     CALL = "call"
@@ -180,6 +182,6 @@ def glob_problem(glob: str) -> str | None:
     parts = glob.split("/")
     if any(p in ("..", ".") for p in parts) or "" in parts:
         return f"path glob {glob!r} must stay inside the worktree (no '..', '.', or empty folder names)"
-    if parts[0] == ".git" or ".git" in parts:
+    if reaches_git_dir(parts):
         return "a path glob cannot reach the repository's .git folder"
     return None

@@ -24,6 +24,37 @@ _MENTION = re.compile(r"(?:(?<=\s)|^)@([^\s@`]+)")
 _TRAILING = ".,;:!?)]}'\""
 
 
+#: File names that hold secrets by convention. A mention of one is never attached, whatever the
+#: repository's ``.gitignore`` says: the repository is hostile, and a ``!.env`` line in it must not
+#: turn the operator's own untracked ``.env`` into context sent to a model.
+_SECRET_NAMES = re.compile(
+    r"""(?ix)^(
+        \.env(\..+)? | \.envrc | \.netrc | _netrc | \.npmrc | \.pypirc | \.pgpass | \.git-credentials
+        | \.htpasswd | id_(rsa|dsa|ecdsa|ed25519)
+        | (credentials|secrets?)(\.(json|ya?ml|toml|ini|txt|env|cfg|conf))?
+        | .+\.(pem|key|p12|pfx|jks|keystore|kdbx|ovpn|tfvars|tfstate)
+    )$"""
+)
+#: Folders whose every file holds secrets by convention.
+_SECRET_FOLDERS = frozenset({".ssh", ".aws", ".gnupg", ".docker", ".kube"})
+#: Templates of secret files hold none: ``.env.example`` is meant to be read.
+_TEMPLATE_SUFFIXES = (".example", ".sample", ".template", ".dist", ".defaults")
+
+
+def is_secret_file(rel: str) -> bool:
+    """True when the worktree-relative path ``rel`` names a file that holds secrets by
+    convention (``.env``, ``id_rsa``, ``*.pem``, anything under ``.ssh/``), templates excepted."""
+    parts = [p for p in rel.split("/") if p]
+    if not parts:
+        return False
+    if any(p.casefold() in _SECRET_FOLDERS for p in parts[:-1]):
+        return True
+    name = parts[-1]
+    if name.casefold().endswith(_TEMPLATE_SUFFIXES):
+        return False
+    return _SECRET_NAMES.match(name) is not None
+
+
 def mentioned_paths(text: str) -> list[str]:
     """The ``@path`` tokens of ``text``, in order, each once, sentence punctuation stripped."""
     seen: dict[str, None] = {}

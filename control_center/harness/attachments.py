@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from control_center.core.errors import OperatorError
-from control_center.core.mentions import mentioned_paths
+from control_center.core.git_paths import reaches_git_dir
+from control_center.core.mentions import is_secret_file, mentioned_paths
 
 #: A mentioned file larger than this is sent as its path only (the agent can read it with tools).
 MAX_MENTION_BYTES = 64 * 1024
@@ -191,6 +192,9 @@ def resolve_mentions(text: str, worktree: Path) -> list[Mention]:
         rel = _inside(root, raw)
         if rel is None or len(found) >= MAX_MENTIONS:
             continue
+        if is_secret_file(rel):
+            found.append(Mention(rel, None, "looks like a secrets file; not attached"))
+            continue
         path = root / rel
         try:
             # Opened without following a link and without blocking, then checked on the open
@@ -244,7 +248,7 @@ def _inside(root: Path, raw: str) -> str | None:
         rel = resolved.relative_to(root)
     except (OSError, ValueError):
         return None
-    if not rel.parts or ".git" in rel.parts or not resolved.is_file():
+    if not rel.parts or reaches_git_dir(rel.parts) or not resolved.is_file():
         return None
     ignored = subprocess.run(
         ["git", "-c", "core.fsmonitor=false", "-C", str(root), "check-ignore", "-q", "--", rel.as_posix()],
@@ -277,5 +281,8 @@ def list_worktree_files(worktree: Path, limit: int = 200_000) -> list[str]:
         raise AttachmentError(
             f"cannot list the files of {worktree}: {done.stderr.decode(errors='replace').strip()}"
         )
-    names = dict.fromkeys(n for n in done.stdout.decode("utf-8", errors="replace").split("\0") if n)
+    # Secrets files are not offered either (a repository's .gitignore may un-ignore them).
+    names = dict.fromkeys(
+        n for n in done.stdout.decode("utf-8", errors="replace").split("\0") if n and not is_secret_file(n)
+    )
     return sorted(names)[:limit]

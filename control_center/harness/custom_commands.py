@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from control_center.core.mentions import (
@@ -38,15 +38,29 @@ class CommandList:
         return next((c for c in self.commands if c.name == name), None)
 
 
-def load_commands(worktree: Path | None, operator_dir: Path | None = None) -> CommandList:
+def load_commands(
+    worktree: Path | None, operator_dir: Path | None = None, *, allowed_models: frozenset[str] = frozenset()
+) -> CommandList:
     """The commands of the operator's config folder, then the repository's that do not share a
-    name with one of them, sorted by name."""
+    name with one of them, sorted by name.
+
+    A repository's command may name a model only among ``allowed_models`` (the ones the operator
+    configured): the repository is hostile, and its commands must not pick the operator's most
+    expensive model, or one the operator never chose. Any other model is dropped, with a line
+    saying so, and the command runs on the space's model."""
     problems: list[str] = []
     mine = _read_folder((operator_dir or config_dir()) / OPERATOR_COMMANDS, OPERATOR, problems, None)
     theirs: list[CustomCommand] = []
     if worktree is not None:
         root = worktree.resolve()
         theirs = _read_folder(root / REPOSITORY_COMMANDS, REPOSITORY, problems, root)
+    for i, c in enumerate(theirs):
+        if c.model is not None and c.model not in allowed_models:
+            problems.append(
+                f"repository command /{c.name} names model {c.model!r}, which is not one of your "
+                "configured models: it runs on the space's model"
+            )
+            theirs[i] = replace(c, model=None)
     names = {c.name for c in mine}
     for c in theirs:
         if c.name in names:

@@ -26,6 +26,7 @@ from typing import Any
 
 import tree_sitter
 
+from control_center.core.git_paths import reaches_git_dir
 from control_center.core.grants import (
     COMMAND_TOOL,
     PATH_TOOLS,
@@ -308,7 +309,7 @@ class RuleIndex:
         if name in PATH_TOOLS:
             raw = args.get("path")
             rel = relative_path(worktree, raw) if isinstance(raw, str) else None
-            if rel is None or rel == ".git" or rel.startswith(".git/"):
+            if rel is None or reaches_git_dir(rel.split("/")):
                 return None
             return next(
                 (c.rule for c in candidates if c.glob is not None and c.glob.match(rel) and holds(c.rule)),

@@ -35,8 +35,9 @@ from control_center.core.pipeline import (
 from control_center.core.plan import parse_plan
 from control_center.core.profiles import DISPATCH_DEFAULT_MODE
 from control_center.harness.calls import decision_made
-from control_center.harness.grants import RuleProblem, check_rule, default_pattern
+from control_center.harness.grants import COMMAND_TOOL, RuleProblem, check_rule, default_pattern
 from control_center.harness.plan_history import plan_forecast
+from control_center.harness.sandbox import sandbox_available
 from control_center.pipeline.budget import check_budget_grant, decide_budget
 from control_center.pipeline.step_decisions import check_step_grant, decide_step
 from control_center.store.db import StoreError
@@ -231,6 +232,14 @@ def _rule_spec(
         normalized = check_rule(tool, match, pattern, args, worktree)
     except RuleProblem as exc:
         raise DecisionError(str(exc)) from None
+    if tool == COMMAND_TOOL and not sandbox_available():
+        # A command rule also covers whatever code that command runs from the worktree (pytest
+        # imports conftest.py, make reads the Makefile): inside the Agent sandbox that code is
+        # confined to the worktree; without one it would run on the host, unasked, every time.
+        raise DecisionError(
+            "a command rule needs the Agent sandbox (bubblewrap does not work here): it would let code "
+            "the agent writes (a conftest.py, a Makefile) run on the host unasked; grant this call only"
+        )
     return match, normalized, expires_in_s
 
 

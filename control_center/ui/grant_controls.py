@@ -88,7 +88,9 @@ class GrantScopeBar(QWidget):
             self.pattern_edit.setPlaceholderText("words it starts with, e.g. pytest (empty: this command)")
             hint = (
                 "A rule covers a command line only when every part of it (after ; && || |) matches, "
-                "and never one with $(…), `…`, variables, globs, X=1 prefixes or redirections to files."
+                "and never one with $(…), `…`, variables, globs, X=1 prefixes or redirections to files. "
+                "It also covers the code that command runs from the worktree (pytest imports conftest.py, "
+                "make reads the Makefile), confined to the Agent sandbox."
             )
         elif self._tool in PATH_TOOLS:
             self.pattern_edit.setPlaceholderText("path glob, e.g. src/**/*.py (empty: this file)")

@@ -8,6 +8,7 @@ import threading
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from control_center.core.git_paths import is_git_dir_name
 from control_center.harness.tools.base import ToolContext, ToolError, ToolOutput
 from control_center.harness.tools.paths import display_path, resolve_in_worktree
 from control_center.harness.tools.search import SEARCH_TIMEOUT_S, run_search
@@ -98,16 +99,16 @@ def _walk(root: Path, recursive: bool) -> list[tuple[Path, bool]]:
     entries: list[tuple[Path, bool]] = []
     if not recursive:
         for entry in sorted(os.scandir(root), key=lambda e: e.name):
-            if entry.name != ".git":
+            if not is_git_dir_name(entry.name):
                 entries.append((Path(entry.path), entry.is_dir(follow_symlinks=False)))
         return entries
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d != ".git")
+        dirnames[:] = sorted(d for d in dirnames if not is_git_dir_name(d))
         base = Path(dirpath)
         for d in dirnames:
             entries.append((base / d, True))
         for f in sorted(filenames):
-            if f != ".git":  # a linked worktree's .git is a file
+            if not is_git_dir_name(f):  # a linked worktree's .git is a file
                 entries.append((base / f, False))
         if len(entries) > LIST_CAP_ENTRIES:
             break  # enough to fill the capped listing; do not walk a huge tree to the end

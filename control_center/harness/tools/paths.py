@@ -6,6 +6,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
+from control_center.core.git_paths import reaches_git_dir
 from control_center.harness.tools.base import ToolError
 
 
@@ -16,7 +17,8 @@ def _is_within(path: str, root: str) -> bool:
 def resolve_in_worktree(worktree: Path, rel: str, *, must_exist: bool, hidden: Sequence[Path] = ()) -> Path:
     """The real (symlink-free) absolute path of ``rel`` inside ``worktree``.
 
-    Refuses absolute paths, any ``..`` component, anything under ``.git``, and anything whose real
+    Refuses absolute paths, any ``..`` component, anything under ``.git`` (in any spelling
+    a file system may fold into it: core.git_paths), and anything whose real
     path leaves the worktree. An empty path or ``.`` means the worktree itself. Raises ToolError."""
     if not isinstance(rel, str):
         raise ToolError(f"path must be a string, got {type(rel).__name__}")
@@ -28,7 +30,8 @@ def resolve_in_worktree(worktree: Path, rel: str, *, must_exist: bool, hidden: S
         raise ToolError(f"absolute paths are not allowed ({rel!r}); use a path relative to the worktree")
     if ".." in parts:
         raise ToolError(f"'..' is not allowed in paths ({rel!r}); use a path inside the worktree")
-    if ".git" in parts:
+    if reaches_git_dir(parts):
+        # Any spelling a case-folding, HFS+ or NTFS file system turns into .git (.GIT, .git.).
         raise ToolError(f"paths inside .git are not allowed ({rel!r})")
 
     root = os.path.realpath(worktree)
@@ -38,7 +41,9 @@ def resolve_in_worktree(worktree: Path, rel: str, *, must_exist: bool, hidden: S
     real = os.path.realpath(os.path.join(root, *parts))
     if not _is_within(real, root):
         raise ToolError(f"path {rel!r} resolves outside the worktree (through a symlink)")
-    if _is_within(real, os.path.join(root, ".git")):
+    if _is_within(real, os.path.join(root, ".git")) or reaches_git_dir(
+        PurePosixPath(os.path.relpath(real, root)).parts
+    ):
         raise ToolError(f"path {rel!r} resolves inside .git, which is not allowed")
     for folder in hidden:
         # A workspace kept inside its repository: its database, spool and refusals are the
