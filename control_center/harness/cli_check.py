@@ -5,10 +5,13 @@ the composer say the result in one line."""
 from __future__ import annotations
 
 import importlib
+import os
 import re
+import shutil
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from control_center.core.transports import TRANSPORTS, TransportSpec
 
@@ -28,6 +31,23 @@ class CliCheck:
         if self.problem is not None:
             return problem_line(self.spec, self.problem)
         return f"{self.spec.label} CLI: {self.path} ({self.version}, the tested version)"
+
+
+def locate_cli(setting: str | None, program: str, not_found: str) -> tuple[str | None, str | None]:
+    """(path, None) or (None, the operator-facing error): the setting (a path, or a name on PATH),
+    else ``program`` on PATH. The path is the file a symlink resolves to: a CLI is started by it,
+    since the link (a native installer's ``~/.local/bin/…``, an npm prefix's ``bin/``) may lie in a
+    folder a sandbox hides."""
+    if setting:
+        path = Path(setting).expanduser()
+        if path.is_file() and os.access(path, os.X_OK):
+            return os.path.realpath(path), None
+        found = shutil.which(setting)
+        if found:
+            return os.path.realpath(found), None
+        return None, f"{not_found} (the setting names {setting}, which is not an executable file)"
+    found = shutil.which(program)
+    return (os.path.realpath(found), None) if found else (None, not_found)
 
 
 def problem_line(spec: TransportSpec, problem: str) -> str:

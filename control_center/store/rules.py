@@ -51,6 +51,23 @@ def _rule(row: GrantRuleRow) -> GrantRule:
     )
 
 
+def approval_row_value(row: Any) -> Approval:
+    """The frozen Approval an ApprovalRow holds."""
+    return Approval(
+        id=row.id,
+        kind=ApprovalKind(row.kind),
+        status=ApprovalStatus(row.status),
+        space_id=row.space_id,
+        turn_id=row.turn_id,
+        summary=row.summary,
+        payload=dict(row.payload),
+        created_at=row.created_at,
+        decided_at=row.decided_at,
+        decided_by=row.decided_by,
+        reason=row.reason,
+    )
+
+
 class RuleStore:
     """Grant rules: made by a grant, listed, matched at the gate, revoked (never deleted: the
     ledger names them)."""
@@ -197,19 +214,7 @@ class RuleStore:
             row.expires_at = deadline
             s.add(row)
             s.flush()
-            return Approval(
-                id=row.id,
-                kind=ApprovalKind(row.kind),
-                status=ApprovalStatus.EXPIRED,
-                space_id=row.space_id,
-                turn_id=row.turn_id,
-                summary=row.summary,
-                payload=dict(row.payload),
-                created_at=row.created_at,
-                decided_at=row.decided_at,
-                decided_by=row.decided_by,
-                reason=row.reason,
-            )
+            return approval_row_value(row)
 
     # -- the decision ledger ------------------------------------------------------------------
 

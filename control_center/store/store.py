@@ -57,7 +57,7 @@ from control_center.store import health
 from control_center.store.db import DB_FILENAME as DB_FILENAME  # re-exported: its old home
 from control_center.store.db import StoreError, open_database
 from control_center.store.dialect import dialect_for, search_words
-from control_center.store.rules import RuleStore
+from control_center.store.rules import RuleStore, approval_row_value
 from control_center.store.tables import (
     AgentRow,
     ApprovalRow,
@@ -212,22 +212,6 @@ def _call_record(row: ToolCallRow) -> ToolCallRecord:
         spool=row.spool,
         output=row.output,
         is_error=row.is_error,
-    )
-
-
-def _approval(row: Any) -> Approval:
-    return Approval(
-        id=row.id,
-        kind=ApprovalKind(row.kind),
-        status=ApprovalStatus(row.status),
-        space_id=row.space_id,
-        turn_id=row.turn_id,
-        summary=row.summary,
-        payload=dict(row.payload),
-        created_at=row.created_at,
-        decided_at=row.decided_at,
-        decided_by=row.decided_by,
-        reason=row.reason,
     )
 
 
@@ -995,14 +979,14 @@ class Store(RuleStore):
             )
             s.add(row)
             s.flush()
-            return _approval(row)
+            return approval_row_value(row)
 
     def approval(self, approval_id: str | None) -> Approval | None:
         if not approval_id:  # a call whose Inbox item was never opened (see loop's recovery)
             return None
         with self._read() as s:
             row = s.get(ApprovalRow, approval_id)
-            return _approval(row) if row else None
+            return approval_row_value(row) if row else None
 
     def approvals(
         self,
@@ -1155,7 +1139,7 @@ class Store(RuleStore):
                 rows = s.exec(
                     select(ApprovalRow).where(col(ApprovalRow.id).in_(ids[start : start + _IN_CHUNK]))
                 )
-                out.update({r.id: _approval(r) for r in rows})
+                out.update({r.id: approval_row_value(r) for r in rows})
         return out
 
     def decide_approval(
@@ -1179,7 +1163,7 @@ class Store(RuleStore):
             row.reason = reason
             s.add(row)
             s.flush()
-            return _approval(row)
+            return approval_row_value(row)
 
     def answer_question(self, approval_id: str, answer: str, *, by: str) -> Approval:
         """Record the operator's answer to a ``question`` (status ``answered``), in one write."""
@@ -1197,7 +1181,7 @@ class Store(RuleStore):
             row.payload = {**row.payload, "answer": answer}
             s.add(row)
             s.flush()
-            return _approval(row)
+            return approval_row_value(row)
 
     def update_approval_payload(self, approval_id: str, **payload: Any) -> Approval:
         with self._write() as s:
@@ -1207,7 +1191,7 @@ class Store(RuleStore):
             row.payload = {**row.payload, **payload}
             s.add(row)
             s.flush()
-            return _approval(row)
+            return approval_row_value(row)
 
     # -- plans ----------------------------------------------------------------------------------
 

@@ -42,6 +42,7 @@ from control_center.core.surface import materialize_surface
 from control_center.harness import sandbox
 from control_center.harness.agent_processes import mark
 from control_center.harness.calls import ExternalCalls, external_calls
+from control_center.harness.cli_check import locate_cli
 from control_center.harness.credentials import ENV_VAR as API_KEY_ENV
 from control_center.harness.credentials import resolve_api_key
 from control_center.harness.driver import DriverHost, TurnRun, contract_nudge
@@ -109,21 +110,9 @@ _KILL_WAIT_S = 5.0
 
 
 def find_claude_cli(setting: str | None) -> tuple[str | None, str | None]:
-    """(path, None) or (None, the operator-facing error). The setting wins; else ``claude`` on PATH.
-
-    The path is the file a symlink resolves to: the CLI is started by it, since the link (the
-    native installer's ``~/.local/bin/claude``, an npm prefix's ``bin/``) may lie in a folder a
-    sandbox hides."""
-    if setting:
-        path = Path(setting).expanduser()
-        if path.is_file() and os.access(path, os.X_OK):
-            return os.path.realpath(path), None
-        found = shutil.which(setting)
-        if found:
-            return os.path.realpath(found), None
-        return None, f"{CLI_NOT_FOUND} (the setting names {setting}, which is not an executable file)"
-    found = shutil.which("claude")
-    return (os.path.realpath(found), None) if found else (None, CLI_NOT_FOUND)
+    """(path, None) or (None, the operator-facing error): the setting, else ``claude`` on PATH,
+    resolved through symlinks (``cli_check.locate_cli``)."""
+    return locate_cli(setting, "claude", CLI_NOT_FOUND)
 
 
 def cli_needs(cli: str) -> tuple[Path, ...]:

@@ -55,6 +55,7 @@ from control_center.core.transports import CODEX
 from control_center.harness import sandbox
 from control_center.harness.agent_processes import mark
 from control_center.harness.calls import ExternalCalls, external_calls
+from control_center.harness.cli_check import locate_cli
 from control_center.harness.credentials import resolve_api_key
 from control_center.harness.driver import DriverHost, TurnRun, contract_nudge
 from control_center.harness.environment import scrubbed_environ
@@ -107,18 +108,9 @@ _START_TIMEOUT_S = 60.0
 
 
 def find_codex_cli(setting: str | None) -> tuple[str | None, str | None]:
-    """(path, None) or (None, the operator-facing error): the setting, else ``codex`` on PATH;
-    the path a symlink resolves to (the link may lie in a folder a sandbox hides)."""
-    if setting:
-        path = Path(setting).expanduser()
-        if path.is_file() and os.access(path, os.X_OK):
-            return os.path.realpath(path), None
-        found = shutil.which(setting)
-        if found:
-            return os.path.realpath(found), None
-        return None, f"{CLI_NOT_FOUND} (the setting names {setting}, which is not an executable file)"
-    found = shutil.which("codex")
-    return (os.path.realpath(found), None) if found else (None, CLI_NOT_FOUND)
+    """(path, None) or (None, the operator-facing error): the setting, else ``codex`` on PATH,
+    resolved through symlinks (``cli_check.locate_cli``)."""
+    return locate_cli(setting, "codex", CLI_NOT_FOUND)
 
 
 def model_base_url(host: DriverHost, settings: ModelSettings) -> str:
