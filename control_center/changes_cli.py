@@ -102,6 +102,8 @@ def cmd_rewind(args: argparse.Namespace) -> int:
             if args.dry_run:
                 plan = plan_rewind(ws, args.space, to_turn=args.to_turn, to_checkpoint=args.to_checkpoint)
                 print(f"would restore {len(plan.files)} file(s) and take back {plan.messages} message(s)")
+                if plan.commits:
+                    print(f"  the branch would move back past {plan.commits} later commit(s)")
                 for c in plan.commands:
                     print(f"  ran after this point: {c.tool}: {c.command}")
                 return 0

@@ -168,6 +168,34 @@ def head_commit(worktree: Path) -> str:
     return _out(run_git(worktree, "rev-parse", "--verify", "HEAD"))
 
 
+def base_of(worktree: Path, checkpoint_commit: str) -> str:
+    """The commit HEAD pointed at when the checkpoint was taken (its commit's parent)."""
+    return _out(run_git(worktree, "rev-parse", "--verify", f"{checkpoint_commit}^"))
+
+
+def commits_between(worktree: Path, old: str, new: str) -> int:
+    """How many commits ``new`` has that ``old`` has not."""
+    return int(_out(run_git(worktree, "rev-list", "--count", f"{old}..{new}")) or 0)
+
+
+def move_head(worktree: Path, to: str, expected: str) -> bool:
+    """Point the worktree's branch (or its detached HEAD) at ``to`` and its index at that commit's
+    tree, leaving the files as they are (what ``git reset --mixed`` does, compare-and-swap on
+    ``expected`` so a commit made meanwhile is never lost). False when HEAD is ``to`` already.
+
+    A rewind past commits the agent made needs it: restoring the files alone would leave those
+    commits on the branch, so landing would still carry the work the operator rewound away."""
+    if to == expected:
+        return False
+    branch = run_git(worktree, "symbolic-ref", "-q", "HEAD", check=False)
+    if branch.returncode == 0:
+        run_git(worktree, "update-ref", _out(branch), to, expected)
+    else:
+        run_git(worktree, "update-ref", "--no-deref", "HEAD", to, expected)
+    run_git(worktree, "read-tree", to)
+    return True
+
+
 def capture(
     worktree: Path,
     space_id: str,

@@ -44,6 +44,9 @@ class RewindPlan:
     files: tuple[str, ...]
     messages: int
     commands: tuple[RanCommand, ...]
+    #: Commits made on the space's branch after that point: restoring the files moves the
+    #: branch back past them (they stay reachable from the rewind's own checkpoint).
+    commits: int = 0
 
 
 @dataclass(frozen=True)
@@ -192,6 +195,9 @@ def plan_rewind(
         cps.tree_of(space.worktree, target.commit),
     ).stdout.decode("utf-8", "replace")
     shown_later = [r for r in later if r.id not in hidden and r.kind != REWIND_KIND and r.role != "system"]
+    commits = cps.commits_between(
+        space.worktree, cps.base_of(space.worktree, target.commit), cps.head_commit(space.worktree)
+    )
     return RewindPlan(
         space.id,
         target,
@@ -199,6 +205,7 @@ def plan_rewind(
         tuple(p for p in changed.split("\0") if p),
         len(shown_later),
         commands_after(later, hidden),
+        commits,
     )
 
 
@@ -235,12 +242,26 @@ def rewind(
         target=target.number,
     )
     changed: list[str] = []
+    branch_note = ""
     if files:
         changed = cps.restore_files(
             space.worktree,
             cps.tree_of(space.worktree, target.commit),
             cps.tree_of(space.worktree, undo.commit),
         )
+        # The branch goes where it was too: commits made after that point would otherwise stay
+        # on it (and be landed). The undo checkpoint's parent is the branch now, so an undo
+        # moves it forward again.
+        head, base = cps.base_of(space.worktree, undo.commit), cps.base_of(space.worktree, target.commit)
+        ahead, behind = (
+            cps.commits_between(space.worktree, base, head),
+            cps.commits_between(space.worktree, head, base),
+        )
+        if cps.move_head(space.worktree, base, head):
+            if ahead:
+                branch_note += f"The branch moved back past {ahead} later commit(s) (kept by the undo). "
+            if behind:
+                branch_note += f"The branch moved forward {behind} commit(s), to where it was. "
     new_hidden = set(hidden)
     if conversation:
         new_hidden = set(target.hidden) | {r.id for r in later if r.kind != REWIND_KIND}
@@ -261,6 +282,7 @@ def rewind(
         text += f"{taken} later message(s) stay readable, marked rewound away. "
     if back:
         text += f"{back} rewound-away message(s) are back in the conversation. "
+    text += branch_note
     text += (
         f"{len(changed)} file(s) restored. Undo: right-click this note "
         f"(or rewind --to-checkpoint {undo.number})."

@@ -46,8 +46,11 @@ class RewindDialog(QDialog):
         )
         intro.setWordWrap(True)
         layout.addWidget(intro)
+        commits = plan.commits
         self.files_box = QCheckBox(
-            f"Restore the files ({len(plan.files)} differ from then, listed below)", objectName="rewindFiles"
+            f"Restore the files ({len(plan.files)} differ from then, listed below)"
+            + (f" and move the branch back past {commits} later commit(s)" if commits else ""),
+            objectName="rewindFiles",
         )
         self.files_box.setChecked(True)
         self.conversation_box = QCheckBox("Rewind the conversation", objectName="rewindConversation")

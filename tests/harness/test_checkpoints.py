@@ -303,3 +303,40 @@ def test_an_edit_made_after_its_approval_belongs_to_its_turn(
     # Rewinding "before this turn" still goes back before its first run, not to the resume.
     rewind(ws, space.id, to_turn="1")
     assert not (space.worktree / "granted.txt").exists()
+
+
+def test_a_rewind_past_the_agents_commits_moves_the_branch_back_and_the_undo_forward(
+    ws: Workspace, server: LoopbackMessagesServer
+) -> None:
+    space = ws.create_space("commits", autonomy=Autonomy.YOLO)
+    wt = space.worktree
+    harness = _harness(ws, server)
+    start = git(wt, "rev-parse", "HEAD").strip()
+    _turn(harness, server, space.id, "first: notes", _write("notes.txt", "one\n"))
+    _turn(
+        harness,
+        server,
+        space.id,
+        "second: commit",
+        _write("feature.py", "x = 1\n"),
+        {"name": "git_commit", "input": {"message": "agent: add the feature"}},
+    )
+    committed = git(wt, "rev-parse", "HEAD").strip()
+    assert committed != start
+    branch = git(wt, "symbolic-ref", "HEAD").strip()
+
+    done = rewind(ws, space.id, to_turn="2")
+    # Files, index and branch are where they were before turn 2: the commit is not on the branch
+    # (so landing would not carry it), notes.txt is uncommitted again, as it was then.
+    assert git(wt, "rev-parse", "HEAD").strip() == start
+    assert git(wt, "symbolic-ref", "HEAD").strip() == branch
+    assert not (wt / "feature.py").exists()
+    assert (wt / "notes.txt").read_text() == "one\n"
+    assert git(wt, "status", "--porcelain") == "?? notes.txt\n"
+    assert "moved back past 1 later commit(s)" in done.message
+
+    undone = rewind(ws, space.id, to_checkpoint=done.undo.number)
+    assert git(wt, "rev-parse", "HEAD").strip() == committed
+    assert (wt / "feature.py").read_text() == "x = 1\n"
+    assert git(wt, "status", "--porcelain") == ""
+    assert "moved forward 1 commit(s)" in undone.message
