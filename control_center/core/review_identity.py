@@ -591,16 +591,21 @@ class Delta:
     new: tuple[tuple[str, int], ...] = ()
     regressed: tuple[tuple[str, int], ...] = ()
     still_open: int = 0
+    #: Findings the reviewer claims resolved where the system could not make it a fact (they stay
+    #: in the verdict; core/review_claims.py).
+    claimed: int = 0
 
     @property
     def empty(self) -> bool:
-        return not (self.resolved or self.new or self.regressed)
+        return not (self.resolved or self.new or self.regressed or self.claimed)
 
     def text(self) -> str:
         """ "1 P0 resolved, 1 new P2" (nothing changed: "no change")."""
         parts = [f"{n} {p} resolved" for p, n in self.resolved]
         parts += [f"{n} {p} regressed" for p, n in self.regressed]
         parts += [f"{n} new {p}" for p, n in self.new]
+        if self.claimed:
+            parts.append(f"{self.claimed} claimed resolved, not verified")
         return ", ".join(parts) if parts else "no change"
 
     def to_json(self) -> dict[str, object]:
@@ -610,6 +615,7 @@ class Delta:
             "new": sum(n for _, n in self.new),
             "regressed": sum(n for _, n in self.regressed),
             "still_open": self.still_open,
+            "claimed": self.claimed,
             "text": self.text(),
         }
 

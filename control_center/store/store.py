@@ -1401,6 +1401,7 @@ class Store(RuleStore):
                     "summary": row.summary,
                     "axes": list(row.axes or []),
                     "finalized_at": row.finalized_at,
+                    "resolution_claims": list(row.resolution_claims or []),
                 }
             )
             row.revisions = history
@@ -1410,6 +1411,7 @@ class Store(RuleStore):
             row.summary = None
             row.axes = []
             row.finalized_at = None
+            row.resolution_claims = []
             s.add(row)
             return row.revision
 
