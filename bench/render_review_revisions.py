@@ -111,8 +111,9 @@ def render(
     panel.resize(*size)
     panel.set_snapshot(snap)
     panel.show()
-    for _ in range(20):  # let a chunked build finish
+    while panel.is_building():  # a large list is built a slice per event-loop turn
         app.processEvents()
+    app.processEvents()
     path = out / f"{name}_{size[0]}x{size[1]}_{scheme}.png"
     panel.grab().save(str(path))
     shiboken6.delete(panel)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -35,6 +35,9 @@ STATUS_TEXT = {
     OPEN: "● still open",
     PRE_EXISTING: "◌ pre-existing",
 }
+#: Rows a bucket lists at once; the rest follow a slice per event-loop turn.
+_SYNC_ROWS = 60
+_SLICE_ROWS = 150
 #: Order of the delta list: what needs the operator first.
 _DELTA_ORDER = {REGRESSED: 0, NEW: 1, RESOLVED: 2}
 
@@ -163,19 +166,48 @@ class FindingBucket(QFrame):
         self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.tree.setAccessibleName(title)
         header = self.tree.header()
+        header.setResizeContentsPrecision(100)  # a long delta is measured on its first rows only
         for c in range(len(self.COLUMNS) - 1):
             header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(len(self.COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
         header.setStretchLastSection(True)
         self.tree.currentItemChanged.connect(self._on_current)
         col.addWidget(self.tree)
+        self._pending: list[ReviewNode] = []
+        self._colors: theme.Colors | None = None
+        self._more = QTimer(self, singleShot=True, interval=0)
+        self._more.timeout.connect(self._add_more)
 
     def set_nodes(self, nodes: Sequence[ReviewNode], colors: theme.Colors) -> None:
+        """List ``nodes``: the first rows at once, the rest a slice per event-loop turn (a push
+        can change hundreds of findings; the list shows a handful at a time)."""
         self.tree.clear()
+        self._pending = list(nodes[_SYNC_ROWS:])
+        self._colors = colors
+        self._add_items(nodes[:_SYNC_ROWS])
+        if self._pending:
+            self._more.start()
+        # Claims add their evidence rows; the list grows for them, within reason.
+        claim_rows = sum(len(_claim_rows(n, colors)) for n in nodes if n.tracking.resolution is not None)
+        rows = max(1, min(self._max_rows + min(claim_rows, self._max_rows), len(nodes) + claim_rows))
+        row_height = self.tree.sizeHintForRow(0) if nodes else self.tree.fontMetrics().height() + 6
+        self.tree.setFixedHeight(rows * row_height + 2 * self.tree.frameWidth() + 2)
+        if self.action_button is not None:
+            self.action_button.setEnabled(False)
+
+    def _add_more(self) -> None:
+        batch, self._pending = self._pending[:_SLICE_ROWS], self._pending[_SLICE_ROWS:]
+        self._add_items(batch)
+        if self._pending:
+            self._more.start()
+
+    def _add_items(self, nodes: Sequence[ReviewNode]) -> None:
+        colors = self._colors
+        if colors is None:
+            return
         bold = QFont(self.tree.font())
         bold.setBold(True)
         items = []
-        claim_rows = 0
         for node in nodes:
             status = node.status
             item = QTreeWidgetItem([status_label(node), node.priority, _where(node), node.title])
@@ -193,7 +225,6 @@ class FindingBucket(QFrame):
             children = _claim_rows(node, colors)
             if children:
                 item.addChildren(children)
-                claim_rows += len(children)
             items.append(item)
         self.tree.addTopLevelItems(items)
         for item in items:
@@ -201,12 +232,6 @@ class FindingBucket(QFrame):
                 item.setExpanded(True)
                 for c in range(item.childCount()):
                     item.child(c).setFirstColumnSpanned(True)
-        # Claims add their evidence rows; the list grows for them, within reason.
-        rows = max(1, min(self._max_rows + min(claim_rows, self._max_rows), len(items) + claim_rows))
-        row_height = self.tree.sizeHintForRow(0) if items else self.tree.fontMetrics().height() + 6
-        self.tree.setFixedHeight(rows * row_height + 2 * self.tree.frameWidth() + 2)
-        if self.action_button is not None:
-            self.action_button.setEnabled(False)
 
     def node_ids(self) -> list[str]:  # the findings (a claim's evidence rows are children)
         return [
