@@ -165,6 +165,8 @@ def next_page(response: httpx.Response, api: str) -> str | None:
     if not url or _origin(url) != _origin(api):
         return None
     return str(url)
+
+
 #: What marks a comment Control Center posted itself (core/review_post.py): not human context.
 _OWN_MARKERS = ("<!-- cc-finding:", "<!-- cc-review -->")
 
