@@ -63,6 +63,8 @@ def _state_text(node: ReviewNode) -> str:
         return "dismissed"
     if t.status == REGRESSED:
         return "regressed"
+    if t.claimed_only:
+        return "claimed fixed"  # the reviewer says so; the push did not change its lines
     if t.status == NEW and t.revision > 1:
         return "new"
     return "confirmed" if node.state == "consensusReady" else node.state

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import Qt
+
 from control_center.ui.review_delta import NodeIdRole, changed_nodes
 from control_center.ui.review_panel import ReviewVerdictPanel
 
@@ -42,4 +44,5 @@ def test_claims_are_listed_with_their_evidence_and_checks(qtbot: Any) -> None:
     assert "1 claimed resolved, not verified" in panel.delta_view.summary_label.text()
     # The claimed finding still counts: it is in the findings tree; the verified one is not.
     assert "n3" in panel.finding_ids()
+    assert panel.findings_model.findItems("claimed fixed", Qt.MatchFlag.MatchRecursive, 4)
     assert "n1" not in panel.finding_ids()
