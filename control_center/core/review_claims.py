@@ -13,6 +13,7 @@ the cited lines), one line each.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
@@ -58,7 +59,13 @@ def _is_line(value: Any) -> TypeGuard[int]:
 
 
 def _text(value: Any) -> str | None:
-    return " ".join(value.split())[:_MAX_EVIDENCE] if isinstance(value, str) and value.strip() else None
+    """One line of shown text: whitespace collapsed, control and format characters (a bidi
+    override could make the evidence read as something else) left out, bounded."""
+    if not isinstance(value, str):
+        return None
+    visible = "".join(ch for ch in value if ch.isspace() or not unicodedata.category(ch).startswith("C"))
+    text = " ".join(visible.split())[:_MAX_EVIDENCE]
+    return text or None
 
 
 def parse_claims(value: Any, *, by: str) -> tuple[list[ResolutionClaim], list[str]]:

@@ -204,3 +204,6 @@ def test_judging_a_claim() -> None:
         ).checks
     )
     assert parse_claims("all of them", by="r")[1][0].startswith("resolved must be a list")
+    # A bidi override or an escape sequence cannot change how the evidence reads.
+    (spoofed,), _ = parse_claims([{"node_id": "n1", "evidence": "fixed \u202e\x1b[2Jdexif ton"}], by="r")
+    assert spoofed.evidence == "fixed [2Jdexif ton"
