@@ -149,29 +149,61 @@ def fetch_pull(ref: PullRef, *, api_url: str | None = None, token: str | None = 
 #: How many human comments an import keeps, and how much of each: context, not an archive.
 MAX_COMMENTS = 50
 MAX_COMMENT_CHARS = 1500
+#: Pages a listing follows at most (100 items each): a server that always says "next" ends here.
+MAX_PAGES = 50
+
+
+def _origin(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    return parts.scheme.lower(), parts.netloc.lower()
+
+
+def next_page(response: httpx.Response, api: str) -> str | None:
+    """The ``Link`` header's ``rel="next"`` URL (GitHub's pagination), only when it stays on the
+    API's own scheme and host: the token goes with the request, never to another server."""
+    url = (response.links.get("next") or {}).get("url")
+    if not url or _origin(url) != _origin(api):
+        return None
+    return str(url)
+
+
 #: What marks a comment Control Center posted itself (core/review_post.py): not human context.
 _OWN_MARKERS = ("<!-- cc-finding:", "<!-- cc-review -->")
+
+
+def _all_pages(url: str, api: str, headers: dict[str, str]) -> list[Any]:
+    """Every item of a listing, page after page; what was read before a failure is kept."""
+    items: list[Any] = []
+    for _ in range(MAX_PAGES):
+        try:
+            response = httpx.get(url, headers=headers, timeout=HTTP_TIMEOUT_S, follow_redirects=True)
+            data = response.json() if response.status_code == 200 else []
+        except (httpx.HTTPError, ValueError):
+            break
+        if not isinstance(data, list):
+            break
+        items += data
+        following = next_page(response, api)
+        if following is None:
+            break
+        url = following
+    return items
 
 
 def fetch_review_comments(
     ref: PullRef, *, api_url: str | None = None, token: str | None = None
 ) -> list[dict[str, Any]]:
     """The pull request's human comments: inline review comments (with file and line) and the
-    conversation's comments, oldest first, ours left out. Best effort: they are context, so an
-    answer other than 200 means none (the import itself does not depend on them)."""
+    conversation's comments, every page of them, oldest first, ours left out. Best effort: they
+    are context, so an answer other than 200 ends the listing (the import does not depend on
+    them)."""
     api = (api_url or DEFAULT_API_URL).rstrip("/")
     headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
     found: list[dict[str, Any]] = []
     for path in (f"pulls/{ref.number}/comments", f"issues/{ref.number}/comments"):
-        url = f"{api}/repos/{ref.owner}/{ref.repo}/{path}?per_page=100"
-        try:
-            response = httpx.get(url, headers=headers, timeout=HTTP_TIMEOUT_S, follow_redirects=True)
-            data = response.json() if response.status_code == 200 else []
-        except (httpx.HTTPError, ValueError):
-            data = []
-        for item in data if isinstance(data, list) else []:
+        for item in _all_pages(f"{api}/repos/{ref.owner}/{ref.repo}/{path}?per_page=100", api, headers):
             if not isinstance(item, dict) or not isinstance(item.get("body"), str):
                 continue
             body = item["body"]

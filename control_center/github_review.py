@@ -27,8 +27,10 @@ from control_center.github_import import (
     DEFAULT_API_URL,
     ENV_VAR,
     HTTP_TIMEOUT_S,
+    MAX_PAGES,
     GitHubImportError,
     PullRef,
+    next_page,
     parse_pull_ref,
     resolve_token,
 )
@@ -48,11 +50,15 @@ class PostResult:
     unchanged: int
     check_run: str  # "created", "updated" or why not
     url: str | None = None
+    #: What became of the resolved findings' review threads ("" when there were none).
+    threads: str = ""
 
     def line(self) -> str:
         return (
             f"review {self.review_id}: {self.created} comment(s) added, {self.updated} edited, "
-            f"{self.unchanged} unchanged; check run {self.check_run}" + (f"; {self.url}" if self.url else "")
+            f"{self.unchanged} unchanged; check run {self.check_run}"
+            + (f"; threads: {self.threads}" if self.threads else "")
+            + (f"; {self.url}" if self.url else "")
         )
 
 
@@ -83,12 +89,35 @@ class _Client:
         return f"{self.api}/repos/{self.ref.owner}/{self.ref.repo}"
 
     def call(self, method: str, url: str, what: str, body: Any = None, *, quiet: tuple[int, ...] = ()) -> Any:
+        return self._call(method, url, what, body, quiet=quiet)[0]
+
+    def list_all(self, url: str, what: str) -> list[Any]:
+        """Every item of a listing: GitHub pages at 100 at most, the next page named by the
+        ``Link`` header (followed on the API's own host only, at most MAX_PAGES)."""
+        items: list[Any] = []
+        for _ in range(MAX_PAGES):
+            data, response = self._call("GET", url, what)
+            if not isinstance(data, list):
+                break
+            items += data
+            following = next_page(response, self.api) if response is not None else None
+            if following is None:
+                break
+            url = following
+        return items
+
+    def _call(
+        self, method: str, url: str, what: str, body: Any = None, *, quiet: tuple[int, ...] = ()
+    ) -> tuple[Any, httpx.Response | None]:
         try:
             response = self.http.request(method, url, json=body)
         except httpx.HTTPError as exc:
             raise GitHubPostError(
                 f"could not reach the GitHub API at {self.api}: {str(exc) or type(exc).__name__}"
             ) from None
+        return self._answer(response, what, quiet), response
+
+    def _answer(self, response: httpx.Response, what: str, quiet: tuple[int, ...]) -> Any:
         status = response.status_code
         if status in quiet:
             return None
@@ -118,8 +147,126 @@ class _Client:
         except ValueError:
             raise GitHubPostError(f"GitHub's answer to {what} is not JSON") from None
 
+    def graphql(self, query: str, variables: dict[str, Any], what: str) -> dict[str, Any] | str:
+        """A GraphQL call's ``data``, or why there is none (one line): resolving a review thread
+        exists only in GitHub's GraphQL API, which a token may not be allowed to use."""
+        try:
+            response = self.http.post(graphql_url(self.api), json={"query": query, "variables": variables})
+        except httpx.HTTPError as exc:
+            return f"could not reach the GraphQL API to {what}: {str(exc) or type(exc).__name__}"
+        if response.status_code in (401, 403, 404):
+            return f"the token may not use the GraphQL API (HTTP {response.status_code} to {what})"
+        if response.status_code >= 400:
+            return f"the GraphQL API answered HTTP {response.status_code} to {what}"
+        try:
+            answer = response.json()
+        except ValueError:
+            return f"the GraphQL answer to {what} is not JSON"
+        errors = answer.get("errors") if isinstance(answer, dict) else None
+        if errors:
+            first = errors[0] if isinstance(errors, list) and errors else errors
+            message = first.get("message") if isinstance(first, dict) else first
+            return f"GitHub refused to {what}: {' '.join(str(message).split())[:200]}"
+        data = answer.get("data") if isinstance(answer, dict) else None
+        return data if isinstance(data, dict) else f"the GraphQL answer to {what} has no data"
+
     def close(self) -> None:
         self.http.close()
+
+
+def graphql_url(api: str) -> str:
+    """GitHub's GraphQL endpoint beside a REST base: api.github.com/graphql, and on GitHub
+    Enterprise HOST/api/graphql for HOST/api/v3."""
+    base = api.rstrip("/")
+    return base[: -len("/v3")] + "/graphql" if base.endswith("/api/v3") else base + "/graphql"
+
+
+_THREADS_QUERY = """
+query($owner: String!, $repo: String!, $number: Int!, $after: String) {
+  repository(owner: $owner, name: $repo) {
+    pullRequest(number: $number) {
+      reviewThreads(first: 100, after: $after) {
+        pageInfo { hasNextPage endCursor }
+        nodes { id isResolved comments(first: 1) { nodes { databaseId } } }
+      }
+    }
+  }
+}
+"""
+_RESOLVE = "mutation($id: ID!) { resolveReviewThread(input: {threadId: $id}) { thread { id isResolved } } }"
+_UNRESOLVE = (
+    "mutation($id: ID!) { unresolveReviewThread(input: {threadId: $id}) { thread { id isResolved } } }"
+)
+
+
+def _review_threads(client: _Client) -> dict[int, tuple[str, bool]] | str:
+    """The pull request's review threads by the id of their first comment: (thread id, resolved)."""
+    ref = client.ref
+    found: dict[int, tuple[str, bool]] = {}
+    after: str | None = None
+    for _ in range(MAX_PAGES):
+        variables = {"owner": ref.owner, "repo": ref.repo, "number": ref.number, "after": after}
+        data = client.graphql(_THREADS_QUERY, variables, "list the review threads")
+        if isinstance(data, str):
+            return data
+        threads = ((data.get("repository") or {}).get("pullRequest") or {}).get("reviewThreads") or {}
+        for node in threads.get("nodes") or []:
+            first = ((node or {}).get("comments") or {}).get("nodes") or []
+            cid = first[0].get("databaseId") if first and isinstance(first[0], dict) else None
+            if isinstance(cid, int) and isinstance(node.get("id"), str):
+                found[cid] = (node["id"], node.get("isResolved") is True)
+        page = threads.get("pageInfo") or {}
+        after = page.get("endCursor") if page.get("hasNextPage") else None
+        if not isinstance(after, str):
+            break
+    return found
+
+
+def _resolve_threads(
+    client: _Client, plan: PostPlan, comments: dict[str, Any], posted: dict[str, Any]
+) -> str:
+    """Resolve the review threads of resolved findings' comments (GraphQL ``resolveReviewThread``)
+    and reopen those of ours that came back (regressed). Without GraphQL the comments' edited
+    text says it all the same; the result says why the threads were left as they are."""
+    ours: set[int] = {int(x) for x in posted.get("resolved_threads") or [] if isinstance(x, int)}
+    resolve, reopen = set(), set()
+    for c in plan.comments:
+        cid = (comments.get(c.lineage) or {}).get("id")
+        if not isinstance(cid, int):
+            continue
+        if c.resolved:
+            resolve.add(cid)
+        elif cid in ours:
+            reopen.add(cid)
+    if not resolve and not reopen:
+        return ""
+    threads = _review_threads(client)
+    if isinstance(threads, str):
+        return f"left open ({threads}); the comments say resolved"
+    resolved = reopened = 0
+    for cid in sorted(resolve | reopen):
+        thread = threads.get(cid)
+        if thread is None:
+            continue
+        thread_id, is_resolved = thread
+        if cid in resolve and not is_resolved:
+            answer = client.graphql(_RESOLVE, {"id": thread_id}, "resolve a review thread")
+            if isinstance(answer, str):
+                posted["resolved_threads"] = sorted(ours)
+                return f"{resolved} resolved, then {answer}"
+            resolved += 1
+        elif cid in reopen and is_resolved:
+            answer = client.graphql(_UNRESOLVE, {"id": thread_id}, "reopen a review thread")
+            if isinstance(answer, str):
+                posted["resolved_threads"] = sorted(ours)
+                return f"{resolved} resolved, then {answer}"
+            reopened += 1
+        if cid in resolve:
+            ours.add(cid)
+        else:
+            ours.discard(cid)
+    posted["resolved_threads"] = sorted(ours)
+    return f"{resolved} resolved" + (f", {reopened} reopened" if reopened else "")
 
 
 def _why(response: httpx.Response) -> str:
@@ -208,8 +355,8 @@ def post_review(
                 raise GitHubPostError("GitHub's answer to creating the review has no id")
             url = data.get("html_url") if isinstance(data.get("html_url"), str) else None
             posted["review_id"] = review_id
-            listed = client.call(
-                "GET", f"{pulls}/reviews/{review_id}/comments?per_page=100", "list its comments"
+            listed = client.list_all(
+                f"{pulls}/reviews/{review_id}/comments?per_page=100", "list its comments"
             )
             ids = _ids_by_lineage(listed)
             for c in plan.creates:
@@ -226,9 +373,7 @@ def post_review(
             )
             recovered: dict[str, int] = {}
             if plan.creates:
-                listed = client.call(
-                    "GET", f"{pulls}/comments?per_page=100", "list the pull request's comments"
-                )
+                listed = client.list_all(f"{pulls}/comments?per_page=100", "list the pull request's comments")
                 recovered = _ids_by_lineage(listed)
             for c in plan.creates:
                 if c.lineage in recovered:  # posted by a run that died before remembering it
@@ -258,13 +403,14 @@ def post_review(
                 elif c.action == "keep":
                     unchanged += 1
         posted["comments"] = comments
+        threads = _resolve_threads(client, plan, comments, posted)
         check = _check_run(client, plan, head, posted)
     finally:
         client.close()
         # What was made is remembered even when a later call failed: the next post edits it.
         if posted:
             ws.store.save_review(space_id, posted={**posted, "comments": comments})
-    return PostResult(int(posted["review_id"]), created, updated, unchanged, check, url)
+    return PostResult(int(posted["review_id"]), created, updated, unchanged, check, url, threads)
 
 
 def _check_run(client: _Client, plan: PostPlan, head: str, posted: dict[str, Any]) -> str:

@@ -42,7 +42,8 @@ REFRESH_PROMPT = (
     "The pull request has new commits: the worktree is now at its new head. Review the pull request "
     "again as it is now (git_diff shows it against its base): record every finding that still "
     "applies, and new ones, with add_review_node, then finalize_review. Findings you no longer "
-    "report on lines the new commits changed count as resolved."
+    "report on lines the new commits changed count as resolved; name the ones you checked are fixed "
+    "in finalize_review's `resolved`, with the evidence."
 )
 
 

@@ -186,6 +186,7 @@ class ReviewNodeRecord:
     carried: bool = False
     operator_status: str | None = None
     operator_note: str | None = None
+    resolution: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +205,7 @@ class ReviewRecord:
     github_api_url: str | None = None
     posted: dict[str, Any] = field(default_factory=dict)
     github_comments: list[Any] = field(default_factory=list)
+    resolution_claims: list[Any] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, TypeGuard
 
+from control_center.core.review_claims import Resolution
 from control_center.core.review_identity import (
     DISMISSED,
     LIVE_STATUSES,
@@ -132,7 +133,8 @@ class Tracking:
     """A finding's place in the life of the pull request (core/review_identity.py): which revision
     it belongs to, its fingerprint and lineage (the id of its first ancestor: the identity that
     survives re-reviews), its status, and the operator's decision carried over from its
-    predecessors. ``carried``: continued from the previous revision without being reported again."""
+    predecessors. ``carried``: continued from the previous revision without being reported again.
+    ``resolution``: the reviewer's claim that it is resolved, as judged (core/review_claims.py)."""
 
     revision: int = 1
     fingerprint: str | None = None
@@ -143,6 +145,12 @@ class Tracking:
     carried: bool = False
     operator: str | None = None
     note: str = ""
+    resolution: Resolution | None = None
+
+    @property
+    def claimed_only(self) -> bool:
+        """The reviewer says it is resolved but the system could not make that a fact."""
+        return self.resolution is not None and not self.resolution.fact
 
     @property
     def counts(self) -> bool:
@@ -217,6 +225,7 @@ class ReviewNode:
         return self.tracking.status
 
     def to_json(self) -> dict[str, Any]:
+        claimed = {"resolution": self.tracking.resolution.to_json()} if self.tracking.resolution else {}
         return {
             "id": self.id,
             "kind": self.kind,
@@ -228,6 +237,8 @@ class ReviewNode:
             "title": self.title,
             "fingerprint": self.tracking.fingerprint,
             "status": self.tracking.status,
+            # Only on a finding the reviewer claimed resolved (core/review_claims.py).
+            **claimed,
         }
 
 
@@ -443,15 +454,13 @@ class ReviewSnapshot:
         """What changed since the previous revision; None before the first refresh."""
         if self.revision <= 1:
             return None
-        return build_delta(
+        current = [n for n in self.nodes if n.tracking.revision == self.revision]
+        delta = build_delta(
             self.revision,
-            (
-                (n.status, n.priority, n.tracking.status_since == self.revision)
-                for n in self.nodes
-                if n.tracking.revision == self.revision
-            ),
+            ((n.status, n.priority, n.tracking.status_since == self.revision) for n in current),
             PRIORITIES,
         )
+        return replace(delta, claimed=sum(1 for n in current if n.tracking.claimed_only))
 
     def drivers(self) -> tuple[str, ...]:
         """The "why" lines under the verdict: what changed since the previous revision, the fold's

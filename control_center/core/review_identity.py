@@ -26,7 +26,7 @@ import bisect
 import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 # --- statuses ---------------------------------------------------------------------------------
 
@@ -197,10 +197,22 @@ class FileLineMap:
                 return max(1, h.new_start)
         return line
 
+    def shift_of(self, start: int, end: int) -> int | None:
+        """How far old lines ``start..end`` moved when no hunk touches them, else None."""
+        if self.deleted:
+            return None
+        ends, starts, shifts = self._steps()
+        i = bisect.bisect_left(ends, start)
+        if i < len(ends) and starts[i] <= end:
+            return None  # a hunk that ends at or after start begins at or before end
+        return shifts[i - 1] if i else 0
+
     def touched(self, start: int, end: int) -> bool:
         """Did the push rewrite (change or delete) any of old lines ``start..end``?"""
         if self.deleted:
             return True
+        if self.shift_of(start, end) is not None:
+            return False
         return any(self.map_line(n) is None for n in range(start, end + 1))
 
 
@@ -249,6 +261,9 @@ class LineMap:
         fm = self.files.get(file)
         if fm is None:
             return start, end
+        shift = fm.shift_of(start, end)
+        if shift is not None:  # the common case: the range moved as a whole
+            return start + shift, end + shift
         mapped = [m for m in (fm.map_line(n) for n in range(start, end + 1)) if m is not None]
         return (min(mapped), max(mapped)) if mapped else None
 
@@ -346,45 +361,194 @@ def _exact_key(loc: Located, path: str | None) -> tuple[str | None, str, str, fr
 _BUCKET = 8  # lines per bucket of the position index; wider than _NEAR_LINES
 
 
+class _Probe:
+    """A finding's matching features, read once: plain attribute reads in the inner loop (the
+    worst case scores every pair it indexes)."""
+
+    __slots__ = (
+        "content",
+        "count",
+        "end",
+        "hi",
+        "id",
+        "kind",
+        "lo",
+        "loc",
+        "seen",
+        "start",
+        "symbol",
+        "tokens",
+    )
+
+    def __init__(self, loc: Located, where: tuple[int, int] | None) -> None:
+        self.loc, self.id = loc, loc.id
+        self.content, self.symbol, self.kind = loc.fp.content, loc.fp.symbol, loc.fp.kind
+        self.start, self.end = loc.start, loc.end
+        self.lo, self.hi = where if where is not None else (loc.start, loc.end)
+        self.tokens, self.count = loc.fp.tokens, len(loc.fp.tokens)
+        self.seen = -1  # the last new finding this one was a candidate of (dedupe without a set)
+
+
+def _probe_score(o: _Probe, n: _Probe) -> float:
+    """``match_score`` on precomputed features: the same terms added in the same order, so the
+    same float (tests/core/test_review_identity.py checks it on random pairs)."""
+    score = 0.0
+    if not o.start and not n.start:
+        score += 0.25
+    if o.content and o.content == n.content:
+        score += 0.45
+    if o.symbol and o.symbol == n.symbol:
+        score += 0.2
+    if o.start and n.start:
+        if o.lo <= n.end and n.start <= o.hi:
+            score += 0.25
+        elif abs(o.lo - n.start) <= _NEAR_LINES:
+            score += 0.15
+    score += 0.35 * _jaccard(o.tokens, n.tokens)
+    score += 0.1 if o.kind == n.kind else -0.1
+    return score
+
+
+class _FileIndex:
+    __slots__ = ("content", "lines", "symbol", "wide")
+
+    def __init__(self) -> None:
+        self.content: dict[str, list[_Probe]] = {}
+        self.symbol: dict[str, list[_Probe]] = {}
+        self.lines: dict[int, list[_Probe]] = {}
+        self.wide: list[_Probe] = []
+
+
 class _Index:
     """Findings by what a match needs at least one of (scores without any of them stay under the
     threshold): same anchored content, same symbol, or lines near each other, within one file.
     Repository-wide findings (no anchor) only meet each other."""
 
     def __init__(self) -> None:
-        self._keys: dict[tuple[object, ...], list[Located]] = {}
+        self._files: dict[str | None, _FileIndex] = {}
 
-    def _add(self, key: tuple[object, ...], loc: Located) -> None:
-        self._keys.setdefault(key, []).append(loc)
-
-    def add(self, loc: Located, path: str | None, where: tuple[int, int] | None) -> None:
-        if not loc.start:
-            self._add(("wide", path), loc)
+    def add(self, probe: _Probe, path: str | None) -> None:
+        fi = self._files.get(path)
+        if fi is None:
+            fi = self._files[path] = _FileIndex()
+        if not probe.start:
+            fi.wide.append(probe)
             return
-        if loc.fp.content:
-            self._add(("content", path, loc.fp.content), loc)
-        if loc.fp.symbol:
-            self._add(("symbol", path, loc.fp.symbol), loc)
-        lo, hi = where if where is not None else (loc.start, loc.end)
-        for bucket in range(lo // _BUCKET, hi // _BUCKET + 1):
-            self._add(("lines", path, bucket), loc)
+        if probe.content:
+            fi.content.setdefault(probe.content, []).append(probe)
+        if probe.symbol:
+            fi.symbol.setdefault(probe.symbol, []).append(probe)
+        lines = fi.lines
+        for bucket in range(probe.lo // _BUCKET, probe.hi // _BUCKET + 1):
+            found = lines.get(bucket)
+            if found is None:
+                lines[bucket] = [probe]
+            else:
+                found.append(probe)
 
-    def candidates(self, loc: Located) -> list[Located]:
-        path = loc.fp.file
-        if not loc.start:
-            return list(self._keys.get(("wide", path), ()))
-        found: dict[str, Located] = {}
-        keys: list[tuple[object, ...]] = []
-        if loc.fp.content:
-            keys.append(("content", path, loc.fp.content))
-        if loc.fp.symbol:
-            keys.append(("symbol", path, loc.fp.symbol))
-        lo, hi = max(0, loc.start - _NEAR_LINES), loc.end + _NEAR_LINES
-        keys += [("lines", path, b) for b in range(lo // _BUCKET, hi // _BUCKET + 1)]
-        for key in keys:
-            for other in self._keys.get(key, ()):
-                found[other.id] = other
-        return list(found.values())
+    def candidates(self, probe: _Probe, path: str | None) -> list[_Probe]:
+        fi = self._files.get(path)
+        if fi is None:
+            return []
+        if not probe.start:
+            return list(fi.wide)
+        groups: list[list[_Probe]] = []
+        if probe.content and probe.content in fi.content:
+            groups.append(fi.content[probe.content])
+        if probe.symbol and probe.symbol in fi.symbol:
+            groups.append(fi.symbol[probe.symbol])
+        lo, hi = max(0, probe.start - _NEAR_LINES), probe.end + _NEAR_LINES
+        for bucket in range(lo // _BUCKET, hi // _BUCKET + 1):
+            found = fi.lines.get(bucket)
+            if found:
+                groups.append(found)
+        if len(groups) == 1:
+            return groups[0]
+        seen: set[int] = set()
+        out: list[_Probe] = []
+        for group in groups:
+            for other in group:
+                key = id(other)
+                if key not in seen:
+                    seen.add(key)
+                    out.append(other)
+        return out
+
+
+def _score_pairs(
+    olds: Sequence[tuple[_Probe, str | None]], index: _Index
+) -> tuple[list[tuple[float, str, str]], dict[str, tuple[float, str]]]:
+    """Every (−score, new id, old id) at or above the threshold between the old findings and the
+    new ones indexed as candidates, and each new finding's best (ties: the smaller old id).
+    ``_probe_score`` inlined: in the worst case this loop is most of the cost."""
+    scored: list[tuple[float, str, str]] = []
+    best_for_new: dict[str, tuple[float, str]] = {}
+    threshold, near, bucket_size = MATCH_THRESHOLD, _NEAR_LINES, _BUCKET
+    floor = threshold - 1e-9  # the bound below is exact up to rounding
+    files = index._files
+    for stamp, (o, path) in enumerate(olds):
+        fi = files.get(path)
+        if fi is None:
+            continue
+        ostart, olo, ohi, ocontent, osymbol, okind, oid = (
+            o.start,
+            o.lo,
+            o.hi,
+            o.content,
+            o.symbol,
+            o.kind,
+            o.id,
+        )
+        otokens, ocount = o.tokens, o.count
+        if not ostart:
+            groups = [fi.wide]
+        else:
+            groups = []
+            if ocontent and ocontent in fi.content:
+                groups.append(fi.content[ocontent])
+            if osymbol and osymbol in fi.symbol:
+                groups.append(fi.symbol[osymbol])
+            lines = fi.lines
+            for bucket in range(max(0, olo - near) // bucket_size, (ohi + near) // bucket_size + 1):
+                found = lines.get(bucket)
+                if found:
+                    groups.append(found)
+        for group in groups:
+            for n in group:
+                if n.seen == stamp:
+                    continue
+                n.seen = stamp
+                # The terms of match_score, added in the same order (the same float).
+                score = 0.0
+                nstart = n.start
+                if not ostart and not nstart:
+                    score += 0.25
+                if ocontent and ocontent == n.content:
+                    score += 0.45
+                if osymbol and osymbol == n.symbol:
+                    score += 0.2
+                if ostart and nstart:
+                    if olo <= n.end and nstart <= ohi:
+                        score += 0.25
+                    elif -near <= olo - nstart <= near:
+                        score += 0.15
+                same_kind = okind == n.kind
+                if score + (0.45 if same_kind else 0.25) < floor:
+                    continue  # even identical titles would not reach the threshold
+                ntokens = n.tokens
+                if otokens is ntokens or otokens == ntokens:
+                    score += 0.35 * 1.0
+                else:
+                    inter = len(otokens & ntokens)
+                    score += 0.35 * (inter / (ocount + n.count - inter) if inter else 0.0)
+                score += 0.1 if same_kind else -0.1
+                if score >= threshold:
+                    nid = n.id
+                    scored.append((-score, nid, oid))
+                    best = best_for_new.get(nid)
+                    if best is None or score > best[0] or (score == best[0] and oid < best[1]):
+                        best_for_new[nid] = (score, oid)
+    return scored, best_for_new
 
 
 def match_findings(
@@ -432,11 +596,17 @@ def match_findings(
     rest_old = [o for o in old if o.id not in taken]
     if not rest_new and not rest_old:
         return result
-    # 2. scored, among candidates only, best pairs first. Every old finding is indexed: a split's
-    # second half scores against one that is already matched.
+    # 2. scored, among candidates only, best pairs first. The new findings left are indexed and
+    # every old finding of their files probes them: a split's second half scores against an old
+    # one that is already matched.
     index = _Index()
+    probes: dict[str, _Probe] = {}
+    for n in rest_new:
+        probe = probes[n.id] = _Probe(n, None)
+        index.add(probe, n.fp.file)
     files_new = {n.fp.file for n in rest_new}
     files_old = {old_path[o.id] for o in rest_old}
+    olds: list[tuple[_Probe, str | None]] = []
     for o in old:
         path = old_path[o.id]
         if path not in files_new and path not in files_old:
@@ -444,17 +614,9 @@ def match_findings(
         if o.fp.file and o.start and o.id not in moved:
             moved[o.id] = line_map.map_range(o.fp.file, o.start, o.end)
         if path in files_new:
-            index.add(o, path, moved.get(o.id))
-    scored: list[tuple[float, str, str]] = []
-    best_for_new: dict[str, tuple[float, str]] = {}
-    for n in rest_new:
-        for o in index.candidates(n):
-            s = match_score(o, n, moved.get(o.id))
-            if s >= MATCH_THRESHOLD:
-                scored.append((s, n.id, o.id))
-                if s > best_for_new.get(n.id, (0.0, ""))[0]:
-                    best_for_new[n.id] = (s, o.id)
-    scored.sort(key=lambda t: (-t[0], t[1], t[2]))
+            olds.append((_Probe(o, moved.get(o.id)), path))
+    scored, best_for_new = _score_pairs(olds, index)
+    scored.sort()
     for _, nid, oid in scored:
         if nid in result.pairs or oid in taken:
             continue
@@ -464,22 +626,25 @@ def match_findings(
     for n in rest_new:
         if n.id not in result.pairs and n.id in best_for_new:
             result.splits[n.id] = best_for_new[n.id][1]
-    # 4. merges: an unmatched old finding that clearly became part of a matched new one.
+    # 4. merges: an unmatched old finding that clearly became part of a matched new one (the new
+    # findings matched by the scored pass are indexed already; those the exact passes matched
+    # are indexed here, in the leftovers' files only).
     leftover = [o for o in rest_old if o.id not in taken]
     if leftover:
-        new_index = _Index()
         leftover_files = {old_path[o.id] for o in leftover}
+        exact_index = _Index()
         for n in new:
-            if n.id in result.pairs and n.fp.file in leftover_files:
-                new_index.add(n, n.fp.file, None)
+            if n.id in result.pairs and n.id not in probes and n.fp.file in leftover_files:
+                exact_index.add(_Probe(n, None), n.fp.file)
         for o in leftover:
             where = moved.get(o.id)
-            probe = o if where is None else Located(o.id, o.fp, where[0], where[1])
-            probe = Located(o.id, replace(o.fp, file=old_path[o.id]), probe.start, probe.end)
-            best = max(
-                ((match_score(o, n, where), n.id) for n in new_index.candidates(probe)),
-                default=(0.0, ""),
-            )
+            # Probed where its lines are now; scored as the old finding against each new one.
+            probe = _Probe(o if where is None else Located(o.id, o.fp, where[0], where[1]), None)
+            scorer = _Probe(o, where)
+            path = old_path[o.id]
+            found = [c for c in index.candidates(probe, path) if c.id in result.pairs]
+            found += exact_index.candidates(probe, path)
+            best = max(((_probe_score(scorer, c), c.id) for c in found), default=(0.0, ""))
             if best[0] >= MATCH_THRESHOLD:
                 result.merged[o.id] = best[1]
     return result
@@ -591,16 +756,21 @@ class Delta:
     new: tuple[tuple[str, int], ...] = ()
     regressed: tuple[tuple[str, int], ...] = ()
     still_open: int = 0
+    #: Findings the reviewer claims resolved where the system could not make it a fact (they stay
+    #: in the verdict; core/review_claims.py).
+    claimed: int = 0
 
     @property
     def empty(self) -> bool:
-        return not (self.resolved or self.new or self.regressed)
+        return not (self.resolved or self.new or self.regressed or self.claimed)
 
     def text(self) -> str:
         """ "1 P0 resolved, 1 new P2" (nothing changed: "no change")."""
         parts = [f"{n} {p} resolved" for p, n in self.resolved]
         parts += [f"{n} {p} regressed" for p, n in self.regressed]
         parts += [f"{n} new {p}" for p, n in self.new]
+        if self.claimed:
+            parts.append(f"{self.claimed} claimed resolved, not verified")
         return ", ".join(parts) if parts else "no change"
 
     def to_json(self) -> dict[str, object]:
@@ -610,6 +780,7 @@ class Delta:
             "new": sum(n for _, n in self.new),
             "regressed": sum(n for _, n in self.regressed),
             "still_open": self.still_open,
+            "claimed": self.claimed,
             "text": self.text(),
         }
 

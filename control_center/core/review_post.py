@@ -52,6 +52,8 @@ class CommentPlan:
     comment_id: int | None = None
     #: One line for a preview: "P0 bug — title · marked resolved".
     label: str = ""
+    #: The finding is resolved: its review thread is resolved too, where the token allows.
+    resolved: bool = False
 
     def payload(self, commit_id: str | None = None) -> dict[str, Any]:
         """The GitHub comment object (in a review's ``comments`` or a single comment's POST)."""
@@ -169,6 +171,7 @@ def plan_post(snapshot: ReviewSnapshot, posted: dict[str, Any]) -> PostPlan:
                 action=action,
                 comment_id=comment_id,
                 label=f"{node.priority} {node.kind} — {node.title}{mark}",
+                resolved=t.status == RESOLVED,
             )
         )
     verdict = snapshot.verdict.verdict

@@ -175,8 +175,35 @@ _SPECS: list[tuple[str, Tier, tuple[Effect, ...], str, dict[str, Any]]] = [
         "finalize_review",
         Tier.WRITE,
         (),
-        "Publish the review with your verdict; the system then runs the review's gates.",
-        _obj(["verdict"], verdict={"type": "string", "enum": ["ship", "hold", "block"]}, summary=_STR),
+        "Publish the review with your verdict (and, on a re-review, the previous findings now fixed, "
+        "with evidence); the system then runs the review's gates.",
+        _obj(
+            ["verdict"],
+            verdict={"type": "string", "enum": ["ship", "hold", "block"]},
+            summary=_STR,
+            # Optional (issue 26): previous findings the reviewer says are fixed, with evidence. A
+            # claim resolves a finding only where the push rewrote its lines; otherwise the operator
+            # sees it as a claim (core/review_claims.py).
+            resolved={
+                "type": "array",
+                "description": "findings of the previous revision you consider fixed: node_id and "
+                "evidence (required), optionally the commit, file, start_line, end_line, test",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "node_id": {"type": "string", "description": "the previous finding's id"},
+                        "evidence": {"type": "string", "description": "what fixed it and how you checked"},
+                        "commit": _STR,
+                        "file": _STR,
+                        "start_line": {"type": "integer"},
+                        "end_line": {"type": "integer"},
+                        "test": _STR,
+                    },
+                    # node_id and evidence are needed, but checked per item: one bad claim is
+                    # refused in one line without refusing the verdict with it.
+                },
+            },
+        ),
     ),
     (
         "confirm_review_node",

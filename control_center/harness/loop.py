@@ -82,7 +82,7 @@ from control_center.harness.providers.base import (
 from control_center.harness.providers.factory import make_provider
 from control_center.harness.providers.registry import provider_spec
 from control_center.harness.recorder import EventSink, TurnRecorder, Usage
-from control_center.harness.review_revisions import human_comments_prompt
+from control_center.harness.review_revisions import human_comments_prompt, previous_findings_prompt
 from control_center.harness.rewind import checkpoint_after_turn, checkpoint_before_turn, checkpoint_on_resume
 from control_center.harness.settings import AppSettings
 from control_center.harness.suspensions import missing_outcome, suspension_for
@@ -539,6 +539,7 @@ class BuiltinDriver:
         system = build_system_prompt(profile, tools, autonomy, transport)
         if space is not None and space.is_pr:
             system += human_comments_prompt(self.ws.store.review(space.id))
+            system += previous_findings_prompt(self.ws, space.id)
         provider = self.provider or self.host.provider_factory(
             self.settings, script=self.script, start=turn.cursor
         )

@@ -17,15 +17,18 @@ from typing import Any
 
 from control_center.core.records import ReviewNodeRecord, ReviewRecord
 from control_center.core.review import RawReviewNode, ReviewNode, Tracking, read_boundary
+from control_center.core.review_claims import Resolution, ResolutionClaim, judge_claim, parse_claims
 from control_center.core.review_identity import (
     NEW,
     OPEN,
+    RESOLVED,
     Classified,
     Current,
     Fingerprint,
     LineMap,
     Located,
     Prior,
+    Reconciliation,
     changed_new_lines,
     classify_revision,
     fingerprint,
@@ -44,6 +47,7 @@ def tracking_of(row: ReviewNodeRecord) -> Tracking:
         carried=bool(row.carried),
         operator=row.operator_status,
         note=row.operator_note or "",
+        resolution=Resolution.from_json(row.resolution),
     )
 
 
@@ -129,11 +133,13 @@ def reconcile_revision(ws: Workspace, space_id: str) -> None:
     prior: list[Prior] = []
     prior_rows: dict[str, ReviewNodeRecord] = {}
     line_map = LineMap()
+    push = _Push()
     history = review.revisions if review is not None else []
     if revision > 1 and history and history[-1].get("head_sha"):
         old_head = str(history[-1]["head_sha"])
         diff = git(worktree, "--no-pager", "diff", "-U0", "-M", "--no-color", "--no-ext-diff", old_head, head)
         line_map = LineMap.from_diff(diff.stdout)
+        push = _Push.between(worktree, old_head, head, diff.stdout)
         old_sources = _Sources(worktree, old_head)
         prior_rows = {r.id: r for r in store.review_nodes(space_id, revision - 1)}
         for node in _valid(list(prior_rows.values())):
@@ -158,6 +164,7 @@ def reconcile_revision(ws: Workspace, space_id: str) -> None:
             "status": c.status,
             "status_since": since,
             "predecessor": c.predecessor,
+            "resolution": {},
         }
         if pred is not None and row.operator_status is None and pred.operator_status is not None:
             fields["operator_status"] = pred.operator_status
@@ -188,9 +195,124 @@ def reconcile_revision(ws: Workspace, space_id: str) -> None:
                 "predecessor": old.id,
                 "operator_status": old.operator_status,
                 "operator_note": old.operator_note,
+                "resolution": {},
             }
         )
+    claims = review.resolution_claims if review is not None else []
+    _judge_claims(claims, prior_rows, result, updates, copies, push)
     store.reconcile_review_nodes(space_id, revision, updates, copies)
+
+
+class _Push:
+    """What the push between two revisions added: its commits and the new-side lines it changed."""
+
+    def __init__(self, commits: Sequence[str] = (), changed: dict[str, set[int]] | None = None) -> None:
+        self.commits, self.changed = tuple(commits), changed or {}
+
+    @classmethod
+    def between(cls, worktree: Path, old_head: str, head: str, diff_text: str) -> _Push:
+        proc = git(worktree, "rev-list", f"{old_head}..{head}", check=False)
+        commits = proc.stdout.split() if proc.returncode == 0 else []
+        return cls(commits, changed_new_lines(diff_text))
+
+
+def _judge_claims(
+    claims: Sequence[Any],
+    prior_rows: dict[str, ReviewNodeRecord],
+    result: Reconciliation,
+    updates: dict[str, dict[str, Any]],
+    copies: list[dict[str, Any]],
+    push: _Push,
+) -> None:
+    """Attach each of the reviewer's resolution claims, judged, to the finding that continues the
+    claimed one in this revision: its carried copy, or the finding that reported it again."""
+    by_lineage = {r.lineage or r.id: r for r in prior_rows.values()}
+    successor = {c.predecessor: nid for nid, c in result.current.items() if c.predecessor}
+    copy_of = {copy["predecessor"]: copy for copy in copies}
+    carried = {c.old_id: c for c in result.carried}
+    for data in claims:
+        claim = ResolutionClaim.from_json(data) if isinstance(data, dict) else None
+        if claim is None:
+            continue
+        old = prior_rows.get(claim.node_id) or by_lineage.get(claim.node_id)
+        if old is None or (old.status or NEW) == RESOLVED:
+            continue  # checked when the claim was made; nothing to resolve
+        went_on = carried.get(old.id)
+        anchor = old.raw.get("anchor") if isinstance(old.raw, dict) else None
+        judged = judge_claim(
+            claim,
+            reported_again=old.id in successor,
+            matcher_resolved=went_on is not None and went_on.status == RESOLVED,
+            anchored=isinstance(anchor, dict),
+            push_commits=push.commits,
+            changed_lines=push.changed,
+        )
+        if old.id in successor:
+            updates[successor[old.id]]["resolution"] = judged.to_json()
+        elif old.id in copy_of:
+            copy_of[old.id]["resolution"] = judged.to_json()
+
+
+def accept_claims(
+    ws: Workspace, space_id: str, value: Any, *, by: str
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The reviewer's ``resolved`` claims (finalize_review) that name a live finding of the previous
+    revision, merged over the ones this revision already holds (a later claim on the same finding
+    replaces the earlier), and one line per claim that was not kept."""
+    claims, problems = parse_claims(value, by=by)
+    store = ws.store
+    review = store.review(space_id)
+    revision = review.revision if review is not None else 1
+    if claims and revision <= 1:
+        return list(review.resolution_claims if review else []), [
+            *problems,
+            "resolved: this is the review's first revision; there is no previous finding to resolve",
+        ]
+    previous = store.review_nodes(space_id, revision - 1) if claims else []
+    known = {r.id: r for r in previous} | {r.lineage: r for r in previous if r.lineage}
+    kept: dict[str, dict[str, Any]] = {}
+    for old in review.resolution_claims if review is not None else []:
+        if isinstance(old, dict):
+            kept[str(old.get("node_id"))] = old
+    for claim in claims:
+        row = known.get(claim.node_id)
+        if row is None:
+            problems.append(f"resolved: no finding {claim.node_id!r} in the previous revision")
+        elif (row.status or NEW) == RESOLVED:
+            problems.append(f"resolved: finding {claim.node_id} was already resolved")
+        else:
+            kept[row.id] = {**claim.to_json(), "node_id": row.id}
+    return list(kept.values()), problems
+
+
+_PROMPT_FINDINGS = 200
+
+
+def previous_findings_prompt(ws: Workspace, space_id: str) -> str:
+    """On a re-review, the previous revision's unresolved findings with their ids, so the reviewer
+    can say which are fixed (finalize_review's ``resolved``); "" on the first revision. Titles
+    are quoted: a model wrote them after reading the pull request's code."""
+    review = ws.store.review(space_id)
+    if review is None or review.revision <= 1:
+        return ""
+    nodes = [n for n in _valid(ws.store.review_nodes(space_id, review.revision - 1)) if n.status != RESOLVED]
+    if not nodes:
+        return ""
+    lines = [
+        "",
+        "",
+        "## Findings of the previous revision",
+        "If the new commits fixed one, name its id in finalize_review's `resolved` with the evidence "
+        "(the commit, the lines, the test). A claim resolves a finding only where the push rewrote "
+        "its lines; otherwise it is shown to the operator as your claim.",
+    ]
+    for node in nodes[:_PROMPT_FINDINGS]:
+        a = node.anchor
+        where = f"{a.file}:{a.start_line}-{a.end_line}" if a else "repository-wide"
+        lines.append(f"- {node.id} ({node.priority} {node.kind}, {where}): «{' '.join(node.title.split())}»")
+    if len(nodes) > _PROMPT_FINDINGS:
+        lines.append(f"- … and {len(nodes) - _PROMPT_FINDINGS} more")
+    return "\n".join(lines)
 
 
 def human_comments_prompt(review: ReviewRecord | None) -> str:

@@ -29,7 +29,7 @@ from control_center.core.review import (
     read_boundary,
 )
 from control_center.harness.plan_history import plan_forecast
-from control_center.harness.review_revisions import raw_node, reconcile_revision
+from control_center.harness.review_revisions import accept_claims, raw_node, reconcile_revision
 from control_center.harness.settings import AppSettings
 from control_center.harness.tools.base import ToolOutput
 from control_center.harness.tools.shell import UNSANDBOXED_NOTE
@@ -284,12 +284,14 @@ async def finalize_review(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
                     for g in ctx.space.gates
                 ]
     store = ctx.ws.store
+    claims, claim_problems = accept_claims(ctx.ws, ctx.space.id, args.get("resolved"), by=ctx.author)
     store.save_review(
         ctx.space.id,
         agent_verdict=verdict.value,
         summary=str(args.get("summary") or ""),
         axes=[a.to_json() for a in axes],
         finalized_at=now_iso(),
+        resolution_claims=claims,
     )
     reconcile_note = ""
     try:
@@ -308,6 +310,13 @@ async def finalize_review(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
         lines.append(f"Since the previous revision: {delta.text()}.")
     if reconcile_note:
         lines.append(reconcile_note)
+    if claims:
+        facts = sum(1 for n in snapshot.nodes if n.tracking.resolution and n.tracking.resolution.fact)
+        lines.append(
+            f"Resolution claims recorded: {len(claims)}; {facts} confirmed by the push rewriting the "
+            "finding's lines, the rest stay open as claims for the operator."
+        )
+    lines += claim_problems
     unsandboxed = [a.name for a in axes if a.detail.startswith(UNSANDBOXED_NOTE)]
     if unsandboxed:
         lines.append(

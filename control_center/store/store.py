@@ -1385,6 +1385,7 @@ class Store(RuleStore):
                     "summary": row.summary,
                     "axes": list(row.axes or []),
                     "finalized_at": row.finalized_at,
+                    "resolution_claims": list(row.resolution_claims or []),
                 }
             )
             row.revisions = history
@@ -1394,6 +1395,7 @@ class Store(RuleStore):
             row.summary = None
             row.axes = []
             row.finalized_at = None
+            row.resolution_claims = []
             s.add(row)
             return row.revision
 

@@ -187,6 +187,8 @@ class ReviewNodeRow(SQLModel, table=True):
     #: The operator's decision (dismissed / confirmed / promoted) and its reason; carried over.
     operator_status: str | None = None
     operator_note: str | None = None
+    #: The reviewer's claim that this finding is resolved, as judged (core/review_claims.py); {}: none.
+    resolution: dict = _json({})
 
 
 class ReviewRow(SQLModel, table=True):
@@ -210,6 +212,9 @@ class ReviewRow(SQLModel, table=True):
     #: The humans' review comments on the pull request, read at import and refresh: context the
     #: reviewer agent sees ([{"author", "path", "line", "body"}]).
     github_comments: list = _json([])
+    #: This revision's claims by the reviewer that a previous finding is resolved, with evidence
+    #: (finalize_review's ``resolved``), as given; judged when the revision is reconciled.
+    resolution_claims: list = _json([])
 
 
 class TicketRow(SQLModel, table=True):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -35,6 +35,9 @@ STATUS_TEXT = {
     OPEN: "● still open",
     PRE_EXISTING: "◌ pre-existing",
 }
+#: Rows a bucket lists at once; the rest follow a slice per event-loop turn.
+_SYNC_ROWS = 60
+_SLICE_ROWS = 150
 #: Order of the delta list: what needs the operator first.
 _DELTA_ORDER = {REGRESSED: 0, NEW: 1, RESOLVED: 2}
 
@@ -55,17 +58,59 @@ def _where(node: ReviewNode) -> str:
     return f"{a.file}:{a.start_line}" + (f"–{a.end_line}" if a.end_line != a.start_line else "")
 
 
+def _delta_rank(node: ReviewNode) -> int:
+    # A claim the system could not verify sits with the new findings: the operator decides it.
+    return 1 if node.tracking.claimed_only else _DELTA_ORDER.get(node.status, 2)
+
+
 def changed_nodes(snapshot: ReviewSnapshot) -> list[ReviewNode]:
-    """The findings whose status changed with this revision, regressions first."""
+    """The findings whose status changed with this revision, and those the reviewer claims
+    resolved, regressions first."""
     revision = snapshot.revision
     changed = [
         n
         for n in snapshot.nodes
         if n.tracking.revision == revision
-        and n.tracking.status_since == revision
-        and n.status in _DELTA_ORDER
+        and (
+            (n.tracking.status_since == revision and n.status in _DELTA_ORDER)
+            or n.tracking.resolution is not None
+        )
     ]
-    return sorted(changed, key=lambda n: (_DELTA_ORDER[n.status], priority_rank(n.priority), _where(n)))
+    return sorted(changed, key=lambda n: (_delta_rank(n), priority_rank(n.priority), _where(n)))
+
+
+def status_label(node: ReviewNode) -> str:
+    """The status column: the status, and whose word a resolution is."""
+    label = STATUS_TEXT.get(node.status, node.status)
+    resolution = node.tracking.resolution
+    if resolution is not None:
+        label += " · reviewer's evidence" if resolution.fact else " · claimed resolved"
+    if node.tracking.operator == DISMISSED:
+        label += " · dismissed"
+    return label
+
+
+def _claim_rows(node: ReviewNode, colors: theme.Colors) -> list[QTreeWidgetItem]:
+    """Under a claimed finding: the reviewer's evidence (quoted: a model wrote it after reading
+    the pull request's code) and, one line each, what the system checked of it."""
+    resolution = node.tracking.resolution
+    if resolution is None:
+        return []
+    who = resolution.claim.by or "the reviewer"
+    cited = f"  ({resolution.cited})" if resolution.cited else ""
+    evidence = QTreeWidgetItem([f"{who} says: «{resolution.claim.evidence}»{cited}"])
+    evidence.setToolTip(0, f"{who} says this finding is resolved:\n{resolution.claim.evidence}{cited}")
+    rows = [evidence]
+    for check in resolution.checks:
+        row = QTreeWidgetItem([check])
+        row.setForeground(0, colors.done if check.startswith("✔") else colors.failed)
+        rows.append(row)
+    if not resolution.fact:
+        rows[0].setForeground(0, colors.muted)
+    for row in rows:
+        row.setData(0, NodeIdRole, node.id)
+        row.setFlags(row.flags() & ~Qt.ItemFlag.ItemIsSelectable)
+    return rows
 
 
 class FindingBucket(QFrame):
@@ -115,29 +160,57 @@ class FindingBucket(QFrame):
         self.tree.setColumnCount(len(self.COLUMNS))
         self.tree.setHeaderHidden(True)
         self.tree.setRootIsDecorated(False)
+        self.tree.setIndentation(18)  # a claim's evidence rows sit under their finding
         self.tree.setUniformRowHeights(True)
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.tree.setAccessibleName(title)
         header = self.tree.header()
+        header.setResizeContentsPrecision(100)  # a long delta is measured on its first rows only
         for c in range(len(self.COLUMNS) - 1):
             header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(len(self.COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
         header.setStretchLastSection(True)
         self.tree.currentItemChanged.connect(self._on_current)
         col.addWidget(self.tree)
+        self._pending: list[ReviewNode] = []
+        self._colors: theme.Colors | None = None
+        self._more = QTimer(self, singleShot=True, interval=0)
+        self._more.timeout.connect(self._add_more)
 
     def set_nodes(self, nodes: Sequence[ReviewNode], colors: theme.Colors) -> None:
+        """List ``nodes``: the first rows at once, the rest a slice per event-loop turn (a push
+        can change hundreds of findings; the list shows a handful at a time)."""
         self.tree.clear()
+        self._pending = list(nodes[_SYNC_ROWS:])
+        self._colors = colors
+        self._add_items(nodes[:_SYNC_ROWS])
+        if self._pending:
+            self._more.start()
+        # Claims add their evidence rows; the list grows for them, within reason.
+        claim_rows = sum(len(_claim_rows(n, colors)) for n in nodes if n.tracking.resolution is not None)
+        rows = max(1, min(self._max_rows + min(claim_rows, self._max_rows), len(nodes) + claim_rows))
+        row_height = self.tree.sizeHintForRow(0) if nodes else self.tree.fontMetrics().height() + 6
+        self.tree.setFixedHeight(rows * row_height + 2 * self.tree.frameWidth() + 2)
+        if self.action_button is not None:
+            self.action_button.setEnabled(False)
+
+    def _add_more(self) -> None:
+        batch, self._pending = self._pending[:_SLICE_ROWS], self._pending[_SLICE_ROWS:]
+        self._add_items(batch)
+        if self._pending:
+            self._more.start()
+
+    def _add_items(self, nodes: Sequence[ReviewNode]) -> None:
+        colors = self._colors
+        if colors is None:
+            return
         bold = QFont(self.tree.font())
         bold.setBold(True)
         items = []
         for node in nodes:
             status = node.status
-            label = STATUS_TEXT.get(status, status)
-            if node.tracking.operator == DISMISSED:
-                label += " · dismissed"
-            item = QTreeWidgetItem([label, node.priority, _where(node), node.title])
+            item = QTreeWidgetItem([status_label(node), node.priority, _where(node), node.title])
             item.setData(0, NodeIdRole, node.id)
             item.setForeground(0, status_color(colors, status))
             item.setFont(0, bold)
@@ -147,15 +220,20 @@ class FindingBucket(QFrame):
             item.setToolTip(
                 3, node.title + (f"\nDismissed: {node.tracking.note}" if node.tracking.note else "")
             )
+            if node.tracking.claimed_only:
+                item.setForeground(0, colors.waiting)
+            children = _claim_rows(node, colors)
+            if children:
+                item.addChildren(children)
             items.append(item)
         self.tree.addTopLevelItems(items)
-        rows = max(1, min(self._max_rows, len(items)))
-        row_height = self.tree.sizeHintForRow(0) if items else self.tree.fontMetrics().height() + 6
-        self.tree.setFixedHeight(rows * row_height + 2 * self.tree.frameWidth() + 2)
-        if self.action_button is not None:
-            self.action_button.setEnabled(False)
+        for item in items:
+            if item.childCount():
+                item.setExpanded(True)
+                for c in range(item.childCount()):
+                    item.child(c).setFirstColumnSpanned(True)
 
-    def node_ids(self) -> list[str]:
+    def node_ids(self) -> list[str]:  # the findings (a claim's evidence rows are children)
         return [
             str(self.tree.topLevelItem(i).data(0, NodeIdRole)) for i in range(self.tree.topLevelItemCount())
         ]

@@ -3,7 +3,7 @@ by kind, priority, confidence and state (display only; rules live in core/review
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
@@ -63,6 +63,8 @@ def _state_text(node: ReviewNode) -> str:
         return "dismissed"
     if t.status == REGRESSED:
         return "regressed"
+    if t.claimed_only:
+        return "claimed fixed"  # the reviewer says so; the push did not change its lines
     if t.status == NEW and t.revision > 1:
         return "new"
     return "confirmed" if node.state == "consensusReady" else node.state
@@ -79,11 +81,26 @@ def build_findings_model(
     model: QStandardItemModel, nodes: tuple[ReviewNode, ...], colors: theme.Colors | None = None
 ) -> None:
     """Fill ``model`` with one group row per file (repository-wide last) and one row per finding."""
+    for _ in findings_rows(model, nodes, colors):
+        pass
+
+
+#: Findings built between two looks at the clock (a chunked build yields this often).
+ROWS_PER_YIELD = 40
+
+
+def findings_rows(
+    model: QStandardItemModel, nodes: tuple[ReviewNode, ...], colors: theme.Colors | None = None
+) -> Iterator[int]:
+    """``build_findings_model`` in steps: clears ``model``, then yields the number of findings
+    built so far every ``ROWS_PER_YIELD`` findings, so a caller on the GUI thread can build a
+    large review across several event-loop turns. A group joins the model when it is complete."""
     colors = colors or theme.colors()
     model.clear()
     model.setHorizontalHeaderLabels(list(COLUMNS))
     bold = QFont()
     bold.setBold(True)
+    built = 0
     for order, (file, group) in enumerate(group_by_file(nodes).items()):
         label = file if file is not None else REPOSITORY_WIDE
         head = _item(f"{label}  ({len(group)})", order)
@@ -118,7 +135,11 @@ def build_findings_model(
             line = node.anchor.start_line if node.anchor else 0
             lines = _item(_lines_text(node), line)
             head.appendRow([prio, title, _item(node.kind, node.kind), conf, state, lines])
+            built += 1
+            if built % ROWS_PER_YIELD == 0:
+                yield built
         model.appendRow(heads)
+    yield built
 
 
 class FindingsFilterProxy(QSortFilterProxyModel):

@@ -7,7 +7,8 @@ The widget only displays a ``ReviewSnapshot``; folding, validation and lifecycle
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 
 from PySide6.QtCore import (
     QEvent,
@@ -90,10 +91,18 @@ from control_center.ui.review_findings import (
     StateRole,
     _lines_text,
     build_findings_model,
+    findings_rows,
     in_tree,
     priority_color,
 )
 from control_center.ui.widgets import EmptyState, add_command, overflow_toolbar
+
+#: Up to this many findings the list is built at once; beyond, a slice per event-loop turn.
+SYNC_BUILD_FINDINGS = 200
+#: How long one slice of a large list's build may hold the GUI thread.
+BUILD_SLICE_S = 0.012
+#: Rows a list's columns are measured on (Qt's default, 1,000, measures every row of a review).
+RESIZE_PRECISION_ROWS = 100
 
 __all__ = [
     "COLUMNS",
@@ -232,6 +241,12 @@ class ReviewVerdictPanel(OperatorFindingMixin, QWidget):
         #: (diff text, file, finding) the diff views show now: shown again, they keep their place.
         self._diff_shown: tuple[str, str, str] | None = None
         self._selected_id: str | None = None
+        #: The findings list of a large review is built across event-loop turns (see _build_step).
+        self._build: Iterator[int] | None = None
+        self._build_total = 0
+        self._build_keep: str | None = None
+        self._build_timer = QTimer(self, singleShot=True, interval=0)
+        self._build_timer.timeout.connect(self._build_step)
 
         self.axes_model = QStandardItemModel(self)
         self.findings_model = QStandardItemModel(self)
@@ -451,6 +466,9 @@ class ReviewVerdictPanel(OperatorFindingMixin, QWidget):
         self._on_confidence_changed(0)
 
         self.findings_view = QTreeView(objectName="findingsView")
+        # Columns fit the rows near the top, not all of them: measuring 1,000 rows stalled the
+        # first show for ~100 ms (the columns hold short values: priority, kind, state, lines).
+        self.findings_view.header().setResizeContentsPrecision(RESIZE_PRECISION_ROWS)
         self.findings_view.setModel(self.findings_proxy)
         self.findings_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.findings_view.setSortingEnabled(True)
@@ -625,7 +643,41 @@ class ReviewVerdictPanel(OperatorFindingMixin, QWidget):
         # Built detached from the filter: attached, every group's insertion re-filters, re-sorts and
         # re-spans all the rows before it (quadratic in the groups; 1,000 findings paid for it).
         self.findings_proxy.setSourceModel(None)  # type: ignore[arg-type]
-        build_findings_model(self.findings_model, listed, self._colors)
+        self._selected_id = None
+        self._build = findings_rows(self.findings_model, listed, self._colors)
+        self._build_total = len(listed)
+        self._build_keep = keep if keep is not None and keep in self._nodes else None
+        if len(listed) <= SYNC_BUILD_FINDINGS:
+            for _ in self._build:
+                pass
+            self._finish_build()
+        else:
+            # A large review: the list is built a slice at a time, so the window stays responsive.
+            self._selected_id = self._build_keep
+            self._show_node(self._nodes.get(self._build_keep or ""))
+            self.count_label.setText(f"Listing {len(listed):,} findings…")
+            self._build_timer.start()
+
+    def is_building(self) -> bool:
+        """Whether the findings list of the last snapshot is still being built."""
+        return self._build is not None
+
+    def _build_step(self) -> None:
+        build = self._build
+        if build is None:
+            return
+        deadline = time.perf_counter() + BUILD_SLICE_S
+        built = 0
+        for built in build:
+            if time.perf_counter() >= deadline:
+                total = self._build_total
+                self.count_label.setText(f"Listing {built:,} of {total:,} findings…")
+                self._build_timer.start()
+                return
+        self._finish_build()
+
+    def _finish_build(self) -> None:
+        self._build = None
         self.findings_proxy.setSourceModel(self.findings_model)
         self.findings_view.expandAll()
         header = self.findings_view.header()
@@ -634,14 +686,18 @@ class ReviewVerdictPanel(OperatorFindingMixin, QWidget):
             if c != COL_TITLE:
                 header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(False)
-        self.findings_empty.set_text(NO_FINDINGS if not listed else "No findings match these filters.")
-        n, groups = len(listed), self.findings_model.rowCount()
+        n = self._build_total
+        self.findings_empty.set_text(NO_FINDINGS if not n else "No findings match these filters.")
+        groups = self.findings_model.rowCount()
         self.count_label.setText(
             f"{n} finding{'s' if n != 1 else ''} in {groups} group{'s' if groups != 1 else ''}"
         )
-        self._selected_id = None
-        if keep is not None and keep in self._nodes:
-            self.select_node(keep)
+        # The finding to select: the one picked (in the delta) while the list was being built,
+        # else the one selected before this snapshot.
+        target = self._selected_id or self._build_keep
+        self._build_keep = None
+        if target is not None:
+            self.select_node(target)
         else:
             self._show_node(None)
 

@@ -4,7 +4,10 @@ lines and rewording, matching of moved, reworded, split and merged findings, lin
 
 from __future__ import annotations
 
+import random
+
 from control_center.core.review_identity import (
+    MATCH_THRESHOLD,
     NEW,
     OPEN,
     PRE_EXISTING,
@@ -20,6 +23,7 @@ from control_center.core.review_identity import (
     enclosing_symbol,
     fingerprint,
     match_findings,
+    match_score,
     title_tokens,
 )
 
@@ -211,3 +215,89 @@ def test_new_file_positions_of_a_multi_file_diff() -> None:
         None, None, None, None, ("x.py", 1), None, ("x.py", 2),
         None, None, None, None, None, ("y.py", 1), None,
     ]  # fmt: skip
+
+
+def _reference_scored_pairs(
+    old: list[Located], new: list[Located], line_map: LineMap
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Every old/new pair of a file scored with ``match_score``, best first: what the indexed,
+    inlined scored pass must find (when no exact pass applies)."""
+    moved = {o.id: line_map.map_range(o.fp.file or "", o.start, o.end) for o in old}
+    scored = [
+        (-s, n.id, o.id)
+        for n in new
+        for o in old
+        if o.fp.file == n.fp.file and (s := match_score(o, n, moved[o.id])) >= MATCH_THRESHOLD
+    ]
+    pairs: dict[str, str] = {}
+    taken: set[str] = set()
+    for _, nid, oid in sorted(scored):
+        if nid not in pairs and oid not in taken:
+            pairs[nid] = oid
+            taken.add(oid)
+    best: dict[str, tuple[float, str]] = {}
+    for neg, nid, oid in sorted(scored):
+        best.setdefault(nid, (-neg, oid))
+    splits = {nid: b[1] for nid, b in best.items() if nid not in pairs}
+    return pairs, splits
+
+
+def test_the_indexed_scored_pass_finds_what_scoring_every_pair_finds() -> None:
+    # Random findings in a few small files, every anchored line edited (no content survives, so
+    # everything goes through scoring): the candidate index and the inlined score must agree
+    # with match_score over all pairs.
+    rng = random.Random(11)
+    words = [
+        "off",
+        "by",
+        "one",
+        "loop",
+        "skips",
+        "last",
+        "inverted",
+        "condition",
+        "await",
+        "leak",
+        "race",
+        "lock",
+        "cursor",
+        "query",
+    ]
+    sources = {
+        f"m{f}.py": [f"def f{i}():" if i % 6 == 0 else f"    x = {i}" for i in range(80)] for f in range(3)
+    }
+    edited = {p: ["# top"] + [line + " # e" for line in src] for p, src in sources.items()}
+    old: list[Located] = []
+    new: list[Located] = []
+    for i in range(150):
+        path = f"m{i % 3}.py"
+        start = rng.randint(1, 76)
+        span = rng.randint(0, 2)
+        title = " ".join(rng.sample(words, 4))
+        kind = rng.choice(("bug", "suggestion"))
+        fp = fingerprint(
+            file=path, start_line=start, end_line=start + span, kind=kind, title=title, source=sources[path]
+        )
+        old.append(Located(f"o{i:03d}", fp, start, start + span))
+        if rng.random() < 0.8:
+            shift = 1 + rng.choice((0, 0, 1, -2, 5))
+            n_title = " ".join(rng.sample(words, 4)) if rng.random() < 0.7 else title
+            n_start = max(1, start + shift)
+            nfp = fingerprint(
+                file=path,
+                start_line=n_start,
+                end_line=n_start + span,
+                kind=kind,
+                title=n_title,
+                source=edited[path],
+            )
+            new.append(Located(f"n{i:03d}", nfp, n_start, n_start + span))
+    line_map = LineMap.from_diff(
+        "".join(f"diff --git a/{p} b/{p}\n@@ -0,0 +1,1 @@\n+# top\n" for p in sources)
+    )
+    assert all(o.fp.content != n.fp.content for o in old for n in new)  # no exact pass applies
+    m = match_findings(old, new, line_map)
+    pairs, splits = _reference_scored_pairs(old, new, line_map)
+    assert len(pairs) > 50  # the case is not trivial
+    assert m.pairs == pairs
+    assert m.splits == splits

@@ -32,9 +32,11 @@ PR = 7
 
 @dataclass
 class FakeGitHub:
-    """Routes (path → status, JSON body) and every request's path and headers, for assertions."""
+    """Routes (path → status, JSON body), a Link header per path (GitHub's pagination) and every
+    request's path and headers, for assertions."""
 
     routes: dict[str, tuple[int, Any]] = field(default_factory=dict)
+    links: dict[str, str] = field(default_factory=dict)
     requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     url: str = ""
 
@@ -51,6 +53,8 @@ def github() -> Iterator[FakeGitHub]:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            if self.path in fake.links:
+                self.send_header("Link", fake.links[self.path])
             self.end_headers()
             self.wfile.write(data)
 
@@ -409,3 +413,30 @@ def test_unreadable_comments_do_not_stop_an_import(
     review = ws.store.review(space.id)
     assert review is not None
     assert review.github_comments == []
+
+
+def test_every_page_of_the_humans_comments_is_read(
+    ws: Workspace, github: FakeGitHub, remote: tuple[Path, str]
+) -> None:
+    bare, sha = remote
+    github.routes[PULL_PATH] = (200, pull_json(str(bare), sha))
+    first = f"/repos/octo/app/pulls/{PR}/comments?per_page=100"
+    second = f"/repos/octo/app/pulls/{PR}/comments?per_page=100&page=2"
+    late = {
+        "body": "Second page: the lock is never released.",
+        "user": {"login": "carol"},
+        "created_at": "2026-01-05",
+    }
+    early = {"body": "First page.", "user": {"login": "alice"}, "created_at": "2026-01-04"}
+    github.routes[first] = (200, [early])
+    github.links[first] = f'<{github.url}{second}>; rel="next", <{github.url}{second}>; rel="last"'
+    github.routes[second] = (200, [late])
+    # A next link to another host would take the token there: not followed.
+    github.routes[f"/repos/octo/app/issues/{PR}/comments?per_page=100"] = (200, [])
+    github.links[f"/repos/octo/app/issues/{PR}/comments?per_page=100"] = (
+        '<https://evil.test/steal>; rel="next"'
+    )
+    space = import_pull_request(ws, "octo/app#7", api_url=github.url)
+    review = ws.store.review(space.id)
+    assert review is not None
+    assert [c["author"] for c in review.github_comments] == ["alice", "carol"]

@@ -38,6 +38,14 @@ class FakeGitHub:
     #: lines of calc.py GitHub accepts a comment on (the diff's); None: any
     diff_lines: set[int] | None = None
     next_id: int = 100
+    #: items per page of a REST listing (GitHub's most is 100; smaller here to make pages)
+    page_size: int = 100
+    #: whether the token may use GraphQL (a fine-grained token without it gets FORBIDDEN errors)
+    graphql: bool = True
+    #: review threads per GraphQL page
+    thread_page: int = 100
+    resolved_threads: set[int] = field(default_factory=set)
+    mutations: list[str] = field(default_factory=list)
 
     def new_id(self) -> int:
         self.next_id += 1
@@ -56,13 +64,54 @@ def github() -> Iterator[FakeGitHub]:
     fake = FakeGitHub()
 
     class Handler(BaseHTTPRequestHandler):
-        def _answer(self, status: int, body: Any) -> None:
+        def _answer(self, status: int, body: Any, link: str | None = None) -> None:
             data = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            if link:
+                self.send_header("Link", link)
             self.end_headers()
             self.wfile.write(data)
+
+        def _page(self, path: str, items: list[Any]) -> None:
+            # GitHub's pagination: ?page=N, and a Link header naming the next page.
+            query = dict(q.split("=", 1) for q in (self.path.partition("?")[2] or "").split("&") if "=" in q)
+            size = min(fake.page_size, int(query.get("per_page", 30)))
+            page = int(query.get("page", 1))
+            chunk = items[(page - 1) * size : page * size]
+            more = page * size < len(items)
+            link = f'<{fake.url}{path}?per_page={size}&page={page + 1}>; rel="next"' if more else None
+            self._answer(200, chunk, link)
+
+        def _graphql(self, body: dict[str, Any]) -> None:
+            if not fake.graphql:
+                error = {"type": "FORBIDDEN", "message": "Resource not accessible by personal access token"}
+                return self._answer(200, {"data": None, "errors": [error]})
+            query, variables = body["query"], body.get("variables") or {}
+            if "reviewThreads" in query:
+                # Every comment that is not a reply starts a thread (here: every comment); newest
+                # first, so the first post's comments are on the last pages.
+                ids = sorted(fake.comments, reverse=True)
+                start = int(variables.get("after") or 0)
+                page = ids[start : start + fake.thread_page]
+                nodes = [
+                    {"id": f"T{c}", "isResolved": c in fake.resolved_threads,
+                     "comments": {"nodes": [{"databaseId": c}]}}
+                    for c in page
+                ]  # fmt: skip
+                more = start + len(page) < len(ids)
+                info = {"hasNextPage": more, "endCursor": str(start + len(page)) if more else None}
+                threads = {"reviewThreads": {"pageInfo": info, "nodes": nodes}}
+                return self._answer(200, {"data": {"repository": {"pullRequest": threads}}})
+            for name, resolved in (("unresolveReviewThread", False), ("resolveReviewThread", True)):
+                if name in query:
+                    cid = int(variables["id"][1:])
+                    fake.mutations.append(f"{name} {cid}")
+                    (fake.resolved_threads.add if resolved else fake.resolved_threads.discard)(cid)
+                    thread = {"thread": {"id": variables["id"], "isResolved": resolved}}
+                    return self._answer(200, {"data": {name: thread}})
+            return self._answer(200, {"errors": [{"message": "unknown query"}]})
 
         def _route(self, method: str) -> None:
             length = int(self.headers.get("Content-Length") or 0)
@@ -71,6 +120,8 @@ def github() -> Iterator[FakeGitHub]:
             fake.requests.append((method, path))
             if self.headers.get("Authorization") != f"Bearer {TOKEN}":
                 return self._answer(401, {"message": "Bad credentials"})
+            if method == "POST" and path == "/graphql":
+                return self._graphql(body)
             if not path.startswith("/repos/octo/calc/"):
                 return self._answer(404, {"message": "Not Found"})
             invalid = {"message": "Validation Failed", "errors": ["Line could not be resolved"]}
@@ -88,15 +139,15 @@ def github() -> Iterator[FakeGitHub]:
             if m and int(m.group(1)) in fake.reviews:
                 rid = int(m.group(1))
                 if method == "GET" and m.group(2):
-                    return self._answer(
-                        200, [c for c in fake.comments.values() if c["pull_request_review_id"] == rid]
+                    return self._page(
+                        path, [c for c in fake.comments.values() if c["pull_request_review_id"] == rid]
                     )
                 if method == "PUT" and not m.group(2):
                     fake.reviews[rid]["body"] = body["body"]
                     return self._answer(200, fake.reviews[rid])
             if path == f"{PULLS}/comments":
                 if method == "GET":
-                    return self._answer(200, list(fake.comments.values()))
+                    return self._page(path, list(fake.comments.values()))
                 if method == "POST":
                     made = fake.comment(body, None)
                     return self._answer(201, made) if made else self._answer(422, invalid)
@@ -298,3 +349,95 @@ def test_post_needs_an_imported_pull_request_and_a_token(
     code, _, err = post(capsys, ws, sid)
     assert code != 0
     assert "needs a GitHub token" in err
+
+
+# -- every page, and review threads through GraphQL (issue 26) --------------------------------------
+
+
+def refresh_with_the_fix(ws: Workspace, sid: str) -> None:
+    push(ws, PUSHED, "fix total, add discount")
+    review_service.refresh_review(
+        ws,
+        sid,
+        head="feature",
+        provider="scripted",
+        script=[
+            [finding(PUSHED, "return age < 18", "is_adult() condition is inverted", "P1")],
+            [finding(PUSHED, "except Exception", "load() swallows every exception", "P2", span=2)],
+            [use("finalize_review", verdict="hold")],
+            [{"type": "text", "text": "ok"}],
+        ],
+    )
+
+
+def test_listing_the_comments_reads_every_page(
+    ws: Workspace, github: FakeGitHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    github.page_size = 2  # three comments: two pages
+    sid = imported(ws, github)
+    code, out, err = post(capsys, ws, sid)
+    assert code == 0, err
+    assert "3 comment(s) added" in out
+    review = ws.store.review(sid)
+    assert review is not None
+    assert len(review.posted["comments"]) == 3  # every comment's id, the second page's too
+    # A post that died before remembering: the ids are found again on every page of the listing.
+    ws.store.save_review(sid, posted={**review.posted, "comments": {}})
+    github.requests.clear()
+    code, out, err = post(capsys, ws, sid)
+    assert code == 0, err
+    assert "0 comment(s) added, 3 edited" in out
+    assert len(github.comments) == 3  # no duplicate
+    assert [p for m, p in github.requests if m == "GET"] == [f"{PULLS}/comments", f"{PULLS}/comments"]
+
+
+def test_a_link_to_another_host_is_not_followed_with_the_token() -> None:
+    import httpx
+
+    from control_center.github_import import next_page
+
+    api = "https://api.github.test"
+
+    def answer(link: str) -> httpx.Response:
+        return httpx.Response(200, headers={"Link": link}, request=httpx.Request("GET", api))
+
+    assert next_page(answer(f'<{api}/x?page=2>; rel="next"'), api) == f"{api}/x?page=2"
+    assert next_page(answer('<https://evil.test/x?page=2>; rel="next"'), api) is None
+    assert next_page(answer('<http://api.github.test/x?page=2>; rel="next"'), api) is None
+    assert next_page(answer(f'<{api}/x?page=1>; rel="prev"'), api) is None
+
+
+def test_resolved_findings_resolve_their_review_threads(
+    ws: Workspace, github: FakeGitHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    github.thread_page = 1  # the threads come one per GraphQL page
+    sid = imported(ws, github)
+    code, out, _ = post(capsys, ws, sid)
+    assert code == 0
+    assert "threads" not in out  # nothing resolved yet: no GraphQL call
+    assert github.mutations == []
+    refresh_with_the_fix(ws, sid)
+    code, out, err = post(capsys, ws, sid)
+    assert code == 0, err
+    assert "threads: 1 resolved" in out
+    off_by_one = next(c for c in github.comments.values() if "Resolved" in c["body"])
+    assert github.resolved_threads == {off_by_one["id"]}
+    assert github.mutations == [f"resolveReviewThread {off_by_one['id']}"]
+    code, out, _ = post(capsys, ws, sid)  # already resolved: not asked again
+    assert "threads: 0 resolved" in out
+    assert len(github.mutations) == 1
+
+
+def test_without_graphql_the_comment_text_says_resolved(
+    ws: Workspace, github: FakeGitHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    github.graphql = False
+    sid = imported(ws, github)
+    post(capsys, ws, sid)
+    refresh_with_the_fix(ws, sid)
+    code, out, err = post(capsys, ws, sid)
+    assert code == 0, err  # not an error of the post
+    assert "threads: left open (GitHub refused to list the review threads: Resource not accessible" in out
+    assert len(out.strip().splitlines()) == 1
+    assert any("Resolved" in c["body"] for c in github.comments.values())
+    assert github.resolved_threads == set()
