@@ -12,6 +12,7 @@ from typing import Any
 
 from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
 from control_center.core.forecast import PlanForecast, describe, words_seconds, words_tokens
+from control_center.core.tools import find
 
 
 @dataclass(frozen=True)
@@ -89,18 +90,28 @@ def _tool_call(a: Approval) -> Detail:
     name = str(p.get("tool") or "tool")
     args = p.get("input") if isinstance(p.get("input"), dict) else {}
     parts = [f"<p>The agent wants to call <b>{_e(name)}</b>.</p>"]
-    if isinstance(args.get("command"), str):
-        parts.append("<p><b>Command</b></p>" + _pre(args["command"]))
-    if isinstance(args.get("path"), str):
-        parts.append(f"<p><b>File</b> <code>{_e(args['path'])}</code></p>")
-    rest = {k: v for k, v in args.items() if k not in ("command", "path", "content", "old", "new")}
+    # What each input is comes from the tool's declaration (a command line, a path, a diff's input).
+    spec = find(name)
+    command_key = spec.command_arg if spec is not None else "command"
+    path_keys = tuple(a.key for a in spec.paths) if spec is not None else ("path",)
+    preview = spec.preview if spec is not None else None
+    if command_key and isinstance(args.get(command_key), str):
+        parts.append("<p><b>Command</b></p>" + _pre(args[command_key]))
+    for key in path_keys:
+        if isinstance(args.get(key), str):
+            parts.append(f"<p><b>File</b> <code>{_e(args[key])}</code></p>")
+    shown = {command_key, *path_keys}
+    if preview is not None:
+        shown |= {*preview.in_diff, preview.body}
+    rest = {k: v for k, v in args.items() if k not in shown}
     if rest:
         rows = "".join(
             f"<tr><td><b>{_e(k)}</b></td><td><code>{_e(v)}</code></td></tr>" for k, v in rest.items()
         )
         parts.append(f"<table cellspacing='4'>{rows}</table>")
-    if name == "write_file" and not p.get("diff") and isinstance(args.get("content"), str):
-        parts.append("<p><b>Content</b></p>" + _pre(args["content"][:4000]))
+    body = preview.body if preview is not None else None
+    if body and not p.get("diff") and isinstance(args.get(body), str):
+        parts.append(f"<p><b>{_e(body.capitalize())}</b></p>" + _pre(args[body][:4000]))
     diff = p.get("diff") if isinstance(p.get("diff"), str) and p.get("diff") else None
     return Detail("".join(parts), diff)
 
