@@ -143,8 +143,11 @@ SUMMARIZERS: dict[ApprovalKind, Callable[[dict[str, Any]], str]] = {
 
 def summarize_approval(kind: ApprovalKind, payload: dict[str, Any]) -> str:
     """The Inbox row's line for an approval of ``kind`` carrying ``payload``."""
-    summarizer = SUMMARIZERS.get(kind)
-    return summarizer(payload) if summarizer else _clip(str(payload.get("summary") or kind.value))
+    from control_center.core.approval_kinds import find_kind
+
+    spec = find_kind(kind)
+    summarizer = SUMMARIZERS.get(kind) or (spec.summarize if spec is not None else None)
+    return _clip(summarizer(payload)) if summarizer else _clip(str(payload.get("summary") or kind.value))
 
 
 def approval_card_data(a: Approval) -> dict[str, Any]:

@@ -5,11 +5,14 @@ another branch in the view."""
 
 from __future__ import annotations
 
+import functools
 import html
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from control_center.core.approval_kinds import find_kind
 from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
 from control_center.core.forecast import PlanForecast, describe, words_seconds, words_tokens
 from control_center.core.tools import find
@@ -59,8 +62,10 @@ class GrantField:
 
 @dataclass(frozen=True)
 class InboxKind:
+    """How the Inbox shows one kind (its facts, label and decisions, are its declaration in
+    ``core.approval_kinds``): icon, the decision buttons, the text field and the detail renderer."""
+
     kind: ApprovalKind
-    label: str
     icon: str
     actions: tuple[DecideAction, ...]
     #: Placeholder of the text field under the detail (a reason, or the answer).
@@ -69,6 +74,20 @@ class InboxKind:
     #: Numbers a grant takes, and their values for an item (None: the field does not apply).
     grant_fields: tuple[GrantField, ...] = ()
     grant_defaults: Callable[[Approval], dict[str, float | None]] | None = None
+
+    @property
+    def label(self) -> str:
+        spec = find_kind(self.kind)
+        return spec.label if spec is not None else self.kind.value.replace("_", " ").capitalize()
+
+    def detail(self, a: Approval) -> Detail:
+        """The detail pane; an item whose data is not its kind's says so in one line first."""
+        shown = self.render(a)
+        spec = find_kind(self.kind)
+        problem = spec.payload_problem(a.payload) if spec is not None else None
+        if problem is None:
+            return shown
+        return Detail(f"<p><b>{_e(problem)}</b></p>" + shown.html, shown.diff)
 
 
 def _e(value: Any) -> str:
@@ -325,49 +344,42 @@ def _generic(a: Approval) -> Detail:
 
 
 _REASON = "Reason (the agent reads it) — type here; a reject asks for it"
-KINDS: dict[ApprovalKind, InboxKind] = {
-    k.kind: k
-    for k in (
-        InboxKind(ApprovalKind.TOOL_CALL, "Tool call", "tool", (GRANT, REJECT), _REASON, _tool_call),
-        InboxKind(ApprovalKind.PLAN_EXIT, "Leave plan mode", "plan", (GRANT, REJECT), _REASON, _plan_exit),
-        InboxKind(ApprovalKind.PLAN, "Plan", "plan", (GRANT, REJECT), _REASON, _plan),
-        InboxKind(
-            ApprovalKind.ORCHESTRATION,
-            "Orchestration",
-            "orchestrate",
-            (GRANT, REJECT),
-            _REASON,
-            _orchestration,
-        ),
-        InboxKind(
-            ApprovalKind.QUESTION, "Question", "question", (ANSWER,), "Your answer to the agent", _question
-        ),
-        InboxKind(
-            ApprovalKind.BUDGET,
-            "Budget",
-            "warning",
-            (GRANT, REJECT),
-            "Reason (recorded; a reject cancels the remaining work)",
-            _budget,
-            BUDGET_RAISE,
-            _budget_raise,
-        ),
-        InboxKind(
-            ApprovalKind.STEP,
-            "Plan step",
-            "warning",
-            (RETRY_STEP, SKIP_STEP, CANCEL_REST),
-            "Reason (recorded; cancel stops the rest of the plan)",
-            _step,
-        ),
-    )
-}
+TOOL_CALL_VIEW = InboxKind(ApprovalKind.TOOL_CALL, "tool", (GRANT, REJECT), _REASON, _tool_call)
+PLAN_EXIT_VIEW = InboxKind(ApprovalKind.PLAN_EXIT, "plan", (GRANT, REJECT), _REASON, _plan_exit)
+PLAN_VIEW = InboxKind(ApprovalKind.PLAN, "plan", (GRANT, REJECT), _REASON, _plan)
+ORCHESTRATION_VIEW = InboxKind(
+    ApprovalKind.ORCHESTRATION, "orchestrate", (GRANT, REJECT), _REASON, _orchestration
+)
+QUESTION_VIEW = InboxKind(ApprovalKind.QUESTION, "question", (ANSWER,), "Your answer to the agent", _question)
+BUDGET_VIEW = InboxKind(
+    ApprovalKind.BUDGET,
+    "warning",
+    (GRANT, REJECT),
+    "Reason (recorded; a reject cancels the remaining work)",
+    _budget,
+    BUDGET_RAISE,
+    _budget_raise,
+)
+STEP_VIEW = InboxKind(
+    ApprovalKind.STEP,
+    "warning",
+    (RETRY_STEP, SKIP_STEP, CANCEL_REST),
+    "Reason (recorded; cancel stops the rest of the plan)",
+    _step,
+)
+
+
+@functools.cache
+def _view(ref: str) -> InboxKind:
+    module, _, name = ref.partition(":")
+    view: InboxKind = getattr(importlib.import_module(module), name)
+    return view
 
 
 def inbox_kind(kind: ApprovalKind) -> InboxKind:
-    """The declaration of ``kind`` (a kind without one reads as its summary, grant/reject)."""
-    found = KINDS.get(kind)
-    if found is not None:
-        return found
-    label = kind.value.replace("_", " ").capitalize()
-    return InboxKind(kind, label, "inbox", (GRANT, REJECT), _REASON, _generic)
+    """How the Inbox shows ``kind``, as its declaration names it (``KindSpec.presentation``;
+    a kind without one reads as its summary, grant/reject)."""
+    spec = find_kind(kind)
+    if spec is not None and spec.presentation:
+        return _view(spec.presentation)
+    return InboxKind(kind, "inbox", (GRANT, REJECT), _REASON, _generic)
