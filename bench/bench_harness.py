@@ -3,7 +3,7 @@
 What the loop adds around a tool call — surface lookup, schema validation, approval gate,
 guardrail, the hop to a worker thread, persistence of the assistant message, the result and the
 turn's state, history building for the next model call — measured against the bare tool function
-(``PURE_TOOLS["read_file"]``), with the scripted provider's own time (measured inside the loop,
+(the declared ``read_file`` implementation), with the scripted provider's own time (measured inside the loop,
 per model call) subtracted.
 
 Two clocks: wall time (what the operator waits for; noisy when other processes load the
@@ -34,12 +34,13 @@ from typing import Any
 from control_center.core.events import ToolResultEvent, TurnEvent, TurnStatus
 from control_center.core.modes import Autonomy, Mode
 from control_center.core.profiles import profile_for
+from control_center.core.tools import tool
 from control_center.harness import loop as loop_module
 from control_center.harness.loop import Harness, RunRequest
 from control_center.harness.providers.base import ModelRequest, ModelSettings
 from control_center.harness.providers.scripted import ScriptedProvider
 from control_center.harness.tools.base import ToolContext
-from control_center.harness.tools.registry import PURE_TOOLS
+from control_center.harness.tools.registry import implementation
 from control_center.workspace import Workspace
 
 TARGET_MS = 2.0
@@ -74,7 +75,7 @@ def _ms(values: list[float]) -> str:
 def bare_tool(worktree: Path, n: int) -> dict[str, float]:
     """Median time of the tool function alone, per clock."""
     ctx = ToolContext(worktree=worktree, read_only=False)
-    fn = PURE_TOOLS["read_file"]
+    fn = implementation(tool("read_file"))
     out: dict[str, float] = {}
     for name, clock in CLOCKS.items():
         samples = []

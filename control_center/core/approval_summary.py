@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
+from control_center.core.tools import find
 
 #: Longest summary line; the detail pane shows the rest.
 SUMMARY_LIMIT = 120
@@ -39,21 +40,21 @@ def _tokens(n: int) -> str:
     return f"{n} tokens"
 
 
-_FILE_VERBS = {"write_file": "Write", "edit_file": "Edit", "delete_file": "Delete"}
-
-
 def _tool_call(payload: dict[str, Any]) -> str:
     name = str(payload.get("tool") or "tool")
     raw_args = payload.get("input")
     args: dict[str, Any] = raw_args if isinstance(raw_args, dict) else {}
-    if name in _FILE_VERBS and isinstance(args.get("path"), str):
-        verb = _FILE_VERBS[name]
+    spec = find(name)
+    preview = spec.preview if spec is not None else None
+    subject = args.get(preview.subject) if preview is not None else None
+    if preview is not None and isinstance(subject, str):
+        # As the tool's declaration previews it: "Edit calc.py (+4 −0)", "Run `make`".
+        if preview.code:
+            return _clip(f"{preview.verb} `{' '.join(subject.split())}`")
         if payload.get("diff"):
             added, removed = diff_stat(payload.get("diff"))
-            return _clip(f"{verb} {args['path']} (+{added} −{removed})")
-        return _clip(f"{verb} {args['path']}")
-    if name == "run_command" and isinstance(args.get("command"), str):
-        return _clip(f"Run `{' '.join(args['command'].split())}`")
+            return _clip(f"{preview.verb} {subject} (+{added} −{removed})")
+        return _clip(f"{preview.verb} {subject}")
     for key in ("path", "url", "query", "pattern", "title", "text", "message"):
         value = args.get(key)
         if isinstance(value, str) and value:
@@ -142,8 +143,11 @@ SUMMARIZERS: dict[ApprovalKind, Callable[[dict[str, Any]], str]] = {
 
 def summarize_approval(kind: ApprovalKind, payload: dict[str, Any]) -> str:
     """The Inbox row's line for an approval of ``kind`` carrying ``payload``."""
-    summarizer = SUMMARIZERS.get(kind)
-    return summarizer(payload) if summarizer else _clip(str(payload.get("summary") or kind.value))
+    from control_center.core.approval_kinds import find_kind
+
+    spec = find_kind(kind)
+    summarizer = SUMMARIZERS.get(kind) or (spec.summarize if spec is not None else None)
+    return _clip(summarizer(payload)) if summarizer else _clip(str(payload.get("summary") or kind.value))
 
 
 def approval_card_data(a: Approval) -> dict[str, Any]:

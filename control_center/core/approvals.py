@@ -21,16 +21,33 @@ class ApprovalKind(StrEnum):
     #: cancel the rest (reject).
     STEP = "step"
 
+    @classmethod
+    def _missing_(cls, value: object) -> ApprovalKind | None:
+        """A kind declared in ``core.approval_kinds`` beyond the members above: the same
+        object every time (``is`` compares it as it does a member)."""
+        from control_center.core.approval_kinds import find_kind
+
+        if not isinstance(value, str) or find_kind(value) is None:
+            return None
+        member = str.__new__(cls, value)
+        member._name_ = value.upper()
+        member._value_ = value
+        cls._value2member_map_[value] = member
+        return member
+
     @property
     def agent_decidable(self) -> bool:
-        """Whether an agent-reachable path (MCP) may decide it. Orchestration approval is the
-        operator's alone: an agent can propose but never approve its own plan."""
-        return self in (ApprovalKind.TOOL_CALL, ApprovalKind.PLAN_EXIT)
+        """Whether an agent-reachable path (MCP) may decide it (its declaration's operator_only)."""
+        from control_center.core.approval_kinds import kind_spec
+
+        return not kind_spec(self).operator_only
 
     @property
     def versioned(self) -> bool:
         """A newer version of the same thing in the same space supersedes a pending one."""
-        return self in (ApprovalKind.PLAN, ApprovalKind.ORCHESTRATION)
+        from control_center.core.approval_kinds import kind_spec
+
+        return kind_spec(self).versioned
 
 
 class ApprovalStatus(StrEnum):

@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from control_center.core.git_paths import reaches_git_dir
+from control_center.core.tools import CATALOGUE, find
 
 
 class GrantScope(StrEnum):
@@ -49,17 +50,31 @@ class MatchKind(StrEnum):
     TOOL = "tool"
 
 
-#: The tool whose input is a shell command line (matched by EXACT / PREFIX).
-COMMAND_TOOL = "run_command"
-#: Tools whose ``path`` input names the file they change (matched by GLOB).
-PATH_TOOLS = frozenset({"write_file", "edit_file", "delete_file"})
+def command_arg(tool: str) -> str | None:
+    """The input of ``tool`` holding a shell command line (matched by EXACT / PREFIX), as its
+    declaration says; None for a tool that takes none."""
+    spec = find(tool)
+    return spec.command_arg if spec is not None else None
+
+
+def written_path_arg(tool: str) -> str | None:
+    """The input of ``tool`` naming the file it changes (matched by GLOB), as its declaration
+    says; None for a tool that changes no named file."""
+    spec = find(tool)
+    return spec.written_path if spec is not None else None
+
+
+#: The built-in tools matched by command line and by written path (derived from their
+#: declarations; the matching itself reads the declaration of the call's tool).
+COMMAND_TOOL = next(name for name in CATALOGUE if command_arg(name))
+PATH_TOOLS = frozenset(name for name in CATALOGUE if written_path_arg(name))
 
 
 def match_kinds_for(tool: str) -> tuple[MatchKind, ...]:
     """What a rule for ``tool`` may cover: commands by argv, writes by path, others whole."""
-    if tool == COMMAND_TOOL:
+    if command_arg(tool):
         return (MatchKind.EXACT, MatchKind.PREFIX)
-    if tool in PATH_TOOLS:
+    if written_path_arg(tool):
         return (MatchKind.GLOB,)
     return (MatchKind.TOOL,)
 

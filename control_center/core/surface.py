@@ -8,7 +8,7 @@ from typing import assert_never
 
 from control_center.core.modes import Autonomy, Effect, Tier, Transport, WorktreePosture
 from control_center.core.profiles import ASK_USER, MODE_VERBS, CapabilityProfile
-from control_center.core.tools import CATALOGUE, ToolSpec
+from control_center.core.tools import ToolSpec, catalogue
 from control_center.core.transports import transport_spec
 
 
@@ -35,7 +35,7 @@ def materialize_surface(
     """The tools the model sees this turn, in catalogue order. ``autonomy`` decides approvals,
     never visibility; it is an input so every projection shares one signature."""
     del autonomy
-    return tuple(spec for spec in CATALOGUE.values() if _on_surface(spec, profile, transport))
+    return tuple(spec for spec in catalogue().values() if _on_surface(spec, profile, transport))
 
 
 def bypasses_gate(spec: ToolSpec, profile: CapabilityProfile) -> bool:

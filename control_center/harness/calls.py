@@ -24,18 +24,18 @@ from control_center.core.records import Space, Turn
 from control_center.core.review import AxisResult, AxisStatus
 from control_center.core.schema import MAX_TOOL_INPUT_DEPTH, validate
 from control_center.core.surface import Deny, guardrail, materialize_surface, needs_approval
-from control_center.core.tools import ToolSpec
-from control_center.harness import call_journal, extra_tools
+from control_center.core.tools import ToolSpec, find
+from control_center.harness import call_journal
 from control_center.harness.grants import RuleIndex
 from control_center.harness.output_stream import OutputStream
 from control_center.harness.recorder import EventSink, TurnRecorder
 from control_center.harness.suspensions import WaitingCall, missing_outcome, suspension_for
 from control_center.harness.tools.base import ToolContext, ToolError, ToolOutput
 from control_center.harness.tools.bounded import run_bounded
-from control_center.harness.tools.registry import PURE_TOOLS
+from control_center.harness.tools.registry import implementation
 from control_center.harness.tools.shell import run_gate, tool_output_path
 from control_center.harness.turn_claim import LIVE_WAIT
-from control_center.harness.verbs import VERBS, VerbContext
+from control_center.harness.verbs import VerbContext
 from control_center.store.db import StoreError
 from control_center.store.store import new_id, now_iso
 from control_center.workspace import Workspace, WorkspaceError
@@ -115,9 +115,9 @@ class CallPath:
         problems = validate(spec.input_schema, args)
         if problems:
             return ToolOutput(f"invalid input for {name}: " + "; ".join(problems), is_error=True), False
-        if name == "report_progress" and ctx.state.get("last_tool") == "report_progress":
+        if spec.not_twice_in_a_row and ctx.state.get("last_tool") == name:
             return ToolOutput(
-                "report_progress refused: it was the previous call too; never call it twice in a row. "
+                f"{name} refused: it was the previous call too; never call it twice in a row. "
                 "Do some work, or end your turn with your answer.",
                 is_error=True,
             ), False
@@ -142,7 +142,12 @@ class CallPath:
         if isinstance(verdict, Deny):
             return ToolOutput(verdict.reason, is_error=True), False
         try:
-            if name in VERBS:
+            fn = implementation(spec)
+            if fn is None:
+                return ToolOutput(
+                    f"tool {name} has no implementation on this transport", is_error=True
+                ), False
+            if spec.verb:
                 vctx = VerbContext(
                     ws=self.ws,
                     space=ctx.space,
@@ -153,7 +158,7 @@ class CallPath:
                     emit=ctx.emit,
                     run_gates=self.run_gates,
                 )
-                res = await VERBS[name](vctx, args)
+                res = await fn(vctx, args)
                 if res.suspend is not None:
                     return Needs(res.suspend)
                 if res.delivered and name == ctx.profile.output_verb:
@@ -172,12 +177,7 @@ class CallPath:
                     **({"base": ctx.space.pr_base, "head": "HEAD"} if ctx.space and ctx.space.is_pr else {}),
                 },
             )
-            fn = PURE_TOOLS.get(name) or extra_tools.EXTRA_TOOLS.get(name)
-            if fn is None:
-                return ToolOutput(
-                    f"tool {name} has no implementation on this transport", is_error=True
-                ), False
-            extra = (self.ws,) if name in extra_tools.WORKSPACE_TOOLS else ()
+            extra = (self.ws,) if spec.workspace else ()
             if not (call_id and call_journal.is_effectful(spec)):
                 return await run_bounded(name, fn, tool_ctx, args, *extra), False
 
@@ -368,7 +368,7 @@ class ExternalCalls:
     @property
     def verbs(self) -> list[ToolSpec]:
         """The verbs on this turn's surface (what the turn's MCP server lists)."""
-        return [spec for name, spec in self.scope.surface.items() if name in VERBS]
+        return [spec for spec in self.scope.surface.values() if spec.verb]
 
     @property
     def delivered(self) -> bool:
@@ -543,27 +543,34 @@ class ExternalCalls:
         self.recorder.progress(state=self.scope.state)
 
 
-#: Tools whose "path" argument names a file of the worktree.
-_PATH_TOOLS = frozenset({"read_file", "list_files", "search_files", "write_file", "edit_file", "delete_file"})
-
-
 def path_problem(worktree: Path, name: str, args: dict[str, Any]) -> str | None:
-    if name not in _PATH_TOOLS or not isinstance(args.get("path"), str):
+    """Why the call is refused before the gate: a path input (as its declaration names them)
+    that leaves the worktree; None when none does."""
+    spec = find(name)
+    if spec is None or not spec.paths:
         return None
     from control_center.harness.tools.paths import resolve_in_worktree
 
-    try:
-        resolve_in_worktree(worktree, args["path"], must_exist=False)
-    except ToolError as exc:
-        return str(exc)
+    for arg in spec.paths:
+        raw = args.get(arg.key)
+        if not isinstance(raw, str):
+            continue
+        try:
+            resolve_in_worktree(worktree, raw, must_exist=False)
+        except ToolError as exc:
+            return str(exc)
     return None
 
 
 def preview_diff(worktree: Path, name: str, args: dict[str, Any]) -> str | None:
-    """What a write would change, computed without writing (for the approval's preview)."""
-    if name not in ("write_file", "edit_file", "delete_file") or not isinstance(args.get("path"), str):
+    """What a write would change, computed without writing (for the approval's preview): the
+    declaration's preview says how the file's text becomes after the call."""
+    spec = find(name)
+    after = spec.preview.after if spec is not None and spec.preview is not None else None
+    key = spec.written_path if spec is not None else None
+    if after is None or key is None or not isinstance(args.get(key), str):
         return None
-    rel = args["path"]
+    rel = args[key]
     try:
         from control_center.harness.tools.paths import resolve_in_worktree
 
@@ -571,12 +578,7 @@ def preview_diff(worktree: Path, name: str, args: dict[str, Any]) -> str | None:
         old = path.read_text(errors="replace") if path.is_file() else ""
     except (ToolError, OSError):
         return None
-    if name == "write_file":
-        new = str(args.get("content", ""))
-    elif name == "edit_file":
-        new = old.replace(str(args.get("old", "")), str(args.get("new", "")), 1)
-    else:
-        new = ""
+    new = after(old, args)
     diff = difflib.unified_diff(
         old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{rel}", f"b/{rel}"
     )

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from control_center.core.errors import OperatorError
+from control_center.core.tools import find
 from control_center.harness.history import MODEL_ROLES, _fixed, _result_text, _tail_fixed
 from control_center.harness.providers.base import (
     ModelProvider,
@@ -56,20 +57,6 @@ EVICT_TO = 0.75
 SHORT_RESULT_CHARS = 300
 #: Rows read per query when the window is first filled from the newest end.
 PAGE_ROWS = 400
-#: Tool calls whose inputs and results are plans, approvals, findings or questions.
-PINNED_TOOLS = frozenset(
-    {
-        "submit_plan",
-        "exit_plan_mode",
-        "plan_respond",
-        "propose_orchestration",
-        "add_review_node",
-        "confirm_review_node",
-        "finalize_review",
-        "create_ticket",
-        "ask_user",
-    }
-)
 COMPACTION_SYSTEM = (
     "You compact the earlier part of a conversation between an operator and a coding agent so "
     "the agent can continue without it. Write a faithful, dense summary: the operator's goals and "
@@ -204,7 +191,7 @@ class ConversationHistory:
                 continue  # a rewound-away message stays readable, but the model no longer sees it
             blocks = [dict(b) for b in row.blocks]
             for b in blocks:
-                if b.get("type") == "tool_use" and b.get("name") in PINNED_TOOLS:
+                if b.get("type") == "tool_use" and _kept_whole(b.get("name")):
                     self._pinned_ids.add(str(b.get("id")))
             known = row_tokens.get(row.seq) if row_tokens is not None else None
             tokens = known if known is not None else estimate_tokens(blocks)
@@ -284,7 +271,7 @@ class ConversationHistory:
     def _pinned_blocks(self, content: list[dict[str, Any]]) -> list[str]:
         out = []
         for b in content:
-            if b.get("type") == "tool_use" and b.get("name") in PINNED_TOOLS:
+            if b.get("type") == "tool_use" and _kept_whole(b.get("name")):
                 out.append(f"{b.get('name')} {json.dumps(b.get('input'), ensure_ascii=False)}")
             elif b.get("type") == "tool_result" and str(b.get("tool_use_id")) in self._pinned_ids:
                 out.append(f"  → {_result_text(b.get('content'))}")
@@ -489,7 +476,7 @@ async def compact(
     for row in covered:
         if row.role in MODEL_ROLES:
             for b in row.blocks:
-                if b.get("type") == "tool_use" and b.get("name") in PINNED_TOOLS:
+                if b.get("type") == "tool_use" and _kept_whole(b.get("name")):
                     history._pinned_ids.add(str(b.get("id")))
             pinned.extend(history._pinned_blocks(list(row.blocks)))
     count = (previous.messages if previous else 0) + len(covered)
@@ -547,3 +534,10 @@ async def history_for_call(
         except Exception as exc:  # the provider's errors: the call itself will surface them
             log.warning("compaction of %s failed: %s", history.conversation_id, exc)
     return history.messages(store, budget, turn_id), done
+
+
+def _kept_whole(name: Any) -> bool:
+    """A call whose inputs and results are plans, approvals, findings or questions (its tool's
+    declaration says so): compaction keeps it whole."""
+    spec = find(name) if isinstance(name, str) else None
+    return spec is not None and spec.kept_whole

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Mapping
-from types import MappingProxyType
 from typing import Any
 
 from control_center.harness.tools.base import ToolContext, ToolError, ToolOutput
@@ -60,10 +58,3 @@ def create_pr(ctx: ToolContext, args: dict[str, Any], ws: Any) -> ToolOutput:
 def _default_branch(ws: Any) -> str:
     res = run_process(["git", "symbolic-ref", "--short", "HEAD"], ws.repo, 30, read_only=False)
     return res.output.strip() or "main"
-
-
-EXTRA_TOOLS: Mapping[str, Callable[..., ToolOutput]] = MappingProxyType(
-    {"git_push": git_push, "install_package": install_package, "create_pr": create_pr}
-)
-#: Tools that also receive the workspace.
-WORKSPACE_TOOLS = frozenset({"create_pr"})

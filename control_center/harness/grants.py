@@ -28,13 +28,13 @@ import tree_sitter
 
 from control_center.core.git_paths import reaches_git_dir
 from control_center.core.grants import (
-    COMMAND_TOOL,
-    PATH_TOOLS,
     GrantRule,
     MatchKind,
+    command_arg,
     glob_problem,
     glob_regex,
     match_kinds_for,
+    written_path_arg,
 )
 from control_center.core.profiles import CapabilityProfile
 from control_center.core.surface import Deny, guardrail
@@ -211,10 +211,10 @@ def profile_refuses(spec: ToolSpec, profile: CapabilityProfile, args: dict[str, 
         return True
     if profile.read_only and spec.effects:
         return True
-    if spec.name == COMMAND_TOOL:
+    if spec.command_arg:
         from control_center.harness.transports.claude_hook import decide
 
-        command = args.get("command")
+        command = args.get(spec.command_arg)
         if not isinstance(command, str):
             return True
         verdict = decide(profile.mode.value, {"tool_name": "Bash", "tool_input": {"command": command}})
@@ -253,7 +253,7 @@ class RuleIndex:
             compiled = _compile(rule)
             if compiled is None or rule.match not in match_kinds_for(rule.tool):
                 continue  # a stored rule this code cannot read covers nothing
-            if rule.tool == COMMAND_TOOL:
+            if command_arg(rule.tool):
                 self.commands.setdefault(compiled.argv[0], []).append(compiled)
             else:
                 self.by_tool.setdefault(rule.tool, []).append(compiled)
@@ -284,8 +284,8 @@ class RuleIndex:
             return rule.applies_to(space_id=space_id, turn_id=turn_id)
 
         name = spec.name
-        if name == COMMAND_TOOL:
-            command = args.get("command")
+        if spec.command_arg:
+            command = args.get(spec.command_arg)
             parts = command_parts(command) if isinstance(command, str) else None
             if parts is None:
                 return None
@@ -295,7 +295,7 @@ class RuleIndex:
                     (
                         c.rule
                         for c in self.commands.get(argv[0], ())
-                        if argv_matches(c.argv, c.rule.match, argv) and holds(c.rule)
+                        if c.rule.tool == name and argv_matches(c.argv, c.rule.match, argv) and holds(c.rule)
                     ),
                     None,
                 )
@@ -306,8 +306,8 @@ class RuleIndex:
         candidates = self.by_tool.get(name, ())
         if not candidates:
             return None
-        if name in PATH_TOOLS:
-            raw = args.get("path")
+        if spec.written_path:
+            raw = args.get(spec.written_path)
             rel = relative_path(worktree, raw) if isinstance(raw, str) else None
             if rel is None or reaches_git_dir(rel.split("/")):
                 return None
@@ -328,8 +328,9 @@ class RuleProblem(ValueError):
 def default_pattern(tool: str, args: dict[str, Any], worktree: Path | None) -> tuple[MatchKind, str]:
     """What a rule made from this call covers when the operator names nothing: the call's own
     command exactly, its own path, or the tool."""
-    if tool == COMMAND_TOOL:
-        command = args.get("command")
+    command_key, path_key = command_arg(tool), written_path_arg(tool)
+    if command_key:
+        command = args.get(command_key)
         parts = command_parts(command) if isinstance(command, str) else None
         if parts is None or len(parts) != 1:
             raise RuleProblem(
@@ -337,8 +338,8 @@ def default_pattern(tool: str, args: dict[str, Any], worktree: Path | None) -> t
                 "for this call only, or name a --pattern"
             )
         return MatchKind.EXACT, shlex.join(parts[0])
-    if tool in PATH_TOOLS:
-        path = args.get("path")
+    if path_key:
+        path = args.get(path_key)
         rel = relative_path(worktree, path) if worktree is not None and isinstance(path, str) else None
         if rel is None:
             raise RuleProblem(f"the {tool} call has no path inside the worktree to make a rule from")
@@ -361,7 +362,7 @@ def check_rule(tool: str, match: MatchKind, pattern: str, args: dict[str, Any], 
                 f"pattern {pattern!r} is not one plain command of fixed words (no ;, &&, |, $, globs, "
                 "quotes that hide them, or redirections)"
             )
-        command = args.get("command")
+        command = args.get(command_arg(tool) or "")
         parts = command_parts(command) if isinstance(command, str) else None
         if parts is None or not all(argv_matches(argv, match, p) for p in parts):
             raise RuleProblem(
@@ -372,7 +373,7 @@ def check_rule(tool: str, match: MatchKind, pattern: str, args: dict[str, Any], 
         problem = glob_problem(pattern)
         if problem:
             raise RuleProblem(problem)
-        raw = args.get("path")
+        raw = args.get(written_path_arg(tool) or "")
         rel = relative_path(worktree, raw) if worktree is not None and isinstance(raw, str) else None
         if rel is None or not glob_regex(pattern).match(rel):
             raise RuleProblem(f"path glob {pattern!r} does not cover the call's path {raw!r}")

@@ -28,6 +28,7 @@ from control_center.core.review import (
     lenient_write_warnings,
     read_boundary,
 )
+from control_center.core.tools import CATALOGUE
 from control_center.harness.plan_history import plan_forecast
 from control_center.harness.review_revisions import accept_claims, raw_node, reconcile_revision
 from control_center.harness.settings import AppSettings
@@ -412,16 +413,5 @@ async def ask_user(ctx: VerbContext, args: dict[str, Any]) -> VerbResult:
     return VerbResult(ToolOutput(""), suspend=ApprovalKind.QUESTION)
 
 
-VERBS: dict[str, Callable[[VerbContext, dict[str, Any]], Awaitable[VerbResult]]] = {
-    "submit_plan": submit_plan,
-    "exit_plan_mode": exit_plan_mode,
-    "plan_respond": plan_respond,
-    "report_progress": report_progress,
-    "propose_orchestration": propose_orchestration,
-    "add_review_node": add_review_node,
-    "finalize_review": finalize_review,
-    "confirm_review_node": confirm_review_node,
-    "create_ticket": create_ticket,
-    "post_message": post_message,
-    "ask_user": ask_user,
-}
+#: The verbs' names: the tools declared ``verb=True`` (core/tools.py names each one's function here).
+VERBS: frozenset[str] = frozenset(name for name, spec in CATALOGUE.items() if spec.verb)

@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+import importlib
 import math
 import shlex
 from collections.abc import Callable
@@ -19,6 +21,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from control_center.core.approval_kinds import find_kind, kind_spec
 from control_center.core.approvals import Approval, ApprovalKind, Decision
 from control_center.core.errors import OperatorError
 from control_center.core.forecast import budget_shortfall
@@ -107,79 +110,38 @@ def decide(
     approval = store.approval(approval_id)
     if approval is None:
         raise DecisionError(f"no approval {approval_id!r} in this workspace")
-    if approval.kind is ApprovalKind.QUESTION:
-        raise DecisionError(
-            f"approval {approval_id} is a question: answer it with "
-            f"'control-center approvals answer --workspace DIR {approval_id} TEXT'"
-        )
-    if agent_path and not approval.kind.agent_decidable:
+    handler = handler_for(approval.kind)
+    handler.refuse(approval)
+    if agent_path and kind_spec(approval.kind).operator_only:
         raise DecisionError(
             f"approval {approval_id} is an approval of kind {approval.kind.value}: "
             "only the operator can decide it, "
             "in the app or with 'control-center approvals decide'"
         )
-    _check_raises(approval, decision, raise_tokens, raise_usd)
+    request = DecisionRequest(
+        decision=decision,
+        reason=reason,
+        by=by,
+        run_work=run_work,
+        dispatch=dispatch,
+        raise_tokens=raise_tokens,
+        raise_usd=raise_usd,
+        plan_run=_PlanRun(plan_budget, plan_concurrency, plan_check_retries),
+        step_action=step_action,
+        scope=scope,
+    )
+    handler.check_options(approval, request)
     rule_spec = _rule_spec(ws, approval, decision, scope, match, pattern, expires_in_s, agent_path)
     if decision is Decision.GRANT:
         # Checked before the decision is recorded: a grant that cannot take effect must leave
         # the approval pending rather than mark it granted with nothing behind it.
-        _check_grantable(ws, approval)
-        if approval.kind is ApprovalKind.BUDGET:
-            check_budget_grant(ws, approval, raise_tokens, raise_usd)
-        if approval.kind is ApprovalKind.STEP:
-            check_step_grant(ws, approval, step_action)
-    if step_action is not None and (approval.kind is not ApprovalKind.STEP or decision is not Decision.GRANT):
-        raise DecisionError("a step action (retry, skip) applies only when granting a step approval")
+        handler.check_grant(ws, approval, request)
     try:
         decided = store.decide_approval(approval_id, decision.status, by=by, reason=reason)
     except StoreError as exc:
         raise DecisionError(str(exc)) from None
     decision_made(approval_id)
-    match decided.kind:
-        case ApprovalKind.TOOL_CALL:
-            verb = "granted" if decision is Decision.GRANT else "rejected"
-            rule = _store_rule(ws, decided, scope, rule_spec, by) if rule_spec is not None else None
-            if rule is not None:
-                verb = f"granted, and rule {rule.id} made: {rule.describe()}"
-            return DecisionOutcome(
-                decided, _then(verb, ws, decided.turn_id), resume_turn=decided.turn_id, rule=rule
-            )
-        case ApprovalKind.PLAN_EXIT:
-            verb = (
-                "granted: the agent's next exit_plan_mode call switches the space to Agent mode"
-                if decision is Decision.GRANT
-                else "rejected"
-            )
-            return DecisionOutcome(decided, verb)
-        case ApprovalKind.PLAN:
-            runs = _PlanRun(plan_budget, plan_concurrency, plan_check_retries)
-            return _decide_plan(ws, decided, decision, reason, run_work, dispatch, runs)
-        case ApprovalKind.ORCHESTRATION:
-            return _decide_orchestration(ws, decided, decision, reason, run_work, dispatch)
-        case ApprovalKind.BUDGET:
-            outcome = decide_budget(ws, decided, decision, reason, raise_tokens, raise_usd)
-            granted = decision is Decision.GRANT
-            status = _maybe_run(ws, outcome.pipeline_id, run_work, dispatch) if granted else None
-            return replace(outcome, pipeline_status=status or outcome.pipeline_status)
-        case ApprovalKind.STEP:
-            outcome = decide_step(ws, decided, decision, reason, step_action)
-            granted = decision is Decision.GRANT
-            status = _maybe_run(ws, outcome.pipeline_id, run_work, dispatch) if granted else None
-            return replace(outcome, pipeline_status=status or outcome.pipeline_status)
-    raise DecisionError(f"approvals of kind {decided.kind.value} cannot be granted or rejected here")
-
-
-def _check_raises(
-    approval: Approval, decision: Decision, raise_tokens: int | None, raise_usd: float | None
-) -> None:
-    if raise_tokens is None and raise_usd is None:
-        return
-    if approval.kind is not ApprovalKind.BUDGET or decision is not Decision.GRANT:
-        raise DecisionError("--raise-tokens and --raise-usd apply only when granting a budget approval")
-    if raise_tokens is not None and (isinstance(raise_tokens, bool) or raise_tokens <= 0):
-        raise DecisionError(f"--raise-tokens must be a positive whole number, got {raise_tokens!r}")
-    if raise_usd is not None and not (math.isfinite(raise_usd) and raise_usd > 0):
-        raise DecisionError(f"--raise-usd must be a positive amount, got {raise_usd!r}")
+    return handler.apply(ws, decided, replace(request, rule_spec=rule_spec))
 
 
 def _rule_spec(
@@ -199,7 +161,7 @@ def _rule_spec(
         return None
     if decision is not Decision.GRANT:
         raise DecisionError(f"--scope {scope.value} applies only to a grant")
-    if approval.kind is not ApprovalKind.TOOL_CALL:
+    if not handler_for(approval.kind).makes_rules:
         raise DecisionError(
             f"approval {approval.id} is of kind {approval.kind.value}: only a tool call's grant can "
             "reach further than itself"
@@ -277,30 +239,6 @@ def _in_event_loop() -> bool:
     except RuntimeError:
         return False
     return True
-
-
-def _check_grantable(ws: Workspace, approval: Approval) -> None:
-    match approval.kind:
-        case ApprovalKind.PLAN:
-            plan_row = ws.store.plan(approval.payload.get("plan_id", ""))
-            if plan_row is None:
-                raise DecisionError("the plan of this approval is gone")
-            if plan_row.status == "superseded":
-                raise DecisionError(
-                    f"plan v{plan_row.version} was superseded by a newer version; "
-                    "decide the newest plan instead (this one can only be rejected)"
-                )
-        case ApprovalKind.ORCHESTRATION:
-            row = ws.store.proposal(approval.payload.get("proposal_id", ""))
-            if row is None:
-                raise DecisionError("the proposal of this approval is gone")
-            if row.status == "superseded":
-                raise DecisionError(
-                    "this orchestration proposal was superseded by a newer one; "
-                    "decide the newest proposal instead (this one can only be rejected)"
-                )
-        case _:
-            return
 
 
 def _tell_agent(ws: Workspace, space_id: str | None, text: str) -> None:
@@ -551,3 +489,208 @@ def _then(verb: str, ws: Workspace, turn_id: str | None) -> str:
     if turn is not None and waiting_in_its_process(turn):
         return f"{verb}; turn {turn.id} continues in its own process (pid {turn.state.get('pid')})"
     return f"{verb}; continue the turn with: control-center resume {turn_id}"
+
+
+# -- one decision handler per Inbox kind ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DecisionRequest:
+    """The operator's decision on one item and the options it came with."""
+
+    decision: Decision
+    reason: str | None
+    by: str
+    run_work: bool = False
+    dispatch: Callable[[str], str] | None = None
+    raise_tokens: int | None = None
+    raise_usd: float | None = None
+    plan_run: _PlanRun = _PlanRun()
+    step_action: str | None = None
+    scope: GrantScope = GrantScope.CALL
+    #: The rule a grant beyond the call stores (checked before anything was recorded).
+    rule_spec: tuple[MatchKind, str, int | None] | None = None
+
+    @property
+    def granted(self) -> bool:
+        return self.decision is Decision.GRANT
+
+
+class KindHandler:
+    """What a decision on an item of one kind sets in motion (the kind's facts are its
+    ``core.approval_kinds`` declaration). The base takes a plain grant or reject."""
+
+    #: A grant may reach beyond the item (a grant rule for later calls).
+    makes_rules = False
+
+    def refuse(self, approval: Approval) -> None:
+        """DecisionError when this kind is never granted or rejected (a question is answered)."""
+
+    def check_options(self, approval: Approval, request: DecisionRequest) -> None:
+        """DecisionError for an option this kind does not take; nothing is recorded yet."""
+        if request.raise_tokens is not None or request.raise_usd is not None:
+            raise DecisionError("--raise-tokens and --raise-usd apply only when granting a budget approval")
+        if request.step_action is not None:
+            raise DecisionError("a step action (retry, skip) applies only when granting a step approval")
+
+    def check_grant(self, ws: Workspace, approval: Approval, request: DecisionRequest) -> None:
+        """DecisionError when a grant could not take effect: the item stays pending."""
+
+    def apply(self, ws: Workspace, decided: Approval, request: DecisionRequest) -> DecisionOutcome:
+        return DecisionOutcome(decided, "granted" if request.granted else "rejected")
+
+    def expire(self, ws: Workspace, expired: Approval) -> str | None:
+        """The kind's safe default once it expired; the turn to resume, if one waits on it."""
+        return None
+
+
+class ToolCallHandler(KindHandler):
+    makes_rules = True
+
+    def apply(self, ws: Workspace, decided: Approval, request: DecisionRequest) -> DecisionOutcome:
+        verb = "granted" if request.granted else "rejected"
+        spec = request.rule_spec
+        rule = _store_rule(ws, decided, request.scope, spec, request.by) if spec is not None else None
+        if rule is not None:
+            verb = f"granted, and rule {rule.id} made: {rule.describe()}"
+        return DecisionOutcome(
+            decided, _then(verb, ws, decided.turn_id), resume_turn=decided.turn_id, rule=rule
+        )
+
+    def expire(self, ws: Workspace, expired: Approval) -> str | None:
+        return expired.turn_id  # the call is denied; its turn goes on
+
+
+class PlanExitHandler(KindHandler):
+    # Expired: the next exit_plan_mode call is told it expired and asks afresh.
+    def apply(self, ws: Workspace, decided: Approval, request: DecisionRequest) -> DecisionOutcome:
+        verb = (
+            "granted: the agent's next exit_plan_mode call switches the space to Agent mode"
+            if request.granted
+            else "rejected"
+        )
+        return DecisionOutcome(decided, verb)
+
+
+class PlanHandler(KindHandler):
+    # Expired: the plan stays unapproved (it can still be rejected, or re-proposed).
+    def check_grant(self, ws: Workspace, approval: Approval, request: DecisionRequest) -> None:
+        plan_row = ws.store.plan(approval.payload.get("plan_id", ""))
+        if plan_row is None:
+            raise DecisionError("the plan of this approval is gone")
+        if plan_row.status == "superseded":
+            raise DecisionError(
+                f"plan v{plan_row.version} was superseded by a newer version; "
+                "decide the newest plan instead (this one can only be rejected)"
+            )
+
+    def apply(self, ws: Workspace, decided: Approval, request: DecisionRequest) -> DecisionOutcome:
+        return _decide_plan(
+            ws,
+            decided,
+            request.decision,
+            request.reason,
+            request.run_work,
+            request.dispatch,
+            request.plan_run,
+        )
+
+
+class OrchestrationHandler(KindHandler):
+    def check_grant(self, ws: Workspace, approval: Approval, request: DecisionRequest) -> None:
+        row = ws.store.proposal(approval.payload.get("proposal_id", ""))
+        if row is None:
+            raise DecisionError("the proposal of this approval is gone")
+        if row.status == "superseded":
+            raise DecisionError(
+                "this orchestration proposal was superseded by a newer one; "
+                "decide the newest proposal instead (this one can only be rejected)"
+            )
+
+    def apply(self, ws: Workspace, decided: Approval, request: DecisionRequest) -> DecisionOutcome:
+        return _decide_orchestration(
+            ws, decided, request.decision, request.reason, request.run_work, request.dispatch
+        )
+
+
+class QuestionHandler(KindHandler):
+    def refuse(self, approval: Approval) -> None:
+        raise DecisionError(
+            f"approval {approval.id} is a question: answer it with "
+            f"'control-center approvals answer --workspace DIR {approval.id} TEXT'"
+        )
+
+    def expire(self, ws: Workspace, expired: Approval) -> str | None:
+        return expired.turn_id  # no answer; its turn goes on without one
+
+
+class BudgetHandler(KindHandler):
+    def check_options(self, approval: Approval, request: DecisionRequest) -> None:
+        raising = request.raise_tokens is not None or request.raise_usd is not None
+        if raising and not request.granted:
+            raise DecisionError("--raise-tokens and --raise-usd apply only when granting a budget approval")
+        if request.raise_tokens is not None and (
+            isinstance(request.raise_tokens, bool) or request.raise_tokens <= 0
+        ):
+            raise DecisionError(
+                f"--raise-tokens must be a positive whole number, got {request.raise_tokens!r}"
+            )
+        if request.raise_usd is not None and not (math.isfinite(request.raise_usd) and request.raise_usd > 0):
+            raise DecisionError(f"--raise-usd must be a positive amount, got {request.raise_usd!r}")
+        super().check_options(approval, replace(request, raise_tokens=None, raise_usd=None))
+
+    def check_grant(self, ws: Workspace, approval: Approval, request: DecisionRequest) -> None:
+        check_budget_grant(ws, approval, request.raise_tokens, request.raise_usd)
+
+    def apply(self, ws: Workspace, decided: Approval, request: DecisionRequest) -> DecisionOutcome:
+        outcome = decide_budget(
+            ws, decided, request.decision, request.reason, request.raise_tokens, request.raise_usd
+        )
+        return _run_after_grant(ws, outcome, request)
+
+    def expire(self, ws: Workspace, expired: Approval) -> str | None:
+        decide_budget(ws, expired, Decision.REJECT, expired.reason, None, None)  # not raised
+        return None
+
+
+class StepHandler(KindHandler):
+    def check_options(self, approval: Approval, request: DecisionRequest) -> None:
+        if request.step_action is not None and not request.granted:
+            raise DecisionError("a step action (retry, skip) applies only when granting a step approval")
+        super().check_options(approval, replace(request, step_action=None))
+
+    def check_grant(self, ws: Workspace, approval: Approval, request: DecisionRequest) -> None:
+        check_step_grant(ws, approval, request.step_action)
+
+    def apply(self, ws: Workspace, decided: Approval, request: DecisionRequest) -> DecisionOutcome:
+        outcome = decide_step(ws, decided, request.decision, request.reason, request.step_action)
+        return _run_after_grant(ws, outcome, request)
+
+    def expire(self, ws: Workspace, expired: Approval) -> str | None:
+        # A plan step nobody decided: the rest of the plan is cancelled, as a budget's is.
+        decide_step(ws, expired, Decision.REJECT, expired.reason, None)
+        return None
+
+
+def _run_after_grant(ws: Workspace, outcome: DecisionOutcome, request: DecisionRequest) -> DecisionOutcome:
+    status = (
+        _maybe_run(ws, outcome.pipeline_id, request.run_work, request.dispatch)
+        if request.granted and outcome.pipeline_id
+        else None
+    )
+    return replace(outcome, pipeline_status=status or outcome.pipeline_status)
+
+
+@functools.cache
+def _handler(ref: str) -> KindHandler:
+    module, _, name = ref.partition(":")
+    handler: KindHandler = getattr(importlib.import_module(module), name)()
+    return handler
+
+
+def handler_for(kind: ApprovalKind) -> KindHandler:
+    """The decision handler its declaration names (``KindSpec.handler``), imported on first use."""
+    spec = find_kind(kind)
+    if spec is None or not spec.handler:
+        raise DecisionError(f"approvals of kind {kind.value} cannot be granted or rejected here")
+    return _handler(spec.handler)

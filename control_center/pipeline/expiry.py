@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus, Decision
+from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
 from control_center.store.store import now_iso
 from control_center.workspace import Workspace
 
@@ -141,26 +141,11 @@ def _duration(seconds: int) -> str:
 
 
 def _apply_default(ws: Workspace, approval: Approval) -> str | None:
-    """The kind's safe default; returns the turn to resume, if one waits on it."""
+    """The kind's safe default (its handler's); returns the turn to resume, if one waits on it."""
+    from control_center.pipeline.decisions import handler_for
+
     _note(ws, approval)
-    match approval.kind:
-        case ApprovalKind.TOOL_CALL | ApprovalKind.QUESTION:
-            return approval.turn_id
-        case ApprovalKind.BUDGET:
-            from control_center.pipeline.budget import decide_budget
-
-            decide_budget(ws, approval, Decision.REJECT, approval.reason, None, None)
-            return None
-        case ApprovalKind.STEP:
-            # A plan step nobody decided: the rest of the plan is cancelled, as a budget's is.
-            from control_center.pipeline.step_decisions import decide_step
-
-            decide_step(ws, approval, Decision.REJECT, approval.reason, None)
-            return None
-        case _:
-            # plan_exit: the next exit_plan_mode call is told it expired and asks afresh; a plan
-            # or a proposal stays unapproved (it can still be rejected, or re-proposed).
-            return None
+    return handler_for(approval.kind).expire(ws, approval)
 
 
 def _note(ws: Workspace, approval: Approval) -> None:

@@ -59,6 +59,7 @@ from PySide6.QtWidgets import (
 from control_center.core.approval_summary import approval_card_data, call_status_after
 from control_center.core.approvals import Approval, ApprovalStatus
 from control_center.core.modes import Mode
+from control_center.core.profiles import ASK_USER
 from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
 from control_center.ui import collector, theme
 from control_center.ui.image_thumbs import THUMB_SIZE, ThumbnailCache, file_name_of, thumbnails
@@ -903,7 +904,7 @@ class ConversationDelegate(QStyledItemDelegate):
             )
             return
         status = _STATUS_WORDS.get(tool.status, tool.status)
-        if tool.name == "ask_user" and tool.status == "awaiting_approval":
+        if tool.name == ASK_USER and tool.status == "awaiting_approval":
             status = "awaiting your answer"
         status_w = f.fm.horizontalAdvance(status) + 12
         status_rect = QRect(header.right() - status_w, header.y(), status_w, header.height())

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
-from control_center.core.grants import COMMAND_TOOL, PATH_TOOLS, GrantScope
+from control_center.core.grants import GrantScope, MatchKind, match_kinds_for
 from control_center.pipeline.expiry import countdown
 from control_center.ui import theme
 
@@ -84,7 +84,8 @@ class GrantScopeBar(QWidget):
         self.pattern_edit.setVisible(self.scope.makes_rule)
         # The rule's fine print is the field's tooltip: the detail pane has no room for it in a
         # 650 px window.
-        if self._tool == COMMAND_TOOL:
+        kinds = match_kinds_for(self._tool)
+        if MatchKind.PREFIX in kinds:
             self.pattern_edit.setPlaceholderText("words it starts with, e.g. pytest (empty: this command)")
             hint = (
                 "A rule covers a command line only when every part of it (after ; && || |) matches, "
@@ -92,13 +93,13 @@ class GrantScopeBar(QWidget):
                 "It also covers the code that command runs from the worktree (pytest imports conftest.py, "
                 "make reads the Makefile), confined to the Agent sandbox."
             )
-        elif self._tool in PATH_TOOLS:
+        elif MatchKind.GLOB in kinds:
             self.pattern_edit.setPlaceholderText("path glob, e.g. src/**/*.py (empty: this file)")
             hint = "Paths inside the worktree only; * stays in one folder, ** crosses folders."
         else:
             self.pattern_edit.setPlaceholderText(f"covers every {self._tool} call")
             hint = "A rule never widens what the mode allows."
-        self.pattern_edit.setEnabled(self._tool == COMMAND_TOOL or self._tool in PATH_TOOLS)
+        self.pattern_edit.setEnabled(MatchKind.TOOL not in kinds)
         self.pattern_edit.setToolTip(hint)
 
     def options(self) -> dict[str, Any]:

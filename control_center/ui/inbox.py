@@ -1478,7 +1478,7 @@ class InboxView(QWidget):
         if a.turn_id:
             meta.append(f"turn {a.turn_id}")
         self.meta_label.setText(" · ".join(meta))
-        detail = declared.render(a)
+        detail = declared.detail(a)
         self.body_view.setHtml(detail.html)
         self._raw_of = None  # the raw JSON is written when it is shown (most items never are)
         self._show_raw(self.raw_button.isChecked())

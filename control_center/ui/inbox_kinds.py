@@ -5,13 +5,17 @@ another branch in the view."""
 
 from __future__ import annotations
 
+import functools
 import html
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from control_center.core.approval_kinds import find_kind
 from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus
 from control_center.core.forecast import PlanForecast, describe, words_seconds, words_tokens
+from control_center.core.tools import find
 
 
 @dataclass(frozen=True)
@@ -58,8 +62,10 @@ class GrantField:
 
 @dataclass(frozen=True)
 class InboxKind:
+    """How the Inbox shows one kind (its facts, label and decisions, are its declaration in
+    ``core.approval_kinds``): icon, the decision buttons, the text field and the detail renderer."""
+
     kind: ApprovalKind
-    label: str
     icon: str
     actions: tuple[DecideAction, ...]
     #: Placeholder of the text field under the detail (a reason, or the answer).
@@ -68,6 +74,20 @@ class InboxKind:
     #: Numbers a grant takes, and their values for an item (None: the field does not apply).
     grant_fields: tuple[GrantField, ...] = ()
     grant_defaults: Callable[[Approval], dict[str, float | None]] | None = None
+
+    @property
+    def label(self) -> str:
+        spec = find_kind(self.kind)
+        return spec.label if spec is not None else self.kind.value.replace("_", " ").capitalize()
+
+    def detail(self, a: Approval) -> Detail:
+        """The detail pane; an item whose data is not its kind's says so in one line first."""
+        shown = self.render(a)
+        spec = find_kind(self.kind)
+        problem = spec.payload_problem(a.payload) if spec is not None else None
+        if problem is None:
+            return shown
+        return Detail(f"<p><b>{_e(problem)}</b></p>" + shown.html, shown.diff)
 
 
 def _e(value: Any) -> str:
@@ -89,18 +109,28 @@ def _tool_call(a: Approval) -> Detail:
     name = str(p.get("tool") or "tool")
     args = p.get("input") if isinstance(p.get("input"), dict) else {}
     parts = [f"<p>The agent wants to call <b>{_e(name)}</b>.</p>"]
-    if isinstance(args.get("command"), str):
-        parts.append("<p><b>Command</b></p>" + _pre(args["command"]))
-    if isinstance(args.get("path"), str):
-        parts.append(f"<p><b>File</b> <code>{_e(args['path'])}</code></p>")
-    rest = {k: v for k, v in args.items() if k not in ("command", "path", "content", "old", "new")}
+    # What each input is comes from the tool's declaration (a command line, a path, a diff's input).
+    spec = find(name)
+    command_key = spec.command_arg if spec is not None else "command"
+    path_keys = tuple(a.key for a in spec.paths) if spec is not None else ("path",)
+    preview = spec.preview if spec is not None else None
+    if command_key and isinstance(args.get(command_key), str):
+        parts.append("<p><b>Command</b></p>" + _pre(args[command_key]))
+    for key in path_keys:
+        if isinstance(args.get(key), str):
+            parts.append(f"<p><b>File</b> <code>{_e(args[key])}</code></p>")
+    shown = {command_key, *path_keys}
+    if preview is not None:
+        shown |= {*preview.in_diff, preview.body}
+    rest = {k: v for k, v in args.items() if k not in shown}
     if rest:
         rows = "".join(
             f"<tr><td><b>{_e(k)}</b></td><td><code>{_e(v)}</code></td></tr>" for k, v in rest.items()
         )
         parts.append(f"<table cellspacing='4'>{rows}</table>")
-    if name == "write_file" and not p.get("diff") and isinstance(args.get("content"), str):
-        parts.append("<p><b>Content</b></p>" + _pre(args["content"][:4000]))
+    body = preview.body if preview is not None else None
+    if body and not p.get("diff") and isinstance(args.get(body), str):
+        parts.append(f"<p><b>{_e(body.capitalize())}</b></p>" + _pre(args[body][:4000]))
     diff = p.get("diff") if isinstance(p.get("diff"), str) and p.get("diff") else None
     return Detail("".join(parts), diff)
 
@@ -314,49 +344,42 @@ def _generic(a: Approval) -> Detail:
 
 
 _REASON = "Reason (the agent reads it) — type here; a reject asks for it"
-KINDS: dict[ApprovalKind, InboxKind] = {
-    k.kind: k
-    for k in (
-        InboxKind(ApprovalKind.TOOL_CALL, "Tool call", "tool", (GRANT, REJECT), _REASON, _tool_call),
-        InboxKind(ApprovalKind.PLAN_EXIT, "Leave plan mode", "plan", (GRANT, REJECT), _REASON, _plan_exit),
-        InboxKind(ApprovalKind.PLAN, "Plan", "plan", (GRANT, REJECT), _REASON, _plan),
-        InboxKind(
-            ApprovalKind.ORCHESTRATION,
-            "Orchestration",
-            "orchestrate",
-            (GRANT, REJECT),
-            _REASON,
-            _orchestration,
-        ),
-        InboxKind(
-            ApprovalKind.QUESTION, "Question", "question", (ANSWER,), "Your answer to the agent", _question
-        ),
-        InboxKind(
-            ApprovalKind.BUDGET,
-            "Budget",
-            "warning",
-            (GRANT, REJECT),
-            "Reason (recorded; a reject cancels the remaining work)",
-            _budget,
-            BUDGET_RAISE,
-            _budget_raise,
-        ),
-        InboxKind(
-            ApprovalKind.STEP,
-            "Plan step",
-            "warning",
-            (RETRY_STEP, SKIP_STEP, CANCEL_REST),
-            "Reason (recorded; cancel stops the rest of the plan)",
-            _step,
-        ),
-    )
-}
+TOOL_CALL_VIEW = InboxKind(ApprovalKind.TOOL_CALL, "tool", (GRANT, REJECT), _REASON, _tool_call)
+PLAN_EXIT_VIEW = InboxKind(ApprovalKind.PLAN_EXIT, "plan", (GRANT, REJECT), _REASON, _plan_exit)
+PLAN_VIEW = InboxKind(ApprovalKind.PLAN, "plan", (GRANT, REJECT), _REASON, _plan)
+ORCHESTRATION_VIEW = InboxKind(
+    ApprovalKind.ORCHESTRATION, "orchestrate", (GRANT, REJECT), _REASON, _orchestration
+)
+QUESTION_VIEW = InboxKind(ApprovalKind.QUESTION, "question", (ANSWER,), "Your answer to the agent", _question)
+BUDGET_VIEW = InboxKind(
+    ApprovalKind.BUDGET,
+    "warning",
+    (GRANT, REJECT),
+    "Reason (recorded; a reject cancels the remaining work)",
+    _budget,
+    BUDGET_RAISE,
+    _budget_raise,
+)
+STEP_VIEW = InboxKind(
+    ApprovalKind.STEP,
+    "warning",
+    (RETRY_STEP, SKIP_STEP, CANCEL_REST),
+    "Reason (recorded; cancel stops the rest of the plan)",
+    _step,
+)
+
+
+@functools.cache
+def _view(ref: str) -> InboxKind:
+    module, _, name = ref.partition(":")
+    view: InboxKind = getattr(importlib.import_module(module), name)
+    return view
 
 
 def inbox_kind(kind: ApprovalKind) -> InboxKind:
-    """The declaration of ``kind`` (a kind without one reads as its summary, grant/reject)."""
-    found = KINDS.get(kind)
-    if found is not None:
-        return found
-    label = kind.value.replace("_", " ").capitalize()
-    return InboxKind(kind, label, "inbox", (GRANT, REJECT), _REASON, _generic)
+    """How the Inbox shows ``kind``, as its declaration names it (``KindSpec.presentation``;
+    a kind without one reads as its summary, grant/reject)."""
+    spec = find_kind(kind)
+    if spec is not None and spec.presentation:
+        return _view(spec.presentation)
+    return InboxKind(kind, "inbox", (GRANT, REJECT), _REASON, _generic)

@@ -340,30 +340,26 @@ class SettingsDialog(QDialog):
     def _build_timeouts(self, settings: AppSettings) -> QGroupBox:
         """Per kind, minutes a pending Inbox item waits before it expires to its safe default
         (0: never). Settings keep seconds (``approval_timeout.<kind>``)."""
+        from control_center.core import approval_kinds
         from control_center.core.approvals import ApprovalKind
         from control_center.harness.settings import MAX_APPROVAL_TIMEOUT_S
 
         box = QGroupBox("Approvals that expire (then denied: a call does not run, a question has no answer)")
         grid = QFormLayout(box)
         self.timeouts: dict[ApprovalKind, QSpinBox] = {}
-        labels = {
-            ApprovalKind.TOOL_CALL: "Tool call",
-            ApprovalKind.PLAN_EXIT: "Leaving plan mode",
-            ApprovalKind.PLAN: "Plan",
-            ApprovalKind.ORCHESTRATION: "Orchestration proposal",
-            ApprovalKind.QUESTION: "Agent's question",
-            ApprovalKind.BUDGET: "Paused budget",
-            ApprovalKind.STEP: "Plan step that needs you",
-        }
-        for kind in ApprovalKind:
+        # One row per declared kind, labelled and explained by its declaration.
+        for spec in approval_kinds.KINDS.values():
+            kind = ApprovalKind(spec.name)
+            label = spec.timeout_label or spec.label
             seconds = settings.approval_timeouts.get(kind)
             spin = _spin(0, MAX_APPROVAL_TIMEOUT_S // 60, -(-(seconds or 0) // 60))
             spin.setObjectName(f"approvalTimeout_{kind.value}")
             spin.setSpecialValueText("never")
             spin.setSuffix(" min")
-            spin.setAccessibleName(f"Time-out of a {labels.get(kind, kind.value)} approval, in minutes")
+            spin.setAccessibleName(f"Time-out of a {label} approval, in minutes")
+            spin.setToolTip(f"When it expires: {spec.on_expiry}")
             self.timeouts[kind] = spin
-            grid.addRow(labels.get(kind, kind.value), spin)
+            grid.addRow(label, spin)
         return box
 
     def _build_plan_budget(self, settings: AppSettings) -> QHBoxLayout:

@@ -1,4 +1,5 @@
-"""Every tool call runs with a wall-clock limit and stops when the run is cancelled.
+"""Every tool call runs with a wall-clock limit and stops when the run is cancelled; its output
+is cut to what its declaration's bound keeps (``core.tools.Bound``).
 
 The tool runs on a worker thread with its own cancel event (``extras["cancel_event"]``): process
 tools (run_command, search_files) kill their process group when it is set. When the limit passes
@@ -13,22 +14,31 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from control_center.core.tools import DEFAULT_LIMIT_S, Bound, find
 from control_center.harness.tools.base import ToolContext, ToolOutput
-from control_center.harness.tools.shell import DEFAULT_TIMEOUT_S, KILL_GRACE_S, MAX_TIMEOUT_S
 
 #: The limit of any tool without a timeout of its own (file, git and web tools finish far sooner).
-DEFAULT_TOOL_LIMIT_S = 180.0
-#: Slack on top of a command's own timeout: its process group gets killed and drained first.
-_COMMAND_SLACK_S = KILL_GRACE_S + 8.0
+DEFAULT_TOOL_LIMIT_S = DEFAULT_LIMIT_S
+
+
+def _bound(name: str) -> Bound:
+    spec = find(name)
+    return spec.bound if spec is not None else Bound()
 
 
 def tool_limit_s(name: str, args: dict[str, Any]) -> float:
-    """The wall-clock limit of one call: a command's own ``timeout_s`` plus slack, else the default."""
-    if name == "run_command":
-        raw = args.get("timeout_s", DEFAULT_TIMEOUT_S)
-        seconds = float(raw) if isinstance(raw, int | float) and not isinstance(raw, bool) and raw > 0 else 0
-        return min(seconds or DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S) + _COMMAND_SLACK_S
-    return DEFAULT_TOOL_LIMIT_S
+    """The wall-clock limit of one call, as its declaration's bound says (a command: its own
+    ``timeout_s`` plus slack; otherwise the default)."""
+    return _bound(name).limit_for(args)
+
+
+def cap_output(out: ToolOutput, max_chars: int | None) -> ToolOutput:
+    """The output cut to ``max_chars`` characters with a marker that says so (None: whole)."""
+    if max_chars is None or len(out.content) <= max_chars:
+        return out
+    kept = out.content[:max_chars]
+    marker = f"\n[truncated: showed the first {max_chars:,} of {len(out.content):,} characters]"
+    return replace(out, content=kept + marker)
 
 
 async def run_bounded(
@@ -51,6 +61,6 @@ async def run_bounded(
         call_cancel.set()
         raise
     if work in done:
-        return work.result()
+        return cap_output(work.result(), _bound(name).max_output_chars)
     call_cancel.set()
     return ToolOutput(f"{name} did not finish within its limit of {limit:g} s and was stopped", is_error=True)

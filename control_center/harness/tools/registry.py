@@ -1,29 +1,24 @@
-"""The pure tool implementations by catalogue name (tools that need no database or UI)."""
+"""Each tool's implementation, found from its declaration (``ToolSpec.implementation``,
+``module:function``) and imported on first use: no table of names here."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from types import MappingProxyType
+import functools
+import importlib
+from collections.abc import Callable
 from typing import Any
 
-from control_center.harness.tools import files, git, shell, web
-from control_center.harness.tools.base import ToolContext, ToolOutput
+from control_center.core.tools import ToolSpec
 
-ToolFn = Callable[[ToolContext, dict[str, Any]], ToolOutput]
 
-PURE_TOOLS: Mapping[str, ToolFn] = MappingProxyType(
-    {
-        "read_file": files.read_file,
-        "list_files": files.list_files,
-        "search_files": files.search_files,
-        "write_file": files.write_file,
-        "edit_file": files.edit_file,
-        "delete_file": files.delete_file,
-        "git_status": git.git_status,
-        "git_diff": git.git_diff,
-        "git_log": git.git_log,
-        "git_commit": git.git_commit,
-        "run_command": shell.run_command,
-        "fetch_url": web.fetch_url,
-    }
-)
+@functools.cache
+def _load(ref: str) -> Callable[..., Any]:
+    module, _, attr = ref.partition(":")
+    fn: Callable[..., Any] = getattr(importlib.import_module(module), attr)
+    return fn
+
+
+def implementation(spec: ToolSpec) -> Callable[..., Any] | None:
+    """The function that runs ``spec``'s calls (a tool: ``fn(ToolContext, args[, workspace])``;
+    a verb: ``async fn(VerbContext, args)``), or None when it declares none."""
+    return _load(spec.implementation) if spec.implementation else None

@@ -17,13 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from control_center.core.tools import COMMAND_BOUND
 from control_center.harness import sandbox
 from control_center.harness.agent_processes import mark
 from control_center.harness.environment import scrubbed_environ
 from control_center.harness.tools.base import ToolContext, ToolError, ToolOutput
 
-DEFAULT_TIMEOUT_S = 120.0
-MAX_TIMEOUT_S = 1800.0
+#: A command's own timeout, as its declaration's bound says.
+DEFAULT_TIMEOUT_S = COMMAND_BOUND.default_s
+MAX_TIMEOUT_S = COMMAND_BOUND.max_s
 #: How long a process group gets between SIGTERM and SIGKILL.
 KILL_GRACE_S = 2.0
 _POLL_S = 0.05
