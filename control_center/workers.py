@@ -15,7 +15,7 @@ import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from control_center.core.errors import OperatorError
@@ -64,6 +64,7 @@ class _WorkerCtx:
     ws: Workspace
     name: str
     settings: AppSettings
+    guard_sessions: GuardSessions = field(default_factory=lambda: GuardSessions())
 
 
 def queue_app(ws: Workspace) -> Any:
@@ -311,35 +312,52 @@ class SpaceGuard:
     database session ends with the session, so a killed worker (or, after the keepalives below, a
     vanished machine) frees its spaces at once, on any host."""
 
-    def __init__(self, conn: Any, space_ids: list[str]) -> None:
+    def __init__(self, conn: Any, space_ids: list[str], sessions: GuardSessions | None = None) -> None:
         self._conn = conn
         self.space_ids = space_ids
+        self._sessions = sessions
 
     @classmethod
-    async def acquire(cls, ws: Workspace, space_ids: list[str]) -> SpaceGuard | None:
-        """The guard, or None when another live session holds one of the spaces."""
+    async def acquire(
+        cls, ws: Workspace, space_ids: list[str], sessions: GuardSessions | None = None
+    ) -> SpaceGuard | None:
+        """The guard, or None when another live session holds one of the spaces. With
+        ``sessions`` the guard's session is one of the worker's idle ones (a session that died
+        while idle is replaced by a new one), else a session of its own."""
         import psycopg
 
-        conn = await psycopg.AsyncConnection.connect(_libpq_url(ws), autocommit=True)
+        conn = await sessions.take() if sessions is not None else None
+        if conn is not None:
+            try:
+                return await cls._lock(conn, space_ids, sessions)
+            except psycopg.OperationalError:
+                await conn.close()  # the server went away meanwhile: a new session below
+        return await cls._lock(await _guard_session(ws), space_ids, sessions)
+
+    @classmethod
+    async def _lock(
+        cls, conn: Any, space_ids: list[str], sessions: GuardSessions | None
+    ) -> SpaceGuard | None:
+        guard = cls(conn, sorted(set(space_ids)), sessions)
         try:
-            # The server drops the session of a machine that stops answering within ~30 s.
-            for name, value in (("tcp_keepalives_idle", 10), ("tcp_keepalives_interval", 5)):
-                await conn.execute(f"SET {name} = {value}")
-            for space_id in sorted(set(space_ids)):  # one order everywhere: no lock cycles
+            for space_id in guard.space_ids:  # one order everywhere: no lock cycles
                 cur = await conn.execute(
                     "SELECT pg_try_advisory_lock(%s, hashtext(%s))", (_SPACE_LOCK, space_id)
                 )
                 row = await cur.fetchone()
                 if not (row and row[0]):
-                    await conn.close()  # releases whatever this session took
+                    await guard.release()  # releases whatever this session took
                     return None
         except BaseException:
             await conn.close()
             raise
-        return cls(conn, sorted(set(space_ids)))
+        return guard
 
     async def release(self) -> None:
-        await self._conn.close()
+        if self._sessions is None:
+            await self._conn.close()
+        else:
+            await self._sessions.give_back(self._conn)
 
     def free_stopped_turns(self, ws: Workspace, worker: str) -> list[str]:
         """Running turns another worker left in these spaces become interrupted (resumable): with
@@ -353,6 +371,49 @@ class SpaceGuard:
         return freed
 
 
+async def _guard_session(ws: Workspace) -> Any:
+    import psycopg
+
+    conn = await psycopg.AsyncConnection.connect(_libpq_url(ws), autocommit=True)
+    try:
+        # The server drops the session of a machine that stops answering within ~30 s.
+        for name, value in (("tcp_keepalives_idle", 10), ("tcp_keepalives_interval", 5)):
+            await conn.execute(f"SET {name} = {value}")
+    except BaseException:
+        await conn.close()
+        raise
+    return conn
+
+
+class GuardSessions:
+    """The worker's idle space-guard sessions, reused job after job: a session per job cost a
+    connection set-up each time (a server process forked, authentication, two SETs). A session
+    goes back only once every advisory lock it held is released; one that cannot say so is closed
+    (which releases them too)."""
+
+    def __init__(self) -> None:
+        self._idle: list[Any] = []
+
+    async def take(self) -> Any | None:
+        while self._idle:
+            conn = self._idle.pop()
+            if not conn.closed:
+                return conn
+        return None
+
+    async def give_back(self, conn: Any) -> None:
+        try:
+            await conn.execute("SELECT pg_advisory_unlock_all()")
+        except Exception:
+            await conn.close()
+            return
+        self._idle.append(conn)
+
+    async def close(self) -> None:
+        while self._idle:
+            await self._idle.pop().close()
+
+
 async def _requeue(context: Any, task: str, payload: dict[str, Any]) -> None:
     """Run this job again shortly: its space is still held by another live worker."""
     lock = context.job.lock
@@ -361,50 +422,109 @@ async def _requeue(context: Any, task: str, payload: dict[str, Any]) -> None:
     )
 
 
-def _sink(ws: Workspace, request: str, worker: str, start: int) -> Callable[[TurnEvent], None]:
-    seq = [start]
-    turn_id: list[str | None] = [None]
+class EventWriter:
+    """A job's events into ``turn_event``, written beside the turn instead of in its way: ``emit``
+    numbers an event and queues it; one writer task at a time stores everything queued so far in
+    one transaction with one NOTIFY (an idle writer stores the first event at once, a busy one
+    gathers what came meanwhile: a burst of deltas is one write, not one each). ``flush`` waits
+    until every event emitted so far is stored; the job flushes before it ends, so an event is in
+    the store before the job is done, and a failed write fails the job (which is retried)."""
 
-    def emit(event: TurnEvent) -> None:
+    def __init__(self, ws: Workspace, request: str, worker: str, start: int) -> None:
+        self._ws, self._request, self._worker = ws, request, worker
+        self._loop = asyncio.get_running_loop()
+        self.next_seq = start
+        self._turn_id: str | None = None
+        self._queued: list[tuple[int, dict[str, Any], str | None]] = []
+        self._stamps: list[float] = []
+        self._writing: asyncio.Task[None] | None = None
+
+    def __call__(self, event: TurnEvent) -> None:
         if isinstance(event, TurnStarted):
-            turn_id[0] = event.turn
+            self._turn_id = event.turn
         data = event.to_json()
-        data["worker"] = worker
-        ws.store.add_turn_event(request, seq[0], data, turn_id=turn_id[0], worker=worker)
-        seq[0] += 1
+        data["worker"] = self._worker
+        self.emit_raw(data)
 
-    return emit
+    def emit_raw(self, data: dict[str, Any]) -> None:
+        """Queue one event's JSON (from the loop's thread or any other)."""
+        if _on_loop(self._loop):
+            self._queue(data, time.time())
+        else:
+            self._loop.call_soon_threadsafe(self._queue, data, time.time())
+
+    def _queue(self, data: dict[str, Any], ts: float) -> None:
+        self._queued.append((self.next_seq, data, self._turn_id))
+        self._stamps.append(ts)
+        self.next_seq += 1
+        if self._writing is None or self._writing.done():
+            self._writing = self._loop.create_task(self._write_queued())
+
+    async def _write_queued(self) -> None:
+        while self._queued:
+            batch, stamps = self._queued, self._stamps
+            self._queued, self._stamps = [], []
+            try:
+                await asyncio.to_thread(
+                    self._ws.store.add_turn_events,
+                    self._request,
+                    batch,
+                    worker=self._worker,
+                    emitted_ts=stamps,
+                )
+            except BaseException:
+                # Kept for the next flush (the job's retry re-reads what is stored).
+                self._queued, self._stamps = batch + self._queued, stamps + self._stamps
+                raise
+
+    async def flush(self) -> None:
+        """Every event emitted so far is stored (raises what a failed write raised)."""
+        while self._writing is not None:
+            writing = self._writing
+            await asyncio.shield(writing)
+            if writing is self._writing and not self._queued:
+                self._writing = None
+            elif writing is self._writing:
+                self._writing = self._loop.create_task(self._write_queued())
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
 
 
 async def _turn_job(context: Any, **p: Any) -> None:
     ctx: _WorkerCtx = context.additional_context["cc"]
     ws = ctx.ws
     space_ids = [str(p["space"])] if p.get("space") else []
-    guard = await SpaceGuard.acquire(ws, space_ids)
+    guard = await SpaceGuard.acquire(ws, space_ids, ctx.guard_sessions)
     if guard is None:
         await _requeue(context, TURN_TASK, p)
         return
+    request = str(p["request"])
     try:
-        guard.free_stopped_turns(ws, ctx.name)
-        await _run_turn(ctx, p)
-    except OperatorError as exc:
-        # The turn could not start: the operator's side stops waiting and says why.
-        done = ws.store.turn_events(str(p["request"]))
-        seq = (done[-1][0] + 1) if done else 0
-        ws.store.add_turn_event(
-            str(p["request"]), seq, {"event": JOB_FAILED, "error": str(exc)}, turn_id=None, worker=ctx.name
-        )
+        done = ws.store.turn_events(request)
+        emit = EventWriter(ws, request, ctx.name, (done[-1][0] + 1) if done else 0)
+        try:
+            guard.free_stopped_turns(ws, ctx.name)
+            await _run_turn(ctx, p, done, emit)
+        except OperatorError as exc:
+            # The turn could not start: the operator's side stops waiting and says why.
+            emit.emit_raw({"event": JOB_FAILED, "error": str(exc)})
+        finally:
+            await emit.flush()
     finally:
         await guard.release()
 
 
-async def _run_turn(ctx: _WorkerCtx, p: dict[str, Any]) -> None:
+async def _run_turn(
+    ctx: _WorkerCtx, p: dict[str, Any], done: list[tuple[int, dict[str, Any], float]], emit: EventWriter
+) -> None:
     ws, store = ctx.ws, ctx.ws.store
-    request = str(p["request"])
-    done = store.turn_events(request)
     if any(payload.get("event") == "turn_ended" for _s, payload, _t in done):
         return  # a retried job whose turn had already ended
-    emit = _sink(ws, request, ctx.name, (done[-1][0] + 1) if done else 0)
     # A retried job continues the turn its first run started (left interrupted by the guard).
     started = next((d["turn"] for _s, d, _t in done if d.get("event") == "turn_started"), None)
     turn_id = started or p.get("turn")
@@ -448,7 +568,7 @@ async def _step_job(context: Any, **p: Any) -> None:
     if row is None:
         return
     # The pipeline's own space and every room its earlier steps opened: a step runs in one of them.
-    guard = await SpaceGuard.acquire(ws, _pipeline_spaces(ws, row.spec.get("_run", {})))
+    guard = await SpaceGuard.acquire(ws, _pipeline_spaces(ws, row.spec.get("_run", {})), ctx.guard_sessions)
     if guard is None:
         await _requeue(context, STEP_TASK, p)
         return
@@ -477,13 +597,12 @@ async def _run_step(ctx: _WorkerCtx, p: dict[str, Any]) -> bool | None:
         if space is not None:
             await asyncio.to_thread(ws.sync_space, space)
     done = store.turn_events(request)
-    runner = PipelineRunner(
-        ws,
-        Harness(ws, ctx.settings),
-        on_event=_sink(ws, request, ctx.name, (done[-1][0] + 1) if done else 0),
-        max_nodes=1,
-    )
-    result = await runner.run(pipeline_id)
+    emit = EventWriter(ws, request, ctx.name, (done[-1][0] + 1) if done else 0)
+    runner = PipelineRunner(ws, Harness(ws, ctx.settings), on_event=emit, max_nodes=1)
+    try:
+        result = await runner.run(pipeline_id)
+    finally:
+        await emit.flush()
     row = store.pipeline(pipeline_id)
     for space_id in _pipeline_spaces(ws, row.spec.get("_run", {}) if row else {}):
         space = store.space(space_id)
@@ -563,3 +682,4 @@ async def _run_worker(ws: Workspace, concurrency: int) -> None:
         finally:
             stop.set()
             await recovery
+            await ctx.guard_sessions.close()
