@@ -14,7 +14,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -44,6 +44,8 @@ _SPACE_LOCK = 0x43435350  # "CCSP"
 BUSY_RETRY_S = 2
 
 EventPrinter = Callable[[dict[str, Any]], None]
+#: Where a pipeline step's events go: (pipeline id, the pipeline's space, the event).
+PipelineEventSink = Callable[[str, str | None, TurnEvent], None]
 #: The last event of a request whose job failed before its turn could end (a bad space, a
 #: provider that cannot start): the operator's side raises it as an error instead of waiting.
 JOB_FAILED = "job_failed"
@@ -77,11 +79,17 @@ def queue_app(ws: Workspace) -> Any:
     return app
 
 
+#: Databases whose procrastinate schema this process has seen in place (it is never dropped).
+_SCHEMA_SEEN: set[str] = set()
+
+
 async def ensure_queue_schema(app: Any, ws: Workspace) -> None:
     """procrastinate's own tables, applied once per database (under a lock: two workers may
-    start together)."""
+    start together), looked for once per process (not before every job queued)."""
     import psycopg
 
+    if _libpq_url(ws) in _SCHEMA_SEEN:
+        return
     async with await psycopg.AsyncConnection.connect(_libpq_url(ws), autocommit=True) as conn:
         await conn.execute(f"SELECT pg_advisory_lock({_SCHEMA_LOCK})")
         try:
@@ -91,16 +99,26 @@ async def ensure_queue_schema(app: Any, ws: Workspace) -> None:
                 await app.schema_manager.apply_schema_async()
         finally:
             await conn.execute(f"SELECT pg_advisory_unlock({_SCHEMA_LOCK})")
+    _SCHEMA_SEEN.add(_libpq_url(ws))
 
 
 # -- the operator's side: queue, then follow the events -------------------------------------------
 
 
 async def _defer(
-    ws: Workspace, task: str, lock: str | None, payload: dict[str, Any], delay_s: float | None = None
+    ws: Workspace,
+    task: str,
+    lock: str | None,
+    payload: dict[str, Any],
+    delay_s: float | None = None,
+    app: Any = None,
 ) -> int:
-    app = queue_app(ws)
+    """Queue a job, through ``app`` when the caller has one open (a worker's), else through an
+    app opened for it."""
     later = {"schedule_in": {"seconds": delay_s}} if delay_s else {}
+    if app is not None:
+        return int(await app.configure_task(task, lock=lock, **later).defer_async(**payload))
+    app = queue_app(ws)
     async with app.open_async():
         await ensure_queue_schema(app, ws)
         return int(await app.configure_task(task, lock=lock, **later).defer_async(**payload))
@@ -125,12 +143,12 @@ def queue_pipeline_step(ws: Workspace, pipeline_id: str) -> str:
     return "queued"
 
 
-async def _defer_step(ws: Workspace, pipeline_id: str, delay_s: float | None = None) -> None:
+async def _defer_step(ws: Workspace, pipeline_id: str, delay_s: float | None = None, app: Any = None) -> None:
     row = ws.store.pipeline(pipeline_id)
     space = row.space_id if row is not None else None
     payload = {"request": new_id(), "pipeline": pipeline_id}
     lock = f"space:{space}" if space else f"pipeline:{pipeline_id}"
-    await _defer(ws, STEP_TASK, lock, payload, delay_s)
+    await _defer(ws, STEP_TASK, lock, payload, delay_s, app)
 
 
 def follow(ws: Workspace, request: str, emit: EventPrinter, timeout_s: float | None = None) -> dict[str, Any]:
@@ -139,40 +157,160 @@ def follow(ws: Workspace, request: str, emit: EventPrinter, timeout_s: float | N
     return asyncio.run(_follow(ws, request, emit, timeout_s))
 
 
-async def _follow(ws: Workspace, request: str, emit: EventPrinter, timeout_s: float | None) -> dict[str, Any]:
-    import psycopg
+async def _follow(
+    ws: Workspace,
+    request: str,
+    emit: EventPrinter,
+    timeout_s: float | None,
+    feed: TurnEventFeed | None = None,
+) -> dict[str, Any]:
+    """The request's events until its ``turn_ended``: woken by ``feed`` (the process's one
+    LISTEN) when given, else by a listening connection of its own (a one-shot command)."""
+    if feed is not None:
+        with feed.watching(request) as woken:
+            return await _read_until_ended(ws, request, emit, timeout_s, woken)
+    woken = asyncio.Event()
+    async with TurnEventFeed(ws) as own:
+        own._wakers[request] = {woken}
+        return await _read_until_ended(ws, request, emit, timeout_s, woken)
 
+
+async def _read_until_ended(
+    ws: Workspace, request: str, emit: EventPrinter, timeout_s: float | None, woken: asyncio.Event
+) -> dict[str, Any]:
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     seq = -1
-    async with await psycopg.AsyncConnection.connect(_libpq_url(ws), autocommit=True) as conn:
-        await conn.execute(f'LISTEN "{TURN_EVENTS_CHANNEL}"')
-        while True:
-            events = await asyncio.to_thread(ws.store.turn_events, request, after_seq=seq)
-            for event_seq, payload, _ts in events:
-                seq = event_seq
-                if payload.get("event") == JOB_FAILED:
-                    raise WorkspaceError(f"the worker could not run it: {payload.get('error')}")
-                emit(payload)
-                if payload.get("event") == "turn_ended":
-                    return payload
-            if deadline is not None and time.monotonic() > deadline:
-                raise WorkspaceError(f"no result from the workers for request {request} in time")
-            await _notified(conn, request, within_s=1.0)
+    while True:
+        woken.clear()  # before the read: a NOTIFY during it wakes the wait below at once
+        events = await asyncio.to_thread(ws.store.turn_events, request, after_seq=seq)
+        for event_seq, payload, _ts in events:
+            seq = event_seq
+            if payload.get("event") == JOB_FAILED:
+                raise WorkspaceError(f"the worker could not run it: {payload.get('error')}")
+            emit(payload)
+            if payload.get("event") == "turn_ended":
+                return payload
+        if deadline is not None and time.monotonic() > deadline:
+            raise WorkspaceError(f"no result from the workers for request {request} in time")
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(1.0):  # a slow poll besides the NOTIFY
+                await woken.wait()
 
 
-async def _notified(conn: Any, payload: str, within_s: float) -> None:
-    """Wait until a NOTIFY carries ``payload`` or ``within_s`` passes. psycopg's generator holds
-    the connection's lock while it is suspended, so it always runs to its end (a whole packet,
-    then its timeout or ``stop_after``) and is closed before returning: cancelling it mid-wait
-    would end it for good, and leaving it open after a ``break`` would deadlock closing the
-    connection."""
-    deadline = time.monotonic() + within_s
-    while (left := deadline - time.monotonic()) > 0:
-        notes = conn.notifies(timeout=left, stop_after=1)
-        async with contextlib.aclosing(notes):
-            seen = [note.payload async for note in notes]
-        if payload in seen:
+class TurnEventFeed:
+    """One LISTEN on the turn-event channel for everything a process follows (each turn it
+    queued, every pipeline step run on the workers), instead of a connection per request. A
+    notification's payload is the request id, then, for a pipeline step, its pipeline id
+    (``Store.add_turn_events``). After a lost connection it connects again and wakes every
+    follower (what was sent meanwhile is read from the table)."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self._ws = ws
+        self._wakers: dict[str, set[asyncio.Event]] = {}
+        self._step_listeners: set[asyncio.Queue[tuple[str, str]]] = set()
+        self._conn: Any = None
+        self._task: asyncio.Task[None] | None = None
+        #: The event loop it listens on (its waiters and task belong to it).
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    async def __aenter__(self) -> TurnEventFeed:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        """Listening once this returns (the first connection's error is the caller's)."""
+        if self._task is not None and not self._task.done():
             return
+        self._conn = await self._connect()
+        self.loop = asyncio.get_running_loop()
+        self._task = self.loop.create_task(self._listen())
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        if self._conn is not None:
+            await self._conn.close()
+
+    async def _connect(self) -> Any:
+        import psycopg
+
+        conn = await psycopg.AsyncConnection.connect(_libpq_url(self._ws), autocommit=True)
+        await conn.execute(f'LISTEN "{TURN_EVENTS_CHANNEL}"')
+        return conn
+
+    async def _listen(self) -> None:
+        try:
+            await self._listen_until_cancelled()
+        finally:  # cancelled (the app shutting down, close()): the connection goes with it
+            if self._conn is not None:
+                await self._conn.close()
+
+    async def _listen_until_cancelled(self) -> None:
+        import psycopg
+
+        while True:
+            try:
+                if self._conn is None or self._conn.closed:
+                    self._conn = await self._connect()
+                    self._wake_all()
+                while True:
+                    # psycopg's generator holds the connection's lock while suspended, so each
+                    # wait runs to its end (whole packets, then its timeout) and is closed
+                    # before the next: cancelled mid-wait it would end for good, left open it
+                    # would deadlock closing the connection.
+                    notes = self._conn.notifies(timeout=1.0, stop_after=1)
+                    async with contextlib.aclosing(notes):
+                        async for note in notes:
+                            self._dispatch(note.payload)
+            except (psycopg.OperationalError, OSError):
+                with contextlib.suppress(Exception):
+                    await self._conn.close()
+                self._conn = None
+                await asyncio.sleep(1.0)
+
+    def _dispatch(self, payload: str) -> None:
+        request, _, pipeline = payload.partition(" ")
+        for woken in self._wakers.get(request, ()):
+            woken.set()
+        if pipeline:
+            for queue in self._step_listeners:
+                queue.put_nowait((request, pipeline))
+
+    def _wake_all(self) -> None:
+        for wakers in self._wakers.values():
+            for woken in wakers:
+                woken.set()
+
+    @contextlib.contextmanager
+    def watching(self, request: str) -> Iterator[asyncio.Event]:
+        """An event set whenever the request has new events (or the feed reconnected)."""
+        woken = asyncio.Event()
+        self._wakers.setdefault(request, set()).add(woken)
+        try:
+            yield woken
+        finally:
+            wakers = self._wakers.get(request, set())
+            wakers.discard(woken)
+            if not wakers:
+                self._wakers.pop(request, None)
+
+    async def pipeline_steps(self) -> AsyncIterator[list[tuple[str, str]]]:
+        """Batches of (request, pipeline) whose step has new events, each pair once per batch."""
+        queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+        self._step_listeners.add(queue)
+        try:
+            while True:
+                batch = [await queue.get()]
+                while not queue.empty():
+                    batch.append(queue.get_nowait())
+                yield list(dict.fromkeys(batch))
+        finally:
+            self._step_listeners.discard(queue)
 
 
 # -- where a turn runs: the one seam between the app and the workers ------------------------------
@@ -188,6 +326,10 @@ class TurnExecution(Protocol):
     async def resume(self, turn_id: str, emit: EventSink) -> TurnEnded: ...
     async def queue_pipeline(self, pipeline_id: str) -> bool: ...
     async def stop_pipeline(self, pipeline_id: str) -> None: ...
+    async def follow_pipelines(self, emit: PipelineEventSink) -> None:
+        """Hand every pipeline step's events, as they happen, to ``emit`` (pipeline id, its
+        space, the event) when the steps run elsewhere; returns at once when they run here (the
+        caller's runner emits them)."""
 
 
 class LocalExecution:
@@ -210,6 +352,9 @@ class LocalExecution:
     async def stop_pipeline(self, pipeline_id: str) -> None:
         return None  # the caller cancels its own runner task
 
+    async def follow_pipelines(self, emit: PipelineEventSink) -> None:
+        return None  # the caller's runner emits its steps' events itself
+
 
 class QueuedExecution:
     """Turns and pipeline steps are jobs for the workers (what ``run``/``resume``/``decide`` do
@@ -221,6 +366,37 @@ class QueuedExecution:
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
+        #: This process's one LISTEN for every turn it follows (made on the loop that uses it).
+        self._feed: TurnEventFeed | None = None
+
+    async def feed(self) -> TurnEventFeed:
+        if self._feed is None or self._feed.loop is not asyncio.get_running_loop():
+            self._feed = TurnEventFeed(self.ws)
+        await self._feed.start()
+        return self._feed
+
+    async def follow_pipelines(self, emit: PipelineEventSink) -> None:
+        """Every pipeline step the workers run, live: its events as the window gets a local
+        runner's (text as it is written), for whoever queued it and every other operator."""
+        feed = await self.feed()
+        seen: dict[str, int] = {}
+        spaces: dict[str, str | None] = {}
+        async for batch in feed.pipeline_steps():
+            for request, pipeline_id in batch:
+                try:
+                    events = await asyncio.to_thread(
+                        self.ws.store.turn_events, request, after_seq=seen.get(request, -1)
+                    )
+                    if pipeline_id not in spaces:
+                        row = await asyncio.to_thread(self.ws.store.pipeline, pipeline_id)
+                        spaces[pipeline_id] = row.space_id if row is not None else None
+                except OperatorError:
+                    continue  # the database went away for a moment: the next notification reads on
+                for seq, data, _ts in events:
+                    seen[request] = seq
+                    event = event_from_json(data)
+                    if event is not None:
+                        emit(pipeline_id, spaces[pipeline_id], event)
 
     async def run(self, req: RunRequest, emit: EventSink) -> TurnEnded:
         space = self.ws.resolve_dispatch(req.space_ref) if req.space_ref else None
@@ -263,8 +439,9 @@ class QueuedExecution:
                 emit(event)
 
         try:
+            feed = await self.feed()  # listening before the job can start
             await _queue_turn(self.ws, payload, request)
-            ended = await _follow(self.ws, request, typed, None)
+            ended = await _follow(self.ws, request, typed, None, feed)
         except asyncio.CancelledError:
             await asyncio.shield(_abort_jobs(self.ws, "request", request))
             raise
@@ -430,8 +607,10 @@ class EventWriter:
     until every event emitted so far is stored; the job flushes before it ends, so an event is in
     the store before the job is done, and a failed write fails the job (which is retried)."""
 
-    def __init__(self, ws: Workspace, request: str, worker: str, start: int) -> None:
-        self._ws, self._request, self._worker = ws, request, worker
+    def __init__(
+        self, ws: Workspace, request: str, worker: str, start: int, pipeline: str | None = None
+    ) -> None:
+        self._ws, self._request, self._worker, self._pipeline = ws, request, worker, pipeline
         self._loop = asyncio.get_running_loop()
         self.next_seq = start
         self._turn_id: str | None = None
@@ -471,6 +650,7 @@ class EventWriter:
                     batch,
                     worker=self._worker,
                     emitted_ts=stamps,
+                    pipeline=self._pipeline,
                 )
             except BaseException:
                 # Kept for the next flush (the job's retry re-reads what is stored).
@@ -509,7 +689,7 @@ async def _turn_job(context: Any, **p: Any) -> None:
         emit = EventWriter(ws, request, ctx.name, (done[-1][0] + 1) if done else 0)
         try:
             guard.free_stopped_turns(ws, ctx.name)
-            await _run_turn(ctx, p, done, emit)
+            await _run_turn(ctx, p, done, emit, context.app)
         except OperatorError as exc:
             # The turn could not start: the operator's side stops waiting and says why.
             emit.emit_raw({"event": JOB_FAILED, "error": str(exc)})
@@ -520,7 +700,11 @@ async def _turn_job(context: Any, **p: Any) -> None:
 
 
 async def _run_turn(
-    ctx: _WorkerCtx, p: dict[str, Any], done: list[tuple[int, dict[str, Any], float]], emit: EventWriter
+    ctx: _WorkerCtx,
+    p: dict[str, Any],
+    done: list[tuple[int, dict[str, Any], float]],
+    emit: EventWriter,
+    app: Any,
 ) -> None:
     ws, store = ctx.ws, ctx.ws.store
     if any(payload.get("event") == "turn_ended" for _s, payload, _t in done):
@@ -551,14 +735,14 @@ async def _run_turn(
         ended = await harness.run(req, emit)
     if space is not None:
         await _to_the_end(ws.publish_space, space, f"turn {ended.turn} on {ctx.name}")
-    await _continue_pipelines_of(ws, ended.turn)
+    await _continue_pipelines_of(ws, ended.turn, app)
 
 
-async def _continue_pipelines_of(ws: Workspace, turn_id: str) -> None:
+async def _continue_pipelines_of(ws: Workspace, turn_id: str, app: Any) -> None:
     """A resumed node turn finished: its waiting pipeline takes its next step."""
     for row in ws.store.pipelines(status="waiting"):
         if turn_id in (row.spec.get("_run", {}).get("node_turns") or {}).values():
-            await _defer_step(ws, row.id)
+            await _defer_step(ws, row.id, app=app)
 
 
 async def _step_job(context: Any, **p: Any) -> None:
@@ -580,7 +764,8 @@ async def _step_job(context: Any, **p: Any) -> None:
     if progressed is not None:
         # The next step, at once after progress; a pipeline held by a turn that another process
         # drives (an operator's own run) is looked at again shortly instead of in a busy loop.
-        await _defer_step(ws, str(p["pipeline"]), delay_s=None if progressed else BUSY_RETRY_S)
+        delay = None if progressed else BUSY_RETRY_S
+        await _defer_step(ws, str(p["pipeline"]), delay_s=delay, app=context.app)
 
 
 async def _run_step(ctx: _WorkerCtx, p: dict[str, Any]) -> bool | None:
@@ -597,7 +782,7 @@ async def _run_step(ctx: _WorkerCtx, p: dict[str, Any]) -> bool | None:
         if space is not None:
             await asyncio.to_thread(ws.sync_space, space)
     done = store.turn_events(request)
-    emit = EventWriter(ws, request, ctx.name, (done[-1][0] + 1) if done else 0)
+    emit = EventWriter(ws, request, ctx.name, (done[-1][0] + 1) if done else 0, pipeline=pipeline_id)
     runner = PipelineRunner(ws, Harness(ws, ctx.settings), on_event=emit, max_nodes=1)
     try:
         result = await runner.run(pipeline_id)

@@ -79,7 +79,8 @@ from control_center.store.tables import (
     WorkspaceMeta,
 )
 
-#: The PostgreSQL NOTIFY channel that announces new turn events (payload: the request id).
+#: The PostgreSQL NOTIFY channel that announces new turn events (payload: the request id, then the
+#: pipeline id when the request is a pipeline step).
 TURN_EVENTS_CHANNEL = "cc_turn_events"
 
 
@@ -1573,12 +1574,14 @@ class Store(RuleStore):
         *,
         worker: str | None,
         emitted_ts: list[float] | None = None,
+        pipeline: str | None = None,
     ) -> None:
         """Record a request's events (seq, payload, turn id) in one transaction with one NOTIFY.
         Each keeps the time it was emitted (``emitted_ts``, else now): a batch's later events are
         not made to look older than they are. No write lock: these rows are only inserted (the
         unique (request, seq) index refuses a duplicate), so a worker's events never wait for
-        another worker's write unit."""
+        another worker's write unit. The NOTIFY says the request, then the pipeline whose step
+        it is (``pipeline``): a window follows every step without reading every request."""
         if not events:
             return
         now = time.time()
@@ -1597,7 +1600,8 @@ class Store(RuleStore):
                     )
                 )
             s.flush()
-            self.dialect.notify(s.connection(), TURN_EVENTS_CHANNEL, request_id)
+            note = f"{request_id} {pipeline}" if pipeline else request_id
+            self.dialect.notify(s.connection(), TURN_EVENTS_CHANNEL, note)
 
     def turn_events(self, request_id: str, *, after_seq: int = -1) -> list[tuple[int, dict[str, Any], float]]:
         """(seq, payload, created_ts) of the request's events after ``after_seq``, in order."""

@@ -49,9 +49,13 @@ def test_guards_reuse_one_session_and_release_their_locks(ws: Workspace) -> None
         pid = await _backend_pid(first)
         await first.release()
         # Both spaces are free for another session at once (the reused session let them go).
-        other = await SpaceGuard.acquire(ws, [a, b])
+        # That one goes back to its own sessions too: a closed session's locks are released by
+        # the server a moment after the client has closed it.
+        others = GuardSessions()
+        other = await SpaceGuard.acquire(ws, [a, b], others)
         assert other is not None
         await other.release()
+        await others.close()
         second = await SpaceGuard.acquire(ws, [b], sessions)
         assert second is not None
         assert await _backend_pid(second) == pid
