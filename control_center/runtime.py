@@ -734,7 +734,7 @@ class WorkspaceRuntime:
 
         async def run() -> Any:
             try:
-                return await self.harness.compact(space_id)
+                return await self.execution.compact(space_id)  # on a worker in team mode
             except Exception as exc:
                 self._notify("error", f"compaction failed: {exc}")
                 return None

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from control_center.core.errors import OperatorError
 from control_center.core.events import TurnEnded, TurnEvent, TurnStarted, event_from_json
 from control_center.harness import turn_claim
+from control_center.harness.context import CompactionDone
 from control_center.harness.loop import Harness, RunRequest
 from control_center.harness.recorder import EventSink
 from control_center.harness.settings import AppSettings
@@ -49,6 +51,10 @@ PipelineEventSink = Callable[[str, str | None, TurnEvent], None]
 #: The last event of a request whose job failed before its turn could end (a bad space, a
 #: provider that cannot start): the operator's side raises it as an error instead of waiting.
 JOB_FAILED = "job_failed"
+#: The last event of a compaction job: the ``CompactionDone`` it wrote.
+COMPACTED = "compacted"
+#: The events after which a request has nothing more to say.
+_LAST_EVENTS = ("turn_ended", COMPACTED)
 
 
 def _libpq_url(ws: Workspace) -> str:
@@ -188,7 +194,7 @@ async def _read_until_ended(
             if payload.get("event") == JOB_FAILED:
                 raise WorkspaceError(f"the worker could not run it: {payload.get('error')}")
             emit(payload)
-            if payload.get("event") == "turn_ended":
+            if payload.get("event") in _LAST_EVENTS:
                 return payload
         if deadline is not None and time.monotonic() > deadline:
             raise WorkspaceError(f"no result from the workers for request {request} in time")
@@ -331,6 +337,9 @@ class TurnExecution(Protocol):
         space, the event) when the steps run elsewhere; returns at once when they run here (the
         caller's runner emits them)."""
 
+    async def compact(self, space_ref: str) -> CompactionDone:
+        """The operator's "compact now", with the space's mode's model where turns run."""
+
 
 class LocalExecution:
     """Turns run in this process, on its harness; pipelines are run by the caller."""
@@ -354,6 +363,9 @@ class LocalExecution:
 
     async def follow_pipelines(self, emit: PipelineEventSink) -> None:
         return None  # the caller's runner emits its steps' events itself
+
+    async def compact(self, space_ref: str) -> CompactionDone:
+        return await self._harness().compact(space_ref)
 
 
 class QueuedExecution:
@@ -425,29 +437,42 @@ class QueuedExecution:
         await _defer_step(self.ws, pipeline_id)
         return True
 
+    async def compact(self, space_ref: str) -> CompactionDone:
+        """A job on the space's lock like a turn (never beside one), run by a worker with its
+        settings and keys; the result comes back as the request's ``compacted`` event."""
+        space = self.ws.resolve_dispatch(space_ref)
+        if space is None:
+            raise WorkspaceError(f"no space {space_ref!r} in this workspace")
+        done = await self._queue_and_follow_raw({"kind": "compact", "space": space.id}, lambda _d: None)
+        fields = {f.name: done[f.name] for f in dataclasses.fields(CompactionDone)}
+        return CompactionDone(**fields)
+
     async def stop_pipeline(self, pipeline_id: str) -> None:
         """After the operator's stop is recorded: its queued steps never start, a running one is
         cancelled on its worker (the node's turn ends interrupted)."""
         await _abort_jobs(self.ws, "pipeline", pipeline_id)
 
     async def _queue_and_follow(self, payload: dict[str, Any], emit: EventSink) -> TurnEnded:
-        request = new_id()
-
         def typed(data: dict[str, Any]) -> None:
             event = event_from_json(data)
             if event is not None:
                 emit(event)
 
-        try:
-            feed = await self.feed()  # listening before the job can start
-            await _queue_turn(self.ws, payload, request)
-            ended = await _follow(self.ws, request, typed, None, feed)
-        except asyncio.CancelledError:
-            await asyncio.shield(_abort_jobs(self.ws, "request", request))
-            raise
+        ended = await self._queue_and_follow_raw(payload, typed)
         result = event_from_json(ended)
         assert isinstance(result, TurnEnded)
         return result
+
+    async def _queue_and_follow_raw(self, payload: dict[str, Any], emit: EventPrinter) -> dict[str, Any]:
+        """Queue a job on the turn task and follow its events to its last one, returned."""
+        request = new_id()
+        try:
+            feed = await self.feed()  # listening before the job can start
+            await _queue_turn(self.ws, payload, request)
+            return await _follow(self.ws, request, emit, None, feed)
+        except asyncio.CancelledError:
+            await asyncio.shield(_abort_jobs(self.ws, "request", request))
+            raise
 
 
 def turn_execution(ws: Workspace, harness: Callable[[], Harness]) -> TurnExecution:
@@ -689,7 +714,10 @@ async def _turn_job(context: Any, **p: Any) -> None:
         emit = EventWriter(ws, request, ctx.name, (done[-1][0] + 1) if done else 0)
         try:
             guard.free_stopped_turns(ws, ctx.name)
-            await _run_turn(ctx, p, done, emit, context.app)
+            kind = str(p.get("kind") or "run")
+            if kind not in _JOB_KINDS:
+                raise WorkspaceError(f"this worker does not know a job of kind {kind!r}: upgrade it")
+            await _JOB_KINDS[kind](ctx, p, done, emit, context.app)
         except OperatorError as exc:
             # The turn could not start: the operator's side stops waiting and says why.
             emit.emit_raw({"event": JOB_FAILED, "error": str(exc)})
@@ -736,6 +764,28 @@ async def _run_turn(
     if space is not None:
         await _to_the_end(ws.publish_space, space, f"turn {ended.turn} on {ctx.name}")
     await _continue_pipelines_of(ws, ended.turn, app)
+
+
+async def _run_compact(
+    ctx: _WorkerCtx,
+    p: dict[str, Any],
+    done: list[tuple[int, dict[str, Any], float]],
+    emit: EventWriter,
+    app: Any,
+) -> None:
+    """The operator's "compact now" of a space, on this worker (its settings, its keys)."""
+    if any(payload.get("event") == COMPACTED for _s, payload, _t in done):
+        return  # a retried job whose compaction was already written
+    result = await Harness(ctx.ws, ctx.settings).compact(str(p["space"]))
+    emit.emit_raw({"event": COMPACTED, **dataclasses.asdict(result)})
+
+
+#: What a turn-task job does, by its payload's ``kind`` (an unknown kind fails the job).
+_JOB_KINDS: dict[str, Callable[..., Awaitable[None]]] = {
+    "run": _run_turn,
+    "resume": _run_turn,
+    "compact": _run_compact,
+}
 
 
 async def _continue_pipelines_of(ws: Workspace, turn_id: str, app: Any) -> None:
