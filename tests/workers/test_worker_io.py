@@ -127,3 +127,24 @@ def test_events_do_not_wait_for_another_process_write_unit(ws: Workspace) -> Non
         holder.rollback()
     thread.join()
     assert [seq for seq, _p, _t in ws.store.turn_events("req-2")] == [0]
+
+
+def test_a_job_with_no_dead_turn_to_free_takes_no_write_lock(ws: Workspace) -> None:
+    """Every job and turn first frees dead turns of its space; with none (nearly always) that is
+    a read, not a write unit waiting for every other process's writes."""
+    import psycopg
+
+    from control_center.store.dialect import _PG_WRITE_LOCK
+
+    space = ws.create_space("s", autonomy=Autonomy.YOLO).id
+    with psycopg.connect(_libpq_url(ws)) as holder:
+        holder.execute("SELECT pg_advisory_xact_lock(%s)", (_PG_WRITE_LOCK,))
+        freed: list[list[str]] = []
+        thread = threading.Thread(
+            target=lambda: freed.append(ws.store.mark_running_turns_interrupted(space_id=space))
+        )
+        thread.start()
+        thread.join(10)
+        assert freed == [[]], "freeing no turn waited for another process's write lock"
+        holder.rollback()
+    thread.join()
