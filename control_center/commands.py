@@ -172,11 +172,14 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 def cmd_compact(args: argparse.Namespace) -> int:
     """Summarise the space's conversation before its current task with the mode's model."""
+    from control_center.workers import turn_execution
+
     ws = Workspace.open(Path(args.workspace))
     try:
         harness = Harness(ws, AppSettings.load())
         try:
-            done = asyncio.run(harness.compact(args.space))
+            # Where the workspace's turns run: here, or on a worker (team mode, execution workers).
+            done = asyncio.run(turn_execution(ws, lambda: harness).compact(args.space))
         except (HarnessError, ProviderError) as exc:
             raise WorkspaceError(str(exc)) from None
         data = {

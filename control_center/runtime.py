@@ -268,6 +268,7 @@ class WorkspaceRuntime:
         self.landing = LandRequests(ws, self.settings, self._off_loop, lambda: self._notify("spaces_changed"))
         if self.team:
             self._submit(self._watch_changes())
+            self._submit(self._follow_pipeline_steps())
             if not self.read_only:
                 self._submit(self._presence_heartbeat())
         elif ws.store.path is not None:
@@ -735,7 +736,7 @@ class WorkspaceRuntime:
 
         async def run() -> Any:
             try:
-                return await self.harness.compact(space_id)
+                return await self.execution.compact(space_id)  # on a worker in team mode
             except Exception as exc:
                 self._notify("error", f"compaction failed: {exc}")
                 return None
@@ -1323,6 +1324,14 @@ class WorkspaceRuntime:
                 await asyncio.to_thread(self._apply_changes, batch.keys)
             except Exception:  # a failed read must not end the feed; the next change retries
                 log.exception("applying other operators' changes failed")
+
+    async def _follow_pipeline_steps(self) -> None:
+        """Pipeline steps the workers run reach the window as a local runner's do (their text as
+        it is written); nothing to follow when they run in this process."""
+        try:
+            await self.execution.follow_pipelines(self._on_pipeline_event)
+        except Exception:  # no database at start: steps still show through the change feed
+            log.exception("following the workers' pipeline steps failed")
 
     async def _watch_sqlite(self, path: Path) -> None:
         """Another process's commits to this SQLite workspace: everything shown is read again

@@ -461,11 +461,30 @@ class Workspace:
         local = self.local_space(space)
         if space.pr_head is not None or not self._has_origin():
             return local
+        if self._at_remote_tip(local.worktree, space.branch):
+            return local
         self._fetch_branch(space.branch)
         git(local.worktree, "checkout", "-q", "-B", space.branch, f"origin/{space.branch}")
         git(local.worktree, "reset", "-q", "--hard", f"origin/{space.branch}")
         git(local.worktree, "clean", "-q", "-fd")
         return local
+
+    def _at_remote_tip(self, tree: Path, branch: str) -> bool:
+        """Whether the worktree already is what a sync makes it: on the branch, at the remote's
+        tip, nothing changed or untracked (what a machine that took the space's last turn finds).
+        One ls-remote then replaces a fetch, a checkout, a reset and a clean (~90 of ~100 ms)."""
+        listed = git(tree, "ls-remote", "-q", "origin", f"refs/heads/{branch}", check=False)
+        words = listed.stdout.split()
+        if listed.returncode != 0 or len(words) != 2:
+            return False
+        head = git(tree, "rev-parse", "HEAD", "--symbolic-full-name", "HEAD", check=False)
+        if head.returncode != 0 or head.stdout.split() != [words[0], f"refs/heads/{branch}"]:
+            return False
+        status = git(tree, "status", "--porcelain", check=False)
+        if status.returncode != 0 or status.stdout.strip():
+            return False
+        git(self.repo, "update-ref", f"refs/remotes/origin/{branch}", words[0])
+        return True
 
     def publish_space(self, space: Space, message: str) -> str | None:
         """After a worker's turn: commit what the turn changed and push the branch, so any

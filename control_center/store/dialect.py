@@ -32,6 +32,11 @@ class Dialect(Protocol):
     def begin_write(self, conn: Connection) -> None:
         """Take the workspace's write lock for the current transaction."""
 
+    #: Whether a write unit that only inserts rows no other unit reads-then-writes (a worker's
+    #: turn events) may commit beside the others, without the write lock (PostgreSQL's row
+    #: locks and unique indexes suffice); SQLite has one writer at a time whatever we do.
+    concurrent_inserts: bool
+
     def load_json(self, value: Any) -> Any:
         """A JSON column read with raw SQL, as Python data."""
 
@@ -77,6 +82,7 @@ def _sqlite_on_connect(dbapi_conn: sqlite3.Connection, _record: object) -> None:
 
 class SQLiteDialect:
     name = "sqlite"
+    concurrent_inserts = False
     epoch_now = "((julianday('now') - 2440587.5) * 86400.0)"
 
     def prepare(self, engine: Engine) -> None:
@@ -122,6 +128,7 @@ class SQLiteDialect:
 
 class PostgresDialect:
     name = "postgresql"
+    concurrent_inserts = True
     epoch_now = "EXTRACT(EPOCH FROM clock_timestamp())::float8"
 
     def prepare(self, engine: Engine) -> None:

@@ -15,7 +15,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -79,7 +79,8 @@ from control_center.store.tables import (
     WorkspaceMeta,
 )
 
-#: The PostgreSQL NOTIFY channel that announces new turn events (payload: the request id).
+#: The PostgreSQL NOTIFY channel that announces new turn events (payload: the request id, then the
+#: pipeline id when the request is a pipeline step).
 TURN_EVENTS_CHANNEL = "cc_turn_events"
 
 
@@ -288,17 +289,24 @@ class Store(RuleStore):
             raise self._database_error(exc) from None
 
     @contextmanager
-    def _write(self) -> Iterator[Session]:
+    def _write(self, *, insert_only: bool = False) -> Iterator[Session]:
+        """A write unit, under the workspace's write lock; ``insert_only`` (rows no unit reads
+        then writes) goes without it where the backend allows (``Dialect.concurrent_inserts``)."""
         if self.read_only:
             raise StoreError(f"the workspace {self.location} is open read-only: nothing can be changed")
         if self.damaged is not None and self.path is not None:
             raise health.damaged_error(self.path, self.damaged)
+        serialized = not (insert_only and self.dialect.concurrent_inserts)
         try:
-            with self._write_lock, Session(self.engine, expire_on_commit=False) as s:
+            with (
+                self._write_lock if serialized else nullcontext(),
+                Session(self.engine, expire_on_commit=False) as s,
+            ):
                 # Take the backend's write lock up front: a unit that reads then writes (the next
                 # message seq, a name check) must not interleave with a writer on another
                 # connection, e.g. another process on the same workspace.
-                self.dialect.begin_write(s.connection())
+                if serialized:
+                    self.dialect.begin_write(s.connection())
                 yield s
                 self.dialect.stamp_write(s.connection())
                 s.commit()
@@ -859,11 +867,16 @@ class Store(RuleStore):
     ) -> list[str]:
         """A turn still ``running`` whose process is gone (``is_alive(state)`` false) belongs to a
         process that died; it becomes ``interrupted`` (resumable) and frees its space. Run at
-        start-up for all spaces, and before a turn claims ``space_id``."""
+        start-up for all spaces, and before a turn claims ``space_id``. Nothing to free (nearly
+        always) costs one read: the write unit, and its lock every other writer waits on, is
+        taken only when a dead turn was seen (and the rows are read again under it)."""
+        q = select(TurnRow).where(TurnRow.status == TurnStatus.RUNNING.value)
+        if space_id is not None:
+            q = q.where(TurnRow.space_id == space_id)
+        with self._read() as s:
+            if all(is_alive(dict(r.state or {})) for r in s.exec(q).all()):
+                return []
         with self._write() as s:
-            q = select(TurnRow).where(TurnRow.status == TurnStatus.RUNNING.value)
-            if space_id is not None:
-                q = q.where(TurnRow.space_id == space_id)
             rows = s.exec(q).all()
             rows = [r for r in rows if not is_alive(dict(r.state or {}))]
             for row in rows:
@@ -1543,21 +1556,43 @@ class Store(RuleStore):
         self, request_id: str, seq: int, payload: dict[str, Any], *, turn_id: str | None, worker: str | None
     ) -> None:
         """Record one event and wake every listener (PostgreSQL NOTIFY on commit)."""
-        ts = time.time()
-        with self._write() as s:
-            s.add(
-                TurnEventRow(
-                    id=new_id(),
-                    request_id=request_id,
-                    seq=seq,
-                    turn_id=turn_id,
-                    worker=worker,
-                    payload=payload,
-                    created_ts=ts,
+        self.add_turn_events(request_id, [(seq, payload, turn_id)], worker=worker)
+
+    def add_turn_events(
+        self,
+        request_id: str,
+        events: list[tuple[int, dict[str, Any], str | None]],
+        *,
+        worker: str | None,
+        emitted_ts: list[float] | None = None,
+        pipeline: str | None = None,
+    ) -> None:
+        """Record a request's events (seq, payload, turn id) in one transaction with one NOTIFY.
+        Each keeps the time it was emitted (``emitted_ts``, else now): a batch's later events are
+        not made to look older than they are. No write lock: these rows are only inserted (the
+        unique (request, seq) index refuses a duplicate), so a worker's events never wait for
+        another worker's write unit. The NOTIFY says the request, then the pipeline whose step
+        it is (``pipeline``): a window follows every step without reading every request."""
+        if not events:
+            return
+        now = time.time()
+        stamps = emitted_ts if emitted_ts is not None else [now] * len(events)
+        with self._write(insert_only=True) as s:
+            for (seq, payload, turn_id), ts in zip(events, stamps, strict=True):
+                s.add(
+                    TurnEventRow(
+                        id=new_id(),
+                        request_id=request_id,
+                        seq=seq,
+                        turn_id=turn_id,
+                        worker=worker,
+                        payload=payload,
+                        created_ts=ts,
+                    )
                 )
-            )
             s.flush()
-            self.dialect.notify(s.connection(), TURN_EVENTS_CHANNEL, request_id)
+            note = f"{request_id} {pipeline}" if pipeline else request_id
+            self.dialect.notify(s.connection(), TURN_EVENTS_CHANNEL, note)
 
     def turn_events(self, request_id: str, *, after_seq: int = -1) -> list[tuple[int, dict[str, Any], float]]:
         """(seq, payload, created_ts) of the request's events after ``after_seq``, in order."""
