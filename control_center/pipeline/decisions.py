@@ -25,7 +25,7 @@ from control_center.core.approval_kinds import find_kind, kind_spec
 from control_center.core.approvals import Approval, ApprovalKind, Decision
 from control_center.core.errors import OperatorError
 from control_center.core.forecast import budget_shortfall
-from control_center.core.grants import GrantRule, GrantScope, MatchKind, match_kinds_for
+from control_center.core.grants import GrantRule, GrantScope, MatchKind, command_arg, match_kinds_for
 from control_center.core.orchestration import materialize, parse_proposal, stable_id
 from control_center.core.pipeline import (
     Budget,
@@ -38,7 +38,7 @@ from control_center.core.pipeline import (
 from control_center.core.plan import parse_plan
 from control_center.core.profiles import DISPATCH_DEFAULT_MODE
 from control_center.harness.calls import decision_made
-from control_center.harness.grants import COMMAND_TOOL, RuleProblem, check_rule, default_pattern
+from control_center.harness.grants import RuleProblem, check_rule, default_pattern
 from control_center.harness.plan_history import plan_forecast
 from control_center.harness.sandbox import sandbox_available
 from control_center.pipeline.budget import check_budget_grant, decide_budget
@@ -194,7 +194,7 @@ def _rule_spec(
         normalized = check_rule(tool, match, pattern, args, worktree)
     except RuleProblem as exc:
         raise DecisionError(str(exc)) from None
-    if tool == COMMAND_TOOL and not sandbox_available():
+    if command_arg(tool) and not sandbox_available():
         # A command rule also covers whatever code that command runs from the worktree (pytest
         # imports conftest.py, make reads the Makefile): inside the Agent sandbox that code is
         # confined to the worktree; without one it would run on the host, unasked, every time.
