@@ -8,7 +8,7 @@ from collections.abc import Callable
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QListWidget, QPushButton, QVBoxLayout, QWidget
 
-from control_center.core.changes import LineComment, comment_on_rows, compose_comments
+from control_center.core.change_comments import LineComment, comment_on_rows, compose_comments
 
 
 class CommentBatch(QWidget):
@@ -62,7 +62,7 @@ class CommentBatch(QWidget):
             self.edit.setPlaceholderText("Select lines in the diff, then write the comment…")
             return None
         path, diff, first, last = chosen
-        comment = comment_on_rows(path, diff, first, last, text)
+        comment = comment_on_rows(path, diff, range(first, last + 1), text)
         if comment is None:
             self.edit.setPlaceholderText("Select changed or context lines (not headers) to comment on…")
             return None

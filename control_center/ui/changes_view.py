@@ -28,7 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from control_center.core.changes import FileChange, FileDiff, Hunk, row_lines
+from control_center.core.change_comments import comment_rows
+from control_center.core.changes import FileChange, FileDiff, Hunk
 from control_center.ui import theme
 from control_center.ui.change_comments import CommentBatch
 from control_center.ui.diff_lexing import PrelexedDiffHighlighter, lex_diff
@@ -371,12 +372,12 @@ class ChangesPanel(QWidget):
         if not shown:
             return
         text, path = shown
-        wanted: set[tuple[str, int]] = set()
-        for c in self.comments.comments:
-            if c.path == path:
-                kinds = ("-",) if c.old else ("+", " ")
-                wanted.update((k, n) for k in kinds for n in range(c.start, c.end + 1))
-        rows = [i for i, r in enumerate(row_lines(text)) if r is not None and r in wanted]
+        rows = [
+            row
+            for c in self.comments.comments
+            if c.path == path
+            for row in comment_rows(text, c.path, c.start, c.end, c.old, path)
+        ]
         self.diff_view.setExtraSelections(
             [anchor_selection(self.diff_view, row, self._colors.anchor) for row in rows]
         )
