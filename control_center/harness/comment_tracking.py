@@ -17,13 +17,19 @@ from control_center.core.change_comments import (
     message_digest,
 )
 from control_center.core.records import Space
+from control_center.harness import checkpoints as cps
 from control_center.harness.space_changes import cat_files
 from control_center.store.store import now_iso
 from control_center.workspace import Workspace
 
 
-def add_comment(ws: Workspace, space: Space, comment: LineComment, *, tree: str, by: str) -> StoredComment:
-    """Store ``comment``, numbered in the worktree snapshot ``tree`` (the change set shown)."""
+def add_comment(
+    ws: Workspace, space: Space, comment: LineComment, *, tree: str | None, by: str
+) -> StoredComment:
+    """Store ``comment``, numbered in the worktree snapshot ``tree`` (the change set shown; None:
+    the worktree as it is now, e.g. a pull request's head)."""
+    if tree is None:
+        tree = cps.snapshot_tree(space.worktree)
     return ws.store.add_comment(space.id, comment, tree=tree, created_by=by, created_at=now_iso())
 
 

@@ -9,6 +9,7 @@ diff is read when it is selected, and kept while the change set stands.
 from __future__ import annotations
 
 import concurrent.futures
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, Signal
@@ -31,9 +32,9 @@ from PySide6.QtWidgets import (
 from control_center.core.change_comments import comment_rows
 from control_center.core.changes import FileChange, FileDiff, Hunk
 from control_center.ui import theme
-from control_center.ui.change_comments import CommentBatch
+from control_center.ui.change_comments import CommentBatch, identity
 from control_center.ui.diff_lexing import PrelexedDiffHighlighter, lex_diff
-from control_center.ui.diff_view import SplitDiffView, anchor_selection
+from control_center.ui.diff_view import SplitDiffView
 from control_center.ui.diff_view import _unified_state as unified_line_state
 
 PathRole = Qt.ItemDataRole.UserRole + 1
@@ -144,8 +145,8 @@ class ChangesPanel(QWidget):
         right_layout.setContentsMargins(0, 0, 0, 0)
         right_layout.addWidget(self.diff_header)
         right_layout.addWidget(self.diff_stack, 1)
-        self.comments = CommentBatch(self._selected_rows)
-        self.comments.changed.connect(self.mark_comments)
+        self.comments = CommentBatch(self)
+        self.comments.attach(runtime, operations)
         right_layout.addWidget(self.comments)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.tree)
@@ -185,6 +186,7 @@ class ChangesPanel(QWidget):
 
     def refresh(self) -> None:
         self._dirty = False
+        self.comments.show_space(self._space_id)  # a turn's end may have resolved some
         if self._space_id is None:
             return
         self._reads += 1
@@ -361,37 +363,59 @@ class ChangesPanel(QWidget):
         states = [unified_line_state(line) for line in text.split("\n")]
         self.highlighter.show(self.diff_view, text, spans, states)
         self._split_text = (text, change.path)
-        self.mark_comments()
         if self.is_side_by_side():
             self.split_view.set_diff(text, change.path)
+        self.mark_comments()
         self.diff_shown.emit(change.path)
 
     def mark_comments(self) -> None:
-        """The lines the batch's comments are on, marked in the shown diff until sent."""
-        shown = getattr(self, "_split_text", None)
-        if not shown:
-            return
-        text, path = shown
-        rows = [
-            row
-            for c in self.comments.comments
-            if c.path == path
-            for row in comment_rows(text, c.path, c.start, c.end, c.old, path)
-        ]
-        self.diff_view.setExtraSelections(
-            [anchor_selection(self.diff_view, row, self._colors.anchor) for row in rows]
-        )
+        """The shown file's comments, marked in both views until resolved."""
+        self.comments.mark()
 
-    def _selected_rows(self) -> tuple[str, str, int, int] | None:
-        """The file, its shown diff and the rows chosen in the unified view (or the cursor's)."""
-        shown = getattr(self, "_split_text", None)
-        if not shown:
-            return None
+    # -- what the comments ask of the panel (ui/change_comments.py's CommentHost)
+    def comment_space(self) -> str | None:
+        return self._space_id
+
+    def comment_tree(self) -> str | None:
+        return str(self.changes.tree) if self.changes is not None else None
+
+    def shown_diff(self) -> tuple[str, str] | None:
+        return getattr(self, "_split_text", None)
+
+    def chosen_rows(self) -> list[int]:
+        """The unified diff's rows chosen in the view shown (or under the cursor)."""
+        if self.is_side_by_side():
+            return self.split_view.chosen_unified_rows()
         cursor = self.diff_view.textCursor()
         doc = self.diff_view.document()
         first = doc.findBlock(cursor.selectionStart()).blockNumber()
         last = doc.findBlock(cursor.selectionEnd()).blockNumber()
-        return shown[1], shown[0], first, last
+        return list(range(first, last + 1))
+
+    def comment_views(self) -> list[tuple[QPlainTextEdit, Callable[[list[int]], list[int]]]]:
+        split = self.split_view
+        return [
+            (self.diff_view, identity),
+            (split.old_view, lambda rows: split.rows_of(rows, 0)),
+            (split.new_view, lambda rows: split.rows_of(rows, 1)),
+        ]
+
+    def reveal_comment(self, comment: Any) -> None:
+        if self._selected != comment.path and comment.path in self._by_path:
+            self.select_path(comment.path)
+            return
+        shown = self.shown_diff()
+        c = comment
+        rows = comment_rows(shown[0], c.path, c.start, c.end, c.old, shown[1]) if shown else []
+        if rows:
+            editor = self.split_view.new_view if self.is_side_by_side() else self.diff_view
+            target = self.split_view.rows_of(rows, 1) or rows if self.is_side_by_side() else rows
+            editor.setTextCursor(QTextCursor(editor.document().findBlockByNumber(target[0])))
+            editor.centerCursor()
+
+    def turn_label(self, turn_id: str) -> str:
+        info = self.changes.turn(turn_id) if self.changes is not None else None
+        return info.label if info is not None else "a later turn"
 
     def select_rows(self, first: int, last: int) -> None:
         """Select whole rows of the unified diff (keyboard and tests)."""
@@ -439,6 +463,7 @@ class ChangesPanel(QWidget):
             return
         if on and getattr(self, "_split_text", None):
             self.split_view.set_diff(*self._split_text)
+            self.mark_comments()
         self.diff_stack.setCurrentWidget(self.split_view if on else self.diff_view)
 
     def is_side_by_side(self) -> bool:
