@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from PySide6.QtCore import QEvent, QObject, QRect, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPaintEvent, QPen, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -62,17 +62,23 @@ class Note:
     resolved: bool
 
 
+#: The least room a comment's text is drawn in (else only its marker is).
+_MIN_CHIP = 160
+
+
 class CommentOverlay(QWidget):
     """Paints comments over an editor's viewport: a bar beside their rows and their text after the
     last one (the rows stay the diff's own, so selection and lexing are untouched)."""
 
     def __init__(self, editor: QPlainTextEdit) -> None:
-        super().__init__(editor.viewport())
+        # A child of the editor over its viewport, not of the viewport: scrolling moves the
+        # viewport's children along with its pixels.
+        super().__init__(editor)
         self.setObjectName("commentOverlay")
         self.editor = editor
         self.notes: list[Note] = []
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-        self.setGeometry(editor.viewport().rect())
+        self.setGeometry(editor.viewport().geometry())
         editor.viewport().installEventFilter(self)
         editor.updateRequest.connect(lambda *_: self.update())
 
@@ -83,8 +89,8 @@ class CommentOverlay(QWidget):
         self.update()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Resize:
-            self.setGeometry(self.editor.viewport().rect())
+        if event.type() in (QEvent.Type.Resize, QEvent.Type.Move):
+            self.setGeometry(self.editor.viewport().geometry())
         return False
 
     def paintEvent(self, _event: QPaintEvent) -> None:
@@ -92,7 +98,6 @@ class CommentOverlay(QWidget):
             return
         colors = theme.colors(self.editor.palette())
         doc = self.editor.document()
-        offset = self.editor.contentOffset()
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         font = QFont(self.editor.font())
@@ -103,20 +108,24 @@ class CommentOverlay(QWidget):
             top_block, last_block = doc.findBlockByNumber(note.first), doc.findBlockByNumber(note.last)
             if not top_block.isValid() or not last_block.isValid():
                 continue
-            top = self.editor.blockBoundingGeometry(top_block).translated(offset)
-            last = self.editor.blockBoundingGeometry(last_block).translated(offset)
+            # Cursor rectangles are in viewport coordinates, scrolled both ways.
+            top = self.editor.cursorRect(QTextCursor(top_block))
+            last = self.editor.cursorRect(QTextCursor(last_block))
             if last.bottom() < 0 or top.top() > self.height():
                 continue
             bar = colors.muted if note.resolved else colors.accent
-            painter.fillRect(QRectF(0, top.top(), 3, last.bottom() - top.top()), bar)
+            painter.fillRect(QRectF(0, top.top(), 3, last.bottom() - top.top() + 1), bar)
             label = ("✓ " if note.resolved else "● ") + " ".join(note.text.split())
-            line = last_block.layout().lineAt(0) if last_block.layout().lineCount() else None
-            text_end = offset.x() + (line.naturalTextWidth() if line is not None else 0) + 4
-            room = max(120, self.width() // 2)
-            label = metrics.elidedText(label, Qt.TextElideMode.ElideRight, room)
+            row, x = self._free_place(last_block)  # after the last line's text, or the next one's
+            room = self.width() - x - 6
+            if room < _MIN_CHIP:
+                # No free room: the marker alone at the right edge (the text is listed below).
+                row, label = last, label[:1]
+                room = metrics.horizontalAdvance(label) + 2
+                x = self.width() - room - 18
+            label = metrics.elidedText(label, Qt.TextElideMode.ElideRight, min(room - 12, 480))
             width = metrics.horizontalAdvance(label) + 12
-            x = min(max(text_end + 16, self.width() // 3), self.width() - width - 6)
-            chip = QRect(int(x), int(last.top()) + 1, width, int(last.height()) - 2)
+            chip = QRect(int(x), row.top(), width, max(8, row.height() - 1))
             fill = QColor(colors.code_bg if note.resolved else colors.anchor)
             painter.setPen(QPen(bar, 1))
             painter.setBrush(fill)
@@ -124,6 +133,22 @@ class CommentOverlay(QWidget):
             painter.setPen(colors.muted if note.resolved else colors.text)
             painter.drawText(chip.adjusted(6, 0, -6, 0), Qt.AlignmentFlag.AlignVCenter, label)
         painter.end()
+
+    def _free_place(self, block: Any) -> tuple[QRect, int]:
+        """The row (viewport rectangle) and x where a comment's text fits without covering code:
+        after the text of its last line, else of the line below it."""
+        best: tuple[QRect, int] | None = None
+        for candidate in (block, block.next()):
+            if not candidate.isValid():
+                break
+            end = QTextCursor(candidate)
+            end.movePosition(QTextCursor.MoveOperation.EndOfBlock)
+            x = max(self.editor.cursorRect(end).right() + 16, self.width() // 3)
+            place = (self.editor.cursorRect(QTextCursor(candidate)), x)
+            if self.width() - x - 6 >= _MIN_CHIP:
+                return place
+            best = best or place
+        return best or (self.editor.cursorRect(QTextCursor(block)), self.width())
 
 
 def _rows(diff: tuple[str, str], c: StoredComment) -> list[int]:
@@ -159,6 +184,7 @@ class CommentBatch(QWidget):
         self.batch.setMaximumHeight(96)
         self.batch.setWordWrap(False)
         self.batch.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.batch.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.batch.currentItemChanged.connect(lambda *_: self._update_buttons())
         self.batch.itemDoubleClicked.connect(self._reveal)
         self.show_resolved = QCheckBox("Show resolved", objectName="changesShowResolved")
@@ -299,7 +325,7 @@ class CommentBatch(QWidget):
         self.batch.clear()
         for c in self.shown():
             mark = "●" if c.is_open else "✓"
-            item = QListWidgetItem(f"{mark} {c.anchor} — {c.text}  ({self.status_text(c)})")
+            item = QListWidgetItem(f"{mark} {self.status_text(c)} · {c.anchor} — {c.text}")
             item.setData(IdRole, c.id)
             item.setToolTip(f"{c.anchor} ({self.status_text(c)})\n\n{c.text}\n\n" + "\n".join(c.quote[:12]))
             if not c.is_open:
