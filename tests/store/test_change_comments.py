@@ -4,6 +4,7 @@ follow their lines through real worktree changes (harness/comment_tracking.py)."
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,31 @@ def test_a_turns_change_resolves_the_comments_on_its_lines_only(tmp_path: Path) 
         assert [c.id for c in after_run(ws, space, "turn-2", cps.snapshot_tree(wt))] == [moved.id]
     finally:
         ws.close()
+
+
+def test_comments_list_prints_open_ones_and_all_as_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from control_center.cli import main
+
+    ws = make_workspace(tmp_path)
+    space = ws.create_space("s")
+    one = add_comment(ws, space, _comment("n.txt", 2, 3, "rename"), tree="t0", by="operator:me")
+    add_comment(ws, space, _comment("n.txt", 7, 7, "drop"), tree="t0", by="operator:me")
+    ws.store.set_comment_resolved(one.id, True, by="turn:abc", at="now")
+    ws.close()
+    root = str(tmp_path / "ws")
+    assert main(["comments", "list", "--workspace", root, "--space", "s"]) == 0
+    out = capsys.readouterr().out
+    assert "n.txt:7  (open, not sent)  drop" in out
+    assert "rename" not in out
+    assert main(["comments", "list", "--workspace", root, "--space", "s", "--all", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["anchor"], r["status"], r["resolved_by"]) for r in rows] == [
+        ("n.txt:2-3", "resolved", "turn:abc"),
+        ("n.txt:7", "open", None),
+    ]
+    assert main(["comments", "list", "--workspace", root, "--space", "nope"]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "nope" in err[0]
