@@ -21,10 +21,12 @@ from PySide6.QtWidgets import QApplication
 
 from control_center.app import create_main_window
 from control_center.core.change_comments import comment_on_rows
+from control_center.core.review import ReviewSnapshot
 from control_center.harness.comment_tracking import add_comment, mark_sent
 from control_center.harness.space_changes import compute_changes, file_diff
 from control_center.ui import theme
 from control_center.ui.changes_view import diff_text
+from control_center.ui.review_panel import ReviewVerdictPanel
 from control_center.workspace import Workspace
 
 SIZES = ((1000, 650), (1400, 900))
@@ -72,7 +74,7 @@ def git(repo: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
 
 
-def workspace(base: Path) -> tuple[Path, str]:
+def workspace(base: Path) -> tuple[Path, str, str]:
     repo = base / "repo"
     (repo / "src").mkdir(parents=True)
     git(repo, "init", "-q", "-b", "main")
@@ -102,14 +104,14 @@ def workspace(base: Path) -> tuple[Path, str]:
     ws.store.set_comment_resolved(gone, True, by="operator:render", at="now")
     sid = space.id
     ws.close()
-    return base / "ws", sid
+    return base / "ws", sid, text
 
 
 def main() -> None:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "renders/comments")
     out.mkdir(parents=True, exist_ok=True)
     app = QApplication.instance() or QApplication([])
-    root, _sid = workspace(Path(tempfile.mkdtemp()))
+    root, sid, whole = workspace(Path(tempfile.mkdtemp()))
     for scheme, palette in (("light", theme.light_palette()), ("dark", theme.dark_palette())):
         app.setPalette(palette)
         for size in SIZES:
@@ -140,6 +142,18 @@ def main() -> None:
             panel.grab().save(str(out / f"{tag}_panel_side_by_side.png"))
             panel.set_side_by_side(False)
             print(tag, "comments listed:", panel.comments.batch.count())
+            # The review panel's Whole PR view: the same comment box on a whole pull request's diff.
+            review = ReviewVerdictPanel()
+            review.resize(*size)
+            review.set_snapshot(ReviewSnapshot.build(agent_verdict=None))
+            review.comments.attach(window.runtime, window.operations)
+            review.set_full_diff(whole)
+            review.show_comments_of(sid)
+            review.show()
+            review.full_diff_button.click()
+            pump(app, 0.6)
+            review.grab().save(str(out / f"{tag}_review_whole_pr.png"))
+            review.close()
             window._closing_confirmed = True
             window.close()
             pump(app, 0.2)

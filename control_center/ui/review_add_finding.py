@@ -129,7 +129,7 @@ class OperatorFindingMixin:
         files = text.count("\ndiff --git ") + text.startswith("diff --git ")
         plural = "s" if files != 1 else ""
         self.diff_header.setText(
-            f"The whole pull request: {files} file{plural} — select lines, then Add finding…"
+            f"The whole pull request: {files} file{plural} — select lines, then Add finding… or comment"
             if text.strip()
             else "The whole pull request: no diff loaded."
         )
