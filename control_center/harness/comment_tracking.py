@@ -55,7 +55,8 @@ def follow_comments(ws: Workspace, space: Space, turn_id: str, now: str) -> list
     commit or tree id); those whose lines the turn changed are resolved by it. Returns the comments
     resolved."""
     open_comments = ws.store.comments(space.id, include_resolved=False)
-    moving = [c for c in open_comments if c.tree != now]
+    # A path with a control character cannot be named on cat-file's line protocol: never followed.
+    moving = [c for c in open_comments if c.tree != now and c.path.isprintable()]
     if not moving:
         return []
     specs: list[str] = []

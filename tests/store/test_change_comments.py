@@ -5,6 +5,7 @@ follow their lines through real worktree changes (harness/comment_tracking.py)."
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -112,3 +113,19 @@ def test_comments_list_prints_open_ones_and_all_as_json(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert "nope" in err[0]
+
+
+def test_a_path_cat_file_cannot_name_is_left_open_not_misread(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    try:
+        space = ws.create_space("s")
+        (space.worktree / "n.txt").write_text(BODY)
+        tree = cps.snapshot_tree(space.worktree)
+        weird = replace(_comment("n.txt", 1, 1, "hm"), path="odd\nname.txt")
+        odd = add_comment(ws, space, weird, tree=tree, by="operator:me")
+        plain = add_comment(ws, space, _comment("n.txt", 1, 1, "first"), tree=tree, by="operator:me")
+        (space.worktree / "n.txt").write_text("changed\n" + BODY[7:])
+        assert [c.id for c in after_run(ws, space, "t1", cps.snapshot_tree(space.worktree))] == [plain.id]
+        assert ws.store.comment(odd.id).is_open
+    finally:
+        ws.close()
