@@ -73,7 +73,6 @@ class _CountsDelegate(QStyledItemDelegate):
         c = self._panel._colors
         color = c.diff_add_text if index.column() == 1 else c.diff_remove_text
         option.palette.setColor(QPalette.ColorRole.Text, color)
-        option.palette.setColor(QPalette.ColorRole.HighlightedText, color)
 
 
 class ChangesPanel(QWidget):
@@ -135,8 +134,8 @@ class ChangesPanel(QWidget):
         header = self.tree.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for col in (1, 2):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        for col in (1, 2):  # sized from the largest count (ResizeToContents measures every row)
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Fixed)
         self.tree.currentItemChanged.connect(self._on_current)
         self.tree.viewport().installEventFilter(self)
         counts = _CountsDelegate(self)
@@ -331,6 +330,12 @@ class ChangesPanel(QWidget):
             attach(parent_path, item)
             self._items[f.path] = item  # its tooltip is made when asked for (eventFilter)
         self.tree.addTopLevelItems(top)
+        metrics = self.tree.fontMetrics()
+        for col, most in (
+            (1, max((f.additions for f in files), default=0)),
+            (2, max((f.deletions for f in files), default=0)),
+        ):
+            self.tree.header().resizeSection(col, metrics.horizontalAdvance(f"+{most}") + 18)
         for item in folders.values():  # the folders only: expandAll walks every file's row too
             item.setExpanded(True)
         self.tree.setUpdatesEnabled(True)
