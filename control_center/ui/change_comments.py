@@ -311,6 +311,10 @@ class CommentBatch(QWidget):
             self.host.reveal_comment(found)
 
     # -- showing
+    def refresh_view(self) -> None:
+        """List and mark again (the host's labels or diff changed)."""
+        self._show()
+
     def status_text(self, c: StoredComment) -> str:
         if not c.is_open:
             by = c.resolved_by or ""

@@ -245,6 +245,7 @@ class ChangesPanel(QWidget):
             f"<span style='color:{self._colors.diff_remove_text.name()}'>−{dels}</span>"
         )
         self._fill_filter(changes)
+        self.comments.refresh_view()  # "resolved by turn N" needs the turns just read
         pending, self._pending_turn = self._pending_turn, None
         if pending and changes.turn(pending) is not None and pending not in self._only:
             self.set_filter(pending)  # a Plan Studio link asked for this turn before the read

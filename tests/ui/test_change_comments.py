@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from control_center.app import create_main_window
+from control_center.core.approvals import ApprovalStatus, Decision
+from control_center.core.modes import Autonomy
 from control_center.harness.loopback import LoopbackMessagesServer
 from control_center.harness.settings import AppSettings
 from tests.ui.test_changes_rewind import KEY, _send, _window, _write
@@ -103,7 +105,8 @@ def test_comments_are_stored_survive_a_restart_reach_the_model_and_resolve_with_
     assert not now["name these better"].is_open
     assert now["name these better"].resolved_by == f"turn:{turns[-1].id}"
     assert now["drop this one"].is_open
-    panel.refresh()
+    with qtbot.waitSignal(panel.changes_shown, timeout=20_000):
+        panel.refresh()
     qtbot.waitUntil(lambda: panel.comments.batch.count() == 1, timeout=10_000)  # resolved: hidden
     assert "resolved by turn 4" in panel.comments.status_text(now["name these better"])
     panel.comments.show_resolved.setChecked(True)
@@ -114,20 +117,30 @@ def test_comments_are_stored_survive_a_restart_reach_the_model_and_resolve_with_
 def test_a_batch_sent_while_a_turn_runs_is_queued_and_tied_to_its_message(
     qtbot: Any, tmp_path: Path, server: Any
 ) -> None:
-    window = _window(qtbot, tmp_path)
-    _send(qtbot, window, server, "write the file", _write("notes.txt", BODY))
+    window = _window(qtbot, tmp_path, Autonomy.ASK)  # the second turn waits on the operator
+    store = window.runtime.ws.store
+    sid = window.current_space().id
+    server.add_reply([{"type": "tool_use", **_write("notes.txt", BODY)}])
+    server.add_reply([{"type": "text", "text": "wrote it"}])
+    window.send_message("write the file")
+    qtbot.waitUntil(lambda: bool(store.approvals()), timeout=40_000)
+    window.decide(store.approvals()[0].id, Decision.GRANT)
+    qtbot.waitUntil(
+        lambda: store.active_turn(sid) is None and sid not in window.runtime.running_spaces(), timeout=30_000
+    )
     panel = _panel_on(qtbot, window, "notes.txt")
     _comment(qtbot, panel, "+line 4", 1, "why four?")
-    sid = window.current_space().id
-    server.add_reply([{"type": "tool_use", "name": "run_command", "input": {"command": "sleep 3"}}])
-    server.add_reply([{"type": "text", "text": "slept"}])
+    server.add_reply([{"type": "tool_use", **_write("other.txt", "x\n")}])
+    server.add_reply([{"type": "text", "text": "wrote the other"}])
     server.add_reply([{"type": "text", "text": "answered the comment"}])
-    window.send_message("take your time")
-    qtbot.waitUntil(lambda: sid in window.runtime.running_spaces(), timeout=10_000)
+    window.send_message("write another")
+    qtbot.waitUntil(lambda: len(store.approvals()) == 2, timeout=40_000)  # the turn waits: busy
     panel.comments.send_button.click()
     qtbot.waitUntil(lambda: len(window.message_queue.messages(sid)) == 1, timeout=10_000)
     assert "notes.txt:4" in window.message_queue.messages(sid)[0]
-    store = window.runtime.ws.store
+    assert len(store.turns(space_id=sid)) == 2  # queued: no turn started for it yet
+    pending = next(a for a in store.approvals() if a.status is ApprovalStatus.PENDING)
+    window.decide(pending.id, Decision.GRANT)
     qtbot.waitUntil(lambda: len(store.turns(space_id=sid)) == 3, timeout=30_000)
     qtbot.waitUntil(lambda: store.active_turn(sid) is None, timeout=30_000)
     carried = store.turn_messages(store.turns(space_id=sid)[-1].id)[0]
