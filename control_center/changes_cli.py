@@ -140,3 +140,30 @@ def cmd_rewind(args: argparse.Namespace) -> int:
     finally:
         ws.close()
     return 0
+
+
+def cmd_comments_list(args: argparse.Namespace) -> int:
+    """The operator's line comments on a space's change: open ones (and resolved ones with
+    ``--all``), oldest first, with their anchor, state and the message that carried them."""
+    ws = Workspace.open(Path(args.workspace))
+    try:
+        space = ws.require_space(args.space)
+        found = [c for c in ws.store.comments(space.id) if args.all or c.is_open]
+        if args.json:
+            sys.stdout.write(json.dumps([c.to_json() for c in found], ensure_ascii=False) + "\n")
+            return 0
+        if not found:
+            print(f"space {space.name!r} has no {'' if args.all else 'open '}comments")
+            return 0
+        numbers = {t.id: i + 1 for i, t in enumerate(space_turns(ws.store, space))}
+        for c in found:
+            by = c.resolved_by or ""
+            state = "open, sent" if c.is_open and c.sent_at else "open, not sent" if c.is_open else "resolved"
+            if by.startswith("turn:"):
+                state += f" by turn {numbers.get(by[5:], '?')}"
+            elif by:
+                state += f" by {by.partition(':')[2] or by}"
+            print(f"  {c.id}  {c.anchor}  ({state})  {' '.join(c.text.split())}")
+    finally:
+        ws.close()
+    return 0

@@ -653,6 +653,15 @@ def build_parser() -> argparse.ArgumentParser:
     ckl.add_argument("--json", action="store_true")
     ckl.set_defaults(func=_lazy("control_center.changes_cli", "cmd_checkpoints_list"))
 
+    cm = sub.add_parser("comments", help="the operator's line comments on a space's change")
+    cmsub = cm.add_subparsers(dest="comments_command", parser_class=_Parser, required=True)
+    cml = cmsub.add_parser("list")
+    ws_arg(cml)
+    cml.add_argument("--space", required=True)
+    cml.add_argument("--all", action="store_true", help="resolved comments too")
+    cml.add_argument("--json", action="store_true")
+    cml.set_defaults(func=_lazy("control_center.changes_cli", "cmd_comments_list"))
+
     rw = sub.add_parser("rewind", help="put a space's files and conversation back to before a turn")
     ws_arg(rw)
     rw.add_argument("--space", required=True)

@@ -40,7 +40,7 @@ from control_center.core.space_state import SpaceState, TurnSnapshot, fold_space
 from control_center.core.transcript import TranscriptItem
 from control_center.harness.history import transcript
 from control_center.harness.settings import AppSettings, operator_identity
-from control_center.store.store import new_id
+from control_center.store.store import new_id, now_iso
 from control_center.workspace import Workspace, WorkspaceError
 
 if TYPE_CHECKING:
@@ -1173,6 +1173,36 @@ class WorkspaceRuntime:
         from control_center.harness.space_changes import file_diff
 
         return self._call(file_diff, changes, change)
+
+    # -- the operator's line comments (harness/comment_tracking.py) --------------------------
+
+    def load_comments(self, space_id: str) -> concurrent.futures.Future[Any]:
+        return self._call(lambda: self.ws.store.comments(space_id))
+
+    def add_comment(
+        self, space_id: str, comment: Any, tree: str | None = None
+    ) -> concurrent.futures.Future[Any]:
+        """Store ``comment`` numbered in ``tree`` (None: the worktree as it is now)."""
+        from control_center.harness.comment_tracking import add_comment
+
+        def work() -> Any:
+            space = self.ws.require_space(space_id)
+            return add_comment(self.ws, space, comment, tree=tree, by=f"operator:{self.operator}")
+
+        return self._call(work)
+
+    def resolve_comment(self, comment_id: str, resolved: bool) -> concurrent.futures.Future[Any]:
+        by = f"operator:{self.operator}"
+        return self._call(
+            lambda: self.ws.store.set_comment_resolved(comment_id, resolved, by=by, at=now_iso())
+        )
+
+    def mark_comments_sent(
+        self, comment_ids: tuple[str, ...], message: str
+    ) -> concurrent.futures.Future[Any]:
+        from control_center.harness.comment_tracking import mark_sent
+
+        return self._call(mark_sent, self.ws, comment_ids, message)
 
     def plan_rewind(
         self, space_id: str, *, turn: str | None = None, checkpoint: int | None = None

@@ -10,6 +10,7 @@ model handler are rebuilt from the mode's capability profile at the start of eve
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 from collections.abc import Callable
@@ -53,6 +54,7 @@ from control_center.harness.calls import (
     Needs,
     preview_diff,
 )
+from control_center.harness.comment_tracking import after_run
 from control_center.harness.context import (
     CompactionDone,
     ConversationHistory,
@@ -298,9 +300,13 @@ class Harness:
         finally:
             if space is not None:
                 try:
-                    await asyncio.to_thread(checkpoint_after_turn, self.ws, space, run.turn)
+                    end = await asyncio.to_thread(checkpoint_after_turn, self.ws, space, run.turn)
                 except OperatorError:
-                    pass  # the attribution is coarser without it; the turn's outcome stands
+                    end = None  # the attribution is coarser without it; the turn's outcome stands
+                if end is not None:
+                    with contextlib.suppress(OperatorError):  # comments then wait for a later run
+                        # The operator's comments on lines this run changed are resolved by it.
+                        await asyncio.to_thread(after_run, self.ws, space, run.turn.id, end.commit)
 
     def forget_history(self, conversation_id: str) -> None:
         """Drop the cached model view of a conversation (a rewind changed what it holds)."""

@@ -210,11 +210,11 @@ def file_diff(cs: ChangeSet, change: FileChange) -> FileDiff:
     for cp in cs.checkpoints:
         specs.append(f"{cp.commit}:{change.path}")
     specs.append(f"{cs.tree}:{change.path}")
-    blobs = _cat_files(cs.worktree, specs)
+    blobs = cat_files(cs.worktree, specs)
     if blobs[1] is None and change.old_path:  # renamed later: earlier checkpoints have the old name
         for i, cp in enumerate(cs.checkpoints):
             if blobs[i + 1] is None:
-                blobs[i + 1] = _cat_files(cs.worktree, [f"{cp.commit}:{change.old_path}"])[0]
+                blobs[i + 1] = cat_files(cs.worktree, [f"{cp.commit}:{change.old_path}"])[0]
     index_of = {cp.number: i for i, cp in enumerate(cs.checkpoints)}
     versions = [Version(split_lines(blobs[1]), None)]
     for k, cp in enumerate(cs.checkpoints):
@@ -224,7 +224,7 @@ def file_diff(cs: ChangeSet, change: FileChange) -> FileDiff:
     return attribute(diff, prov, tuple(change.turns))
 
 
-def _cat_files(worktree: Path, specs: Sequence[str]) -> list[bytes | None]:
+def cat_files(worktree: Path, specs: Sequence[str]) -> list[bytes | None]:
     """The contents of ``rev:path`` specs in one ``git cat-file --batch`` (None: no such file)."""
     proc = subprocess.run(
         ["git", "-C", str(worktree), "cat-file", "--batch"],

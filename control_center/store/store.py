@@ -54,6 +54,7 @@ from control_center.core.records import (
     Turn,
 )
 from control_center.store import health
+from control_center.store.comments import CommentStore
 from control_center.store.db import DB_FILENAME as DB_FILENAME  # re-exported: its old home
 from control_center.store.db import StoreError, open_database
 from control_center.store.dialect import dialect_for, search_words
@@ -227,7 +228,7 @@ def _settled_message(row: ApprovalRow) -> str:
     )
 
 
-class Store(RuleStore):
+class Store(RuleStore, CommentStore):
     def __init__(self, target: Path | str, *, create: bool = False, read_only: bool = False) -> None:
         """``target`` is the SQLite file, or a ``postgresql://`` URL (team mode). ``read_only``:
         nothing is ever written (every write unit is refused with one line saying so)."""

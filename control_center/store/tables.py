@@ -347,3 +347,32 @@ class SpaceLandingRow(SQLModel, table=True):
     method: str | None = None
     landed_at: str | None = None
     landed_commit: str | None = None
+
+
+class ChangeCommentRow(SQLModel, table=True):
+    """The operator's line comment on a space's change (core/change_comments.py): open until the
+    operator resolves it or a later turn's change touches its lines; rows are never deleted."""
+
+    __tablename__ = "change_comment"
+    __table_args__ = (Index("ix_change_comment_space_status", "space_id", "status"),)
+    id: str = Field(primary_key=True)
+    space_id: str = Field(foreign_key="space.id")
+    path: str
+    start_line: int
+    end_line: int
+    #: The lines are the old file's (only removed lines were chosen).
+    old_side: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
+    quote: list = _json([])
+    body: str
+    #: The worktree snapshot (tree id) the anchor ``track_start``..``track_end`` is numbered in.
+    tree: str
+    track_start: int
+    track_end: int
+    status: str = "open"
+    created_at: str
+    created_by: str
+    resolved_at: str | None = None
+    resolved_by: str | None = None
+    sent_at: str | None = None
+    sent_digest: str | None = None
+    message_id: str | None = None

@@ -9,10 +9,11 @@ diff is read when it is selected, and kept while the change set stands.
 from __future__ import annotations
 
 import concurrent.futures
+from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QBrush, QTextCursor
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QPalette, QTextCursor
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -21,18 +22,21 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QSplitter,
     QStackedWidget,
+    QStyledItemDelegate,
     QToolButton,
+    QToolTip,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from control_center.core.changes import FileChange, FileDiff, Hunk, row_lines
+from control_center.core.change_comments import comment_rows
+from control_center.core.changes import FileChange, FileDiff, Hunk
 from control_center.ui import theme
-from control_center.ui.change_comments import CommentBatch
+from control_center.ui.change_comments import CommentBatch, identity
 from control_center.ui.diff_lexing import PrelexedDiffHighlighter, lex_diff
-from control_center.ui.diff_view import SplitDiffView, anchor_selection
+from control_center.ui.diff_view import SplitDiffView
 from control_center.ui.diff_view import _unified_state as unified_line_state
 
 PathRole = Qt.ItemDataRole.UserRole + 1
@@ -55,6 +59,20 @@ def diff_text(changes: Any, diff: FileDiff, only: frozenset[str]) -> str:
         lines.append(f"{h.header}    ‹{owners_label(changes, h)}›")
         lines.extend(h.lines)
     return "\n".join(lines) + "\n"
+
+
+class _CountsDelegate(QStyledItemDelegate):
+    """The +/− columns in the palette's added/removed colours (per painted cell, not per row made)."""
+
+    def __init__(self, panel: ChangesPanel) -> None:
+        super().__init__(panel.tree)
+        self._panel = panel
+
+    def initStyleOption(self, option: Any, index: QModelIndex | QPersistentModelIndex) -> None:
+        super().initStyleOption(option, index)
+        c = self._panel._colors
+        color = c.diff_add_text if index.column() == 1 else c.diff_remove_text
+        option.palette.setColor(QPalette.ColorRole.Text, color)
 
 
 class ChangesPanel(QWidget):
@@ -116,9 +134,13 @@ class ChangesPanel(QWidget):
         header = self.tree.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for col in (1, 2):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        for col in (1, 2):  # sized from the largest count (ResizeToContents measures every row)
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Fixed)
         self.tree.currentItemChanged.connect(self._on_current)
+        self.tree.viewport().installEventFilter(self)
+        counts = _CountsDelegate(self)
+        self.tree.setItemDelegateForColumn(1, counts)
+        self.tree.setItemDelegateForColumn(2, counts)
 
         self.diff_header = QLabel("", objectName="changesDiffHeader")
         self.diff_header.setWordWrap(True)
@@ -143,8 +165,8 @@ class ChangesPanel(QWidget):
         right_layout.setContentsMargins(0, 0, 0, 0)
         right_layout.addWidget(self.diff_header)
         right_layout.addWidget(self.diff_stack, 1)
-        self.comments = CommentBatch(self._selected_rows)
-        self.comments.changed.connect(self.mark_comments)
+        self.comments = CommentBatch(self)
+        self.comments.attach(runtime, operations)
         right_layout.addWidget(self.comments)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.tree)
@@ -184,6 +206,7 @@ class ChangesPanel(QWidget):
 
     def refresh(self) -> None:
         self._dirty = False
+        self.comments.show_space(self._space_id)  # a turn's end may have resolved some
         if self._space_id is None:
             return
         self._reads += 1
@@ -222,6 +245,7 @@ class ChangesPanel(QWidget):
             f"<span style='color:{self._colors.diff_remove_text.name()}'>−{dels}</span>"
         )
         self._fill_filter(changes)
+        self.comments.refresh_view()  # "resolved by turn N" needs the turns just read
         pending, self._pending_turn = self._pending_turn, None
         if pending and changes.turn(pending) is not None and pending not in self._only:
             self.set_filter(pending)  # a Plan Studio link asked for this turn before the read
@@ -269,22 +293,27 @@ class ChangesPanel(QWidget):
         self.filter_combo.blockSignals(False)
 
     def _fill_tree(self, files: tuple[FileChange, ...]) -> None:
-        c = self._colors
-        add_brush, del_brush = QBrush(c.diff_add_text), QBrush(c.diff_remove_text)
+        """The file tree, built detached and added in one call (an item added to a shown tree
+        one by one costs a model signal each: a stall on 2,000 files)."""
         self.tree.setUpdatesEnabled(False)
         self.tree.clear()
         folders: dict[str, QTreeWidgetItem] = {}
-        root = self.tree.invisibleRootItem()
+        top: list[QTreeWidgetItem] = []
+
+        def attach(parent_path: str, item: QTreeWidgetItem) -> None:
+            if parent_path:
+                folder(parent_path).addChild(item)
+            else:
+                top.append(item)
 
         def folder(path: str) -> QTreeWidgetItem:
-            if not path:
-                return root
             item = folders.get(path)
             if item is None:
                 parent_path, _, name = path.rpartition("/")
-                item = QTreeWidgetItem(folder(parent_path), [name + "/"])
+                item = QTreeWidgetItem([name + "/"])
                 item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsSelectable)
                 folders[path] = item
+                attach(parent_path, item)
             return item
 
         self._items = {}
@@ -296,15 +325,32 @@ class ChangesPanel(QWidget):
                 label += f"  (from {f.old_path})"
             if f.binary:
                 label += "  (binary)"
-            item = QTreeWidgetItem(folder(parent_path), [label, "" if f.binary else f"+{f.additions}", ""])
-            item.setText(2, "" if f.binary else f"−{f.deletions}")
-            item.setForeground(1, add_brush)
-            item.setForeground(2, del_brush)
+            counts = ["", ""] if f.binary else [f"+{f.additions}", f"−{f.deletions}"]
+            item = QTreeWidgetItem([label, *counts])  # the counts' colours: _CountsDelegate
             item.setData(0, PathRole, f.path)
-            item.setToolTip(0, self._file_tooltip(f))
-            self._items[f.path] = item
-        self.tree.expandAll()
+            attach(parent_path, item)
+            self._items[f.path] = item  # its tooltip is made when asked for (eventFilter)
+        self.tree.addTopLevelItems(top)
+        metrics = self.tree.fontMetrics()
+        for col, most in (
+            (1, max((f.additions for f in files), default=0)),
+            (2, max((f.deletions for f in files), default=0)),
+        ):
+            self.tree.header().resizeSection(col, metrics.horizontalAdvance(f"+{most}") + 18)
+        for item in folders.values():  # the folders only: expandAll walks every file's row too
+            item.setExpanded(True)
         self.tree.setUpdatesEnabled(True)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """A file row's tooltip, made when hovered (2,000 rows made at once cost a stall)."""
+        if event.type() == QEvent.Type.ToolTip and watched is self.tree.viewport():
+            pos = event.pos()  # type: ignore[attr-defined]
+            item = self.tree.itemAt(pos)
+            change = self._by_path.get(item.data(0, PathRole)) if item is not None else None
+            if change is not None and self.tree.columnAt(pos.x()) == 0:
+                QToolTip.showText(event.globalPos(), self._file_tooltip(change), self.tree)  # type: ignore[attr-defined]
+                return True
+        return super().eventFilter(watched, event)
 
     def _file_tooltip(self, f: FileChange) -> str:
         turns = [self.changes.turn(t) for t in f.turns] if self.changes is not None else []
@@ -360,37 +406,59 @@ class ChangesPanel(QWidget):
         states = [unified_line_state(line) for line in text.split("\n")]
         self.highlighter.show(self.diff_view, text, spans, states)
         self._split_text = (text, change.path)
-        self.mark_comments()
         if self.is_side_by_side():
             self.split_view.set_diff(text, change.path)
+        self.mark_comments()
         self.diff_shown.emit(change.path)
 
     def mark_comments(self) -> None:
-        """The lines the batch's comments are on, marked in the shown diff until sent."""
-        shown = getattr(self, "_split_text", None)
-        if not shown:
-            return
-        text, path = shown
-        wanted: set[tuple[str, int]] = set()
-        for c in self.comments.comments:
-            if c.path == path:
-                kinds = ("-",) if c.old else ("+", " ")
-                wanted.update((k, n) for k in kinds for n in range(c.start, c.end + 1))
-        rows = [i for i, r in enumerate(row_lines(text)) if r is not None and r in wanted]
-        self.diff_view.setExtraSelections(
-            [anchor_selection(self.diff_view, row, self._colors.anchor) for row in rows]
-        )
+        """The shown file's comments, marked in both views until resolved."""
+        self.comments.mark()
 
-    def _selected_rows(self) -> tuple[str, str, int, int] | None:
-        """The file, its shown diff and the rows chosen in the unified view (or the cursor's)."""
-        shown = getattr(self, "_split_text", None)
-        if not shown:
-            return None
+    # -- what the comments ask of the panel (ui/change_comments.py's CommentHost)
+    def comment_space(self) -> str | None:
+        return self._space_id
+
+    def comment_tree(self) -> str | None:
+        return str(self.changes.tree) if self.changes is not None else None
+
+    def shown_diff(self) -> tuple[str, str] | None:
+        return getattr(self, "_split_text", None)
+
+    def chosen_rows(self) -> list[int]:
+        """The unified diff's rows chosen in the view shown (or under the cursor)."""
+        if self.is_side_by_side():
+            return self.split_view.chosen_unified_rows()
         cursor = self.diff_view.textCursor()
         doc = self.diff_view.document()
         first = doc.findBlock(cursor.selectionStart()).blockNumber()
         last = doc.findBlock(cursor.selectionEnd()).blockNumber()
-        return shown[1], shown[0], first, last
+        return list(range(first, last + 1))
+
+    def comment_views(self) -> list[tuple[QPlainTextEdit, Callable[[list[int]], list[int]]]]:
+        split = self.split_view
+        return [
+            (self.diff_view, identity),
+            (split.old_view, lambda rows: split.rows_of(rows, 0)),
+            (split.new_view, lambda rows: split.rows_of(rows, 1)),
+        ]
+
+    def reveal_comment(self, comment: Any) -> None:
+        if self._selected != comment.path and comment.path in self._by_path:
+            self.select_path(comment.path)
+            return
+        shown = self.shown_diff()
+        c = comment
+        rows = comment_rows(shown[0], c.path, c.start, c.end, c.old, shown[1]) if shown else []
+        if rows:
+            editor = self.split_view.new_view if self.is_side_by_side() else self.diff_view
+            target = self.split_view.rows_of(rows, 1) or rows if self.is_side_by_side() else rows
+            editor.setTextCursor(QTextCursor(editor.document().findBlockByNumber(target[0])))
+            editor.centerCursor()
+
+    def turn_label(self, turn_id: str) -> str:
+        info = self.changes.turn(turn_id) if self.changes is not None else None
+        return info.label if info is not None else "a later turn"
 
     def select_rows(self, first: int, last: int) -> None:
         """Select whole rows of the unified diff (keyboard and tests)."""
@@ -438,6 +506,7 @@ class ChangesPanel(QWidget):
             return
         if on and getattr(self, "_split_text", None):
             self.split_view.set_diff(*self._split_text)
+            self.mark_comments()
         self.diff_stack.setCurrentWidget(self.split_view if on else self.diff_view)
 
     def is_side_by_side(self) -> bool:

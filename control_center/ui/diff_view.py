@@ -8,6 +8,8 @@ large diff cheap; a multi-line string may then colour as code, which is a fair p
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -15,6 +17,7 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QSyntaxHighlighter, QTextBlockFormat, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QTextEdit, QWidget
 
+from control_center.core.change_comments import diff_rows
 from control_center.core.diff_split import RowKind, split_rows
 from control_center.ui import theme
 
@@ -171,6 +174,8 @@ class SplitDiffView(QWidget):
         self.old_view.verticalScrollBar().valueChanged.connect(self.new_view.verticalScrollBar().setValue)
         self.new_view.verticalScrollBar().valueChanged.connect(self.old_view.verticalScrollBar().setValue)
         self.new_rows: dict[int, int] = {}
+        #: Per row of the columns: the unified diff's row it shows in the old and the new column.
+        self.unified: list[tuple[int | None, int | None]] = []
 
     @staticmethod
     def _editor(name: str, description: str) -> QPlainTextEdit:
@@ -191,6 +196,7 @@ class SplitDiffView(QWidget):
         old_states: list[int] = []
         new_states: list[int] = []
         self.new_rows = {}
+        self.unified = _unified_rows(diff_text, filename, rows)
         for i, r in enumerate(rows):
             if r.kind in (RowKind.HUNK, RowKind.HEADER):
                 state = STATE_HUNK if r.kind is RowKind.HUNK else STATE_HEADER
@@ -237,6 +243,35 @@ class SplitDiffView(QWidget):
         self.old_view.clear()
         self.new_view.clear()
         self.new_rows = {}
+        self.unified = []
+
+    def chosen_unified_rows(self) -> list[int]:
+        """The unified diff's rows selected in a column (the one with a selection, else the one
+        with focus, else the new one): what comments and findings anchor on."""
+        views = (self.old_view, self.new_view)
+        picked = next((v for v in views if v.textCursor().hasSelection()), None)
+        picked = picked or next((v for v in views if v.hasFocus()), self.new_view)
+        side = 0 if picked is self.old_view else 1
+        cursor, doc = picked.textCursor(), picked.document()
+        first = doc.findBlock(cursor.selectionStart()).blockNumber()
+        last = doc.findBlock(cursor.selectionEnd()).blockNumber()
+        found = (self.unified[r][side] for r in range(first, min(last, len(self.unified) - 1) + 1))
+        return [r for r in found if r is not None]
+
+    def rows_of(self, unified_rows: Sequence[int], side: int) -> list[int]:
+        """The column's rows (0 old, 1 new) showing these unified rows."""
+        wanted = set(unified_rows)
+        return [i for i, pair in enumerate(self.unified) if pair[side] in wanted]
+
+    def select_rows(self, side: int, first: int, last: int) -> None:
+        """Select whole rows of one column (keyboard and tests)."""
+        view = (self.old_view, self.new_view)[side]
+        doc = view.document()
+        cursor = view.textCursor()
+        cursor.setPosition(doc.findBlockByNumber(first).position())
+        end = doc.findBlockByNumber(last)
+        cursor.setPosition(end.position() + max(0, end.length() - 1), QTextCursor.MoveMode.KeepAnchor)
+        view.setTextCursor(cursor)
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange:
@@ -245,6 +280,31 @@ class SplitDiffView(QWidget):
 
 
 _GUTTER = 5
+_DIFF_GIT = re.compile(r"^diff --git a/(.*) b/(.*)$")
+
+
+def _unified_rows(diff_text: str, filename: str, rows: Sequence[Any]) -> list[tuple[int | None, int | None]]:
+    """For each side-by-side row, the unified rows its old and new cells show."""
+    keys: dict[tuple[str, str, int], int] = {}
+    for i, r in enumerate(diff_rows(diff_text, filename)):
+        if r is not None:
+            keys[(r.path, "o" if r.kind == "-" else "n", r.number)] = i
+    out: list[tuple[int | None, int | None]] = []
+    current = filename
+    for r in rows:
+        if r.kind is RowKind.HEADER:
+            head = _DIFF_GIT.match(r.old_text or "")
+            current = head.group(2) if head else current
+        old = new = None
+        if r.kind is RowKind.CONTEXT:
+            old = new = keys.get((current, "n", r.new_line))
+        elif r.kind is RowKind.CHANGE:
+            if r.old_text is not None:
+                old = keys.get((current, "o", r.old_line))
+            if r.new_text is not None:
+                new = keys.get((current, "n", r.new_line))
+        out.append((old, new))
+    return out
 
 
 def _numbered(number: int | None, text: str | None, kind: RowKind) -> str:

@@ -3,8 +3,10 @@ service validates with the same rules as the read boundary)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -16,8 +18,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from control_center.core.change_comments import comment_rows
 from control_center.core.diff_split import new_file_positions
 from control_center.core.review import KINDS, PRIORITIES
+from control_center.ui.change_comments import CommentBatch, identity
 
 
 class AddFindingDialog(QDialog):
@@ -75,16 +79,21 @@ class AddFindingDialog(QDialog):
 
 
 class OperatorFindingMixin:
-    """The review panel's Whole PR view and Add finding… (the panel provides the widgets:
-    ``diff_view``, ``diff_header``, ``full_diff_button``, and the signal ``add_finding_requested``)."""
+    """The review panel's Whole PR view: Add finding… and the operator's plain line comments back to
+    the agent (ui/change_comments.py, the Changes tab's own). The panel provides the widgets:
+    ``diff_view``, ``split_view``, ``diff_header``, ``full_diff_button``, and the signal
+    ``add_finding_requested``."""
 
     # Provided by ReviewVerdictPanel.
     diff_view: Any
+    split_view: Any
     diff_header: Any
     full_diff_button: Any
     add_finding_requested: Any
     _nodes: dict[str, Any]
     _selected_id: str | None
+    comments: CommentBatch
+    _comment_space: str | None = None
 
     def _show_node(self, node: Any) -> None: ...  # pragma: no cover - the panel's
     def _set_diff_text(self, text: str, file: str) -> None: ...  # pragma: no cover - the panel's
@@ -96,30 +105,51 @@ class OperatorFindingMixin:
         if self.full_diff_button.isChecked():
             self._on_full_diff(True)
 
+    def _build_comments(self) -> CommentBatch:
+        """The comment box and batch under the Whole PR diff (shown with it)."""
+        self.comments = CommentBatch(self)  # the panel is the host
+        self.comments.setObjectName("reviewComments")
+        self.comments.hide()
+        return self.comments
+
+    def show_comments_of(self, space_id: str) -> None:
+        self._comment_space = space_id
+        self.comments.show_space(space_id)
+
     def _on_full_diff(self, on: bool) -> None:
+        self.comments.setVisible(on)
         if not on:
+            self.comments.mark()  # the Whole PR's marks go; a finding's anchor comes back
             self._show_node(self._nodes.get(self._selected_id or ""))
             return
         text = getattr(self, "_full_diff", "")
         self.diff_view.setExtraSelections([])
         self._set_diff_text(text, "")
+        self.comments.mark()
         files = text.count("\ndiff --git ") + text.startswith("diff --git ")
         plural = "s" if files != 1 else ""
         self.diff_header.setText(
-            f"The whole pull request: {files} file{plural} — select lines, then Add finding…"
+            f"The whole pull request: {files} file{plural} — select lines, then Add finding… or comment"
             if text.strip()
             else "The whole pull request: no diff loaded."
         )
 
-    def selected_anchor(self) -> tuple[str | None, int | None, int | None]:
-        """The file and new-file lines selected in the unified diff; (None, None, None) when the
-        selection holds no line of the new version (a repository-wide finding then)."""
+    def chosen_rows(self) -> list[int]:
+        """The unified diff's rows selected in the view shown (either column side by side)."""
+        if self.is_side_by_side():
+            return list(self.split_view.chosen_unified_rows())
         cursor = self.diff_view.textCursor()
         doc = self.diff_view.document()
         first = doc.findBlock(cursor.selectionStart()).blockNumber()
         last = doc.findBlock(cursor.selectionEnd()).blockNumber()
+        return list(range(first, last + 1))
+
+    def selected_anchor(self) -> tuple[str | None, int | None, int | None]:
+        """The file and new-file lines selected in the diff (unified or side by side); (None,
+        None, None) when the selection holds no line of the new version (a repository-wide finding
+        then)."""
         positions = new_file_positions(self.diff_view.toPlainText())
-        picked = [p for p in positions[first : last + 1] if p is not None]
+        picked = [positions[r] for r in self.chosen_rows() if 0 <= r < len(positions) and positions[r]]
         if not picked:
             return None, None, None
         file = picked[0][0]
@@ -131,10 +161,42 @@ class OperatorFindingMixin:
         if str(finding.get("title") or "").strip():
             self.add_finding_requested.emit(finding)
 
+    # -- what the comments ask of the panel (ui/change_comments.py's CommentHost)
+    def comment_space(self) -> str | None:
+        return self._comment_space
+
+    def comment_tree(self) -> str | None:
+        return None  # the pull request's head, checked out in the space's worktree
+
+    def shown_diff(self) -> tuple[str, str] | None:
+        text = getattr(self, "_full_diff", "")
+        return (text, "") if text and self.full_diff_button.isChecked() else None
+
+    def comment_views(self) -> list[tuple[Any, Callable[[list[int]], list[int]]]]:
+        split = self.split_view
+        return [
+            (self.diff_view, identity),
+            (split.old_view, lambda rows: split.rows_of(rows, 0)),
+            (split.new_view, lambda rows: split.rows_of(rows, 1)),
+        ]
+
+    def reveal_comment(self, comment: Any) -> None:
+        shown = self.shown_diff()
+        rows = comment_rows(shown[0], comment.path, comment.start, comment.end, comment.old) if shown else []
+        if rows:
+            editor, target = self.diff_view, rows
+            if self.is_side_by_side():
+                editor, target = self.split_view.new_view, self.split_view.rows_of(rows, 1) or rows
+            editor.setTextCursor(QTextCursor(editor.document().findBlockByNumber(target[0])))
+            editor.centerCursor()
+
+    def turn_label(self, turn_id: str) -> str:
+        return "the agent's later turn"
+
     def _ask_add_finding(self) -> None:
         from control_center.ui.review_add_finding import AddFindingDialog
 
-        file, start, end = self.selected_anchor() if not self.is_side_by_side() else (None, None, None)
+        file, start, end = self.selected_anchor()
         dialog = AddFindingDialog(file, start, end, self)
         dialog.accepted.connect(lambda: self.add_finding(dialog.finding()))
         dialog.open()

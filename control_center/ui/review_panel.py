@@ -553,6 +553,7 @@ class ReviewVerdictPanel(OperatorFindingMixin, QWidget):
         self.diff_stack.addWidget(self.split_view)
         self._shrinkable(self.diff_stack)
         col.addWidget(self.diff_stack, 1)
+        col.addWidget(self._build_comments())
 
         buttons = QHBoxLayout()
         buttons.addStretch(1)

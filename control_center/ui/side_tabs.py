@@ -278,12 +278,16 @@ class SideTabs:
             panel.add_finding_requested.connect(
                 lambda finding: self._review_action("operator_add_finding", finding)
             )
+            # The Whole PR view's comments go out like the Changes tab's (one connection to the window).
+            panel.comments.attach(self.runtime, self.operations)
+            panel.comments.send_requested.connect(self.changes_panel.comments.send_requested)
             self.review_panel = panel
             self.tabs.addTab(_scrollable(panel), theme.icon("review"), "Review")
         diffs = dict(data.pr_diffs)
         panel.set_diff_provider(lambda path: diffs.get(path, f"(no diff of {path} in this pull request)"))
         panel.set_snapshot(data.review)
         panel.set_full_diff(data.pr_diff_full)
+        panel.show_comments_of(data.space_id)
 
     def _second_reviewer(self) -> None:
         """The operator starts a second reviewer agent in the same room; it may confirm the first

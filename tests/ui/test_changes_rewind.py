@@ -223,13 +223,14 @@ def test_two_line_comments_reach_the_model_as_one_message_with_both_anchors(
     first = next(i for i, r in enumerate(rows) if r == "+line 2")
     panel.select_rows(first, first + 1)  # lines 2-3
     panel.comments.edit.setText("name these better")
-    assert panel.comments.add_comment() is not None
+    assert panel.comments.add_comment()
+    qtbot.waitUntil(lambda: len(panel.comments.stored) == 1, timeout=10_000)
     row = next(i for i, r in enumerate(rows) if r == "+line 7")
     panel.select_rows(row, row)
     panel.comments.edit.setText("drop this one")
-    assert panel.comments.add_comment() is not None
-    assert panel.comments.batch.count() == 2
-    assert len(panel.diff_view.extraSelections()) == 3  # lines 2, 3 and 7 stay marked until sent
+    assert panel.comments.add_comment()
+    qtbot.waitUntil(lambda: panel.comments.batch.count() == 2, timeout=10_000)
+    assert len(panel.diff_view.extraSelections()) == 3  # lines 2, 3 and 7 stay marked until resolved
     server.add_reply([{"type": "text", "text": "addressed both"}])
     before = len(server.bodies)
     panel.comments.send_button.click()
@@ -241,6 +242,6 @@ def test_two_line_comments_reach_the_model_as_one_message_with_both_anchors(
     assert "+line 2" in sent
     assert "name these better" in sent
     assert "drop this one" in sent
-    assert panel.comments.batch.count() == 0
-    assert panel.diff_view.extraSelections() == []
+    qtbot.waitUntil(lambda: panel.comments.send_button.text() == "Send to agent", timeout=10_000)
+    assert not panel.comments.send_button.isEnabled()  # the batch went out; the comments stay marked
     qtbot.waitUntil(lambda: window.current_space().id not in window.runtime.running_spaces(), timeout=10_000)
