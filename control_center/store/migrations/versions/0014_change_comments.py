@@ -1,7 +1,7 @@
 """change comments: the operator's line comments on a space's change, kept until resolved (by the
 operator, or by a later turn's change to their lines), with the message that carried them
 
-Revision ID: 0013
+Revision ID: 0014
 Revises: 0012
 Create Date: 2026-12-02 05:00:00
 """
@@ -12,8 +12,8 @@ import sqlalchemy as sa
 import sqlmodel
 from alembic import op
 
-revision = "0013"
-down_revision = "0012"
+revision = "0014"
+down_revision = "0013"
 branch_labels = None
 depends_on = None
 
