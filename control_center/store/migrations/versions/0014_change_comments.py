@@ -2,7 +2,7 @@
 operator, or by a later turn's change to their lines), with the message that carried them
 
 Revision ID: 0014
-Revises: 0012
+Revises: 0013
 Create Date: 2026-12-02 05:00:00
 """
 
