@@ -142,8 +142,23 @@ class ConversationHistory:
         #: Pinned blocks of messages that left the window, until a summary carries them.
         self._pinned_pending: list[str] = []
         self._pinned_ids: set[str] = set()
+        #: Whether a message of the window ever held an image block (stored images are resolved
+        #: for each request: a conversation without any skips the walk over its history).
+        self.has_images = False
+        #: The last budget and what it was computed for: a turn's system prompt and tool list do
+        #: not change between its model calls (the list is held, so its identity stays unique).
+        self._budget_for: tuple[ModelSettings, str, list[dict[str, Any]], int] | None = None
 
     # -- reading ---------------------------------------------------------------------------------
+
+    def budget(self, settings: ModelSettings, system: str, tools: list[dict[str, Any]]) -> int:
+        """``history_budget``, computed again only when the settings, prompt or tool list moved."""
+        memo = self._budget_for
+        if memo is not None and memo[0] == settings and memo[1] == system and memo[2] is tools:
+            return memo[3]
+        budget = history_budget(settings, system, tools)
+        self._budget_for = (settings, system, tools, budget)
+        return budget
 
     def messages(self, store: Any, budget: int, current_turn: str | None = None) -> list[dict[str, Any]]:
         """The history for the next model call, within ``budget`` tokens (estimated)."""
@@ -204,8 +219,11 @@ class ConversationHistory:
                 continue  # a rewound-away message stays readable, but the model no longer sees it
             blocks = [dict(b) for b in row.blocks]
             for b in blocks:
-                if b.get("type") == "tool_use" and b.get("name") in PINNED_TOOLS:
+                kind = b.get("type")
+                if kind == "tool_use" and b.get("name") in PINNED_TOOLS:
                     self._pinned_ids.add(str(b.get("id")))
+                elif kind == "image":
+                    self.has_images = True
             known = row_tokens.get(row.seq) if row_tokens is not None else None
             tokens = known if known is not None else estimate_tokens(blocks)
             last = self._entries[-1] if self._entries else None
@@ -536,7 +554,7 @@ async def history_for_call(
     """The messages of the next model call, within the window. When messages left the window
     since the last summary, first one compaction chunk (a failure is logged: the windowed history
     is still valid, and the next call tries again)."""
-    budget = history_budget(settings, system, tools)
+    budget = history.budget(settings, system, tools)
     history.sync(store, budget)
     history._fit(budget, turn_id)
     done = None
@@ -546,4 +564,7 @@ async def history_for_call(
             done = await compact(store, history, provider, settings, span=span, turn_id=turn_id)
         except Exception as exc:  # the provider's errors: the call itself will surface them
             log.warning("compaction of %s failed: %s", history.conversation_id, exc)
+    if done is None:
+        # Nothing was written since the sync above: the window is current (one read per call).
+        return history._render(), None
     return history.messages(store, budget, turn_id), done
