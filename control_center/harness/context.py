@@ -125,6 +125,8 @@ class Summary:
     to_seq: int
     messages: int
     pinned: tuple[str, ...] = ()
+    #: The operator's /clear: the model reads nothing before ``to_seq`` (no summary either).
+    cleared: bool = False
 
 
 class ConversationHistory:
@@ -326,7 +328,7 @@ class ConversationHistory:
 
     def _head_text(self) -> str:
         parts = []
-        if self.summary is not None:
+        if self.summary is not None and not self.summary.cleared:
             parts.append(
                 f"[Summary of the {self.summary.messages} earlier messages of this conversation, "
                 f"compacted to fit the context window]\n{self.summary.text}"
@@ -395,6 +397,7 @@ def _summary_of(row: Any) -> Summary:
         to_seq=int(meta.get("to_seq", 0)),
         messages=int(meta.get("messages", 0)),
         pinned=tuple(meta.get("pinned") or ()),
+        cleared=bool(meta.get("cleared")),
     )
 
 
@@ -540,6 +543,29 @@ async def compact_by_hand(
     if done is None:
         raise OperatorError("nothing to compact: only the current task is left after the last summary")
     return done
+
+
+#: The marker a /clear leaves in the conversation (shown where the model's history now starts).
+CLEARED_TEXT = (
+    "Context cleared by {by}: the model starts afresh from here; the messages above stay readable "
+    "but are no longer sent to it."
+)
+
+
+def clear_context(store: Any, conversation_id: str, *, by: str) -> str | None:
+    """The operator's ``/clear`` (as in Claude Code): the model's history of this conversation
+    starts empty after now; every earlier message stays stored and shown. Written as a compaction
+    row that covers everything so far with no summary, so the windowed history (this process's
+    and any other's) drops it the way it drops a compacted range. None: nothing to clear."""
+    newest = store.messages_page(conversation_id, limit=1, newest_first=True)
+    if not newest:
+        return None
+    to_seq = newest[-1].seq
+    meta = {"from_seq": 1, "to_seq": to_seq, "messages": 0, "replaced": to_seq, "by": by, "cleared": True}
+    message_id: str = store.add_message(
+        conversation_id, role="system", kind=COMPACTION_KIND, text=CLEARED_TEXT.format(by=by), meta=meta
+    )
+    return message_id
 
 
 async def history_for_call(
