@@ -461,7 +461,16 @@ class ExternalCalls:
         escape = path_problem(scope.turn.worktree, name, args)
         if escape is not None:
             return ToolOutput(escape, is_error=True)
-        if needs_approval(spec, scope.profile, scope.autonomy):
+        rule = (
+            self.path.rule_for(scope, spec, args)
+            if needs_approval(spec, scope.profile, scope.autonomy)
+            else None
+        )
+        if rule is not None:
+            # A stored rule answers the gate as on the built-in harness (same matching, same
+            # refusals), recorded in the conversation; the guardrail below still decides.
+            self.path._granted_by_rule(scope, rule, call_id, name)
+        elif needs_approval(spec, scope.profile, scope.autonomy):
             call_id = call_id or new_id()
             approval = self._waiting_approval(ApprovalKind.TOOL_CALL, name, args) or self.path.open_wait(
                 scope, Needs(), call_id, name, args, preview
