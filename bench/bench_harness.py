@@ -10,8 +10,11 @@ Two clocks: wall time (what the operator waits for; noisy when other processes l
 machine) and process CPU time (all threads; steady under load).
 
     .venv/bin/python bench/bench_harness.py [--calls 200] [--turns 50] [--profile]
+    .venv/bin/python bench/bench_harness.py --against origin/main [--rounds 4]
 
-Target: < 2 ms overhead per call (median) on a 2-core machine.
+Target: < 2 ms overhead per call (median) on a 2-core machine. ``--against REV`` measures the
+loop (one call per response) of this tree and of the commit REV in alternating subprocesses of
+the same run (the same machine load for both) and prints the ratio.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import asyncio
 import cProfile
 import dataclasses
 import itertools
+import json
+import os
 import pstats
 import statistics
 import subprocess
@@ -230,11 +235,93 @@ def report(run: LoopRun, bare: dict[str, float], per_response: int, calls: int) 
         )
 
 
+def _overhead_medians(run: LoopRun, bare: dict[str, float]) -> dict[str, float]:
+    return {
+        name: statistics.median(
+            d - bare[name] - p for d, p in zip(run.deltas[name], run.provider[name], strict=False)
+        )
+        for name in CLOCKS
+    }
+
+
+def loop_only(calls: int) -> None:
+    """One measurement of the loop (one call per response), as a JSON line for ``--against``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        ws = Workspace.init(root / "ws", _repo(root))
+        space = ws.create_space("bench", mode=Mode.CHAT, autonomy=Autonomy.YOLO)
+        bare = bare_tool(space.worktree, 2000)
+        run = loop_calls(ws, space.id, calls, 1)
+        writes = ws.create_space("bench-writes", mode=Mode.CHAT, autonomy=Autonomy.YOLO)
+        units = _write_units(ws, writes.id, min(calls, 50))
+        ws.close()
+    print(json.dumps({**_overhead_medians(run, bare), "units": units}))
+
+
+def _write_units(ws: Workspace, space_id: str, n: int) -> float:
+    """Committed write units per read_file call (one call per response)."""
+    from control_center.store.store import Store
+
+    original = Store._write
+    count = [0]
+
+    def counted(self: Store):  # type: ignore[no-untyped-def]
+        count[0] += 1
+        return original(self)
+
+    Store._write = counted  # type: ignore[method-assign]
+    try:
+        use = {"type": "tool_use", "name": "read_file", "input": {"path": "README.md"}}
+        script = [[dict(use)] for _ in range(n)] + [[{"type": "text", "text": "done"}]]
+        asyncio.run(Harness(ws).run(RunRequest("bench", space_id, provider="scripted", script=script)))
+    finally:
+        Store._write = original  # type: ignore[method-assign]
+    return count[0] / n
+
+
+def against(rev: str, calls: int, rounds: int) -> None:
+    """This tree against ``rev``, alternating subprocesses (the same load for both)."""
+    here = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory() as tmp:
+        old = Path(tmp) / "old"
+        old.mkdir()
+        archive = subprocess.run(
+            ["git", "-C", str(here), "archive", rev, "control_center"], check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        results: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
+        for _ in range(rounds):
+            for label, tree in (("before", old), ("after", here)):
+                env = {**os.environ, "PYTHONPATH": str(tree)}
+                out = subprocess.run(
+                    [sys.executable, __file__, "--loop-only", "--calls", str(calls)],
+                    env=env,
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                ).stdout
+                results[label].append(json.loads(out.strip().splitlines()[-1]))
+    print(f"loop overhead per call, one call per response ({calls} calls x {rounds} rounds, alternating)")
+    print(f"  before = {rev}, after = this tree; median of the rounds' medians")
+    for key in (*CLOCKS, "units"):
+        before = statistics.median(r[key] for r in results["before"])
+        after = statistics.median(r[key] for r in results["after"])
+        unit = "write units/call" if key == "units" else "ms"
+        scale = 1 if key == "units" else 1e3
+        print(
+            f"  {key:<5} before {before * scale:7.3f} {unit}  after {after * scale:7.3f} {unit}  "
+            f"ratio after/before {after / before:.2f}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--turns", type=int, default=50)
     parser.add_argument("--profile", action="store_true", help="cProfile one long turn, top 25")
+    parser.add_argument("--against", metavar="REV", help="compare the loop with commit REV, same run")
+    parser.add_argument("--rounds", type=int, default=4, help="alternating rounds of --against")
+    parser.add_argument("--loop-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     # A long turn needs more model calls and tokens than a profile allows; only the limits move.
@@ -242,6 +329,12 @@ def main() -> None:
     loop_module.profile_for = lambda mode: dataclasses.replace(  # type: ignore[assignment]
         real(mode), max_model_calls=10_000, max_turn_tokens=10**12
     )
+    if args.against:
+        against(args.against, args.calls, args.rounds)
+        return
+    if args.loop_only:
+        loop_only(args.calls)
+        return
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

@@ -1,6 +1,8 @@
 """Render issue 29's Inbox parts in the main window: a waiting `pytest -q` call with the grant
-scope chosen ("this workspace", pattern `make test`) and its expiry warning, and the Rules view with
-rules of every scope (one revoked, one with an expiry), at 1000x650 and 1400x900, light and dark.
+scope chosen ("this workspace", pattern `make test`) and its expiry warning, the Rules view with
+rules of every scope (one revoked, one with an expiry), and the composer's `/` popup (built-ins
+with /clear and /rewind, then the repository's commands), at 1000x650 and 1400x900, light and
+dark.
 
 Run: QT_QPA_PLATFORM=offscreen python bench/render_grants.py [DIR]   (PNGs go to DIR, default
 renders/grants)"""
@@ -19,6 +21,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("CONTROL_CENTER_CONFIG_DIR", tempfile.mkdtemp())
 
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from control_center.app import create_main_window
@@ -135,6 +138,18 @@ def main() -> None:
             pump(app, 0.3)
             window.inbox.grab().save(str(out / f"{tag}_rules_view_inbox_only.png"))
             print(tag, "rules shown:", window.inbox.rules_view.model.rowCount())
+            window.inbox.show_rules(False)
+            box = window.composer.input
+            box.setFocus()
+            box.clear()
+            QTest.keyClicks(box, "/")
+            pump(app, 0.8)
+            window.grab().save(str(out / f"{tag}_slash_popup.png"))
+            QTest.keyClicks(box, "re")
+            pump(app, 0.5)
+            window.grab().save(str(out / f"{tag}_slash_popup_re.png"))
+            print(tag, "commands shown:", [r.insert for r in window.composer_assist.popup.rows()])
+            box.clear()
             window._closing_confirmed = True
             window.close()
             pump(app, 0.3)

@@ -627,6 +627,7 @@ def build_parser() -> argparse.ArgumentParser:
     hsub = hk.add_subparsers(dest="hook_command", parser_class=_Parser, required=True)
     hc = hsub.add_parser("claude-code", help="Claude Code PreToolUse hook (JSON on stdin)")
     hc.add_argument("--mode", required=True)
+    hc.add_argument("--autonomy", help="the space's autonomy: a call it gates is left to the permission tool")
     hc.set_defaults(func=_lazy("control_center.harness.transports.claude_hook", "cmd_hook"))
     hr = hsub.add_parser(
         "claude-code-relay",

@@ -29,25 +29,34 @@ def workspace_named(argv: Sequence[str]) -> Path | None:
 
 
 def _hook_mode(argv: Sequence[str]) -> str | None:
-    """The MODE of exactly ``hook claude-code --mode MODE``, the line Claude Code runs once per
-    tool call; any other spelling goes through the CLI's parser, which says what is wrong."""
+    line = _hook_line(argv)
+    return line[0] if line is not None else None
+
+
+def _hook_line(argv: Sequence[str]) -> tuple[str, str | None] | None:
+    """The MODE (and AUTONOMY) of exactly ``hook claude-code --mode MODE [--autonomy AUTONOMY]``,
+    the line Claude Code runs once per tool call; any other spelling goes through the CLI's
+    parser, which says what is wrong."""
+    autonomy: str | None = None
+    if len(argv) == 6 and argv[4] == "--autonomy":
+        argv, autonomy = argv[:4], argv[5]
     if len(argv) == 4 and argv[:3] == ["hook", "claude-code", "--mode"]:
-        return argv[3]
+        return argv[3], autonomy
     if len(argv) == 3 and argv[:2] == ["hook", "claude-code"] and argv[2].startswith("--mode="):
-        return argv[2].split("=", 1)[1]
+        return argv[2].split("=", 1)[1], autonomy
     return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    mode = _hook_mode(args)
-    if mode is not None:
+    hook = _hook_line(args)
+    if hook is not None:
         # The hook imports only the check and the profiles, not the CLI (half its start-up).
         import argparse
 
         from control_center.harness.transports.claude_hook import cmd_hook
 
-        return cmd_hook(argparse.Namespace(mode=mode))
+        return cmd_hook(argparse.Namespace(mode=hook[0], autonomy=hook[1]))
     folder = workspace_named(args)
     if folder is not None:
         from control_center.store import health

@@ -25,6 +25,7 @@ from control_center.core.approvals import (
     ApprovalStatus,
     Decision,
 )
+from control_center.core.errors import OperatorError
 from control_center.core.events import (
     ApprovalRequested,
     QuestionAsked,
@@ -83,7 +84,7 @@ class RuleShown:
 #: How often the app looks for approvals past their time-out.
 EXPIRY_SWEEP_S = 2.0
 #: Listener methods added after the first listeners were written: a listener may lack them.
-_OPTIONAL_CALLBACKS = frozenset({"approvals_expiring"})
+_OPTIONAL_CALLBACKS = frozenset({"approvals_expiring", "rules_changed"})
 
 
 class RuntimeListener(Protocol):
@@ -100,6 +101,8 @@ class RuntimeListener(Protocol):
     def presence_changed(self, others: list[Presence]) -> None: ...
     # Approvals that entered their warning window (each once): (approval, "expires in …") pairs.
     def approvals_expiring(self, items: list[tuple[Approval, str]]) -> None: ...
+    # Another process made or revoked a grant rule (the Rules view reads them again).
+    def rules_changed(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -743,6 +746,40 @@ class WorkspaceRuntime:
 
         return self._submit(run())
 
+    def clear_context(self, space_id: str) -> concurrent.futures.Future[str]:
+        """The operator's /clear (harness/context.py ``clear_context``): refused while a turn
+        runs or waits in the space (its history is in use); the line to show comes back."""
+        from control_center.harness.context import clear_context
+
+        def work() -> str:
+            space = self.ws.store.space(space_id)
+            if space is None:
+                raise OperatorError(f"no space {space_id!r}")
+            if space_id in self.running_spaces() or self.ws.store.active_turn(space_id) is not None:
+                raise OperatorError("a turn is running or waiting here: /clear when it has ended")
+            if clear_context(self.ws.store, space.conversation_id, by=self.operator) is None:
+                return "nothing to clear: the conversation is empty"
+            return "context cleared: the next message starts the model's history afresh"
+
+        return self._call(work)
+
+    def turn_back(self, space_id: str, back: int) -> concurrent.futures.Future[tuple[str, str] | str]:
+        """The turn ``back`` turns before now that a rewind can take back (1: the newest one not
+        rewound yet): its id and message, or the line that says why there is none."""
+
+        def read() -> tuple[str, str] | str:
+            found: list[tuple[str, str]] = []
+            for turn in reversed(self.ws.store.turns(space_id=space_id)):
+                first = next((m for m in self.ws.store.turn_messages(turn.id) if m.kind == "user"), None)
+                if first is not None and not first.meta.get("rewound"):
+                    found.append((turn.id, first.text))
+                    if len(found) == back:
+                        return found[-1]
+            shown = f"{len(found)} turn{'s' if len(found) != 1 else ''}"
+            return f"/rewind {back}: this conversation has {shown} to rewind"
+
+        return self._call(read)
+
     def load_replaced(self, space_id: str, from_seq: int, to_seq: int) -> concurrent.futures.Future[Any]:
         """What a compaction replaced: messages ``from_seq``..``to_seq`` (the newest page of them)."""
         return self._call(
@@ -1378,6 +1415,8 @@ class WorkspaceRuntime:
         everything = "*" in keys  # after a reconnect: whatever was missed
         if everything or "approval" in keys:
             self._notify("approvals_changed")
+        if everything or "grant_rule" in keys:
+            self._notify("rules_changed")
         if everything or "space" in keys:
             self._notify("spaces_changed")
         if everything or keys.keys() & {"turn", "approval", "space", "pipeline"}:

@@ -208,6 +208,20 @@ class CallPath:
         except WorkspaceError as exc:
             return ToolOutput(str(exc), is_error=True), False
 
+    def writes_before_result(self, ctx: CallScope, name: str) -> bool:
+        """Whether ``dispatch`` may write before the call's result: a journal claim (an effect),
+        an Inbox item or a rule's note (the gate), or a verb's own writes. A model reply whose
+        calls all say no may ride on the first result's write (``TurnRecorder.model_reply``)."""
+        spec = ctx.surface.get(name)
+        if spec is None:
+            return False  # answered "unknown tool", nothing written
+        return (
+            name in VERBS
+            or name not in PURE_TOOLS
+            or call_journal.is_effectful(spec)
+            or needs_approval(spec, ctx.profile, ctx.autonomy)
+        )
+
     def rule_for(self, ctx: CallScope, spec: ToolSpec, args: dict[str, Any]) -> GrantRule | None:
         """The stored grant rule that answers this call at the gate (harness/grants.py), if any:
         read from the store at every call, so a rule revoked a moment ago answers nothing."""
@@ -447,7 +461,16 @@ class ExternalCalls:
         escape = path_problem(scope.turn.worktree, name, args)
         if escape is not None:
             return ToolOutput(escape, is_error=True)
-        if needs_approval(spec, scope.profile, scope.autonomy):
+        rule = (
+            self.path.rule_for(scope, spec, args)
+            if needs_approval(spec, scope.profile, scope.autonomy)
+            else None
+        )
+        if rule is not None:
+            # A stored rule answers the gate as on the built-in harness (same matching, same
+            # refusals), recorded in the conversation; the guardrail below still decides.
+            self.path._granted_by_rule(scope, rule, call_id, name)
+        elif needs_approval(spec, scope.profile, scope.autonomy):
             call_id = call_id or new_id()
             approval = self._waiting_approval(ApprovalKind.TOOL_CALL, name, args) or self.path.open_wait(
                 scope, Needs(), call_id, name, args, preview

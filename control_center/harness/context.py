@@ -112,6 +112,8 @@ class Summary:
     to_seq: int
     messages: int
     pinned: tuple[str, ...] = ()
+    #: The operator's /clear: the model reads nothing before ``to_seq`` (no summary either).
+    cleared: bool = False
 
 
 class ConversationHistory:
@@ -129,8 +131,23 @@ class ConversationHistory:
         #: Pinned blocks of messages that left the window, until a summary carries them.
         self._pinned_pending: list[str] = []
         self._pinned_ids: set[str] = set()
+        #: Whether a message of the window ever held an image block (stored images are resolved
+        #: for each request: a conversation without any skips the walk over its history).
+        self.has_images = False
+        #: The last budget and what it was computed for: a turn's system prompt and tool list do
+        #: not change between its model calls (the list is held, so its identity stays unique).
+        self._budget_for: tuple[ModelSettings, str, list[dict[str, Any]], int] | None = None
 
     # -- reading ---------------------------------------------------------------------------------
+
+    def budget(self, settings: ModelSettings, system: str, tools: list[dict[str, Any]]) -> int:
+        """``history_budget``, computed again only when the settings, prompt or tool list moved."""
+        memo = self._budget_for
+        if memo is not None and memo[0] == settings and memo[1] == system and memo[2] is tools:
+            return memo[3]
+        budget = history_budget(settings, system, tools)
+        self._budget_for = (settings, system, tools, budget)
+        return budget
 
     def messages(self, store: Any, budget: int, current_turn: str | None = None) -> list[dict[str, Any]]:
         """The history for the next model call, within ``budget`` tokens (estimated)."""
@@ -191,8 +208,11 @@ class ConversationHistory:
                 continue  # a rewound-away message stays readable, but the model no longer sees it
             blocks = [dict(b) for b in row.blocks]
             for b in blocks:
-                if b.get("type") == "tool_use" and _kept_whole(b.get("name")):
+                kind = b.get("type")
+                if kind == "tool_use" and _kept_whole(b.get("name")):
                     self._pinned_ids.add(str(b.get("id")))
+                elif kind == "image":
+                    self.has_images = True
             known = row_tokens.get(row.seq) if row_tokens is not None else None
             tokens = known if known is not None else estimate_tokens(blocks)
             last = self._entries[-1] if self._entries else None
@@ -295,7 +315,7 @@ class ConversationHistory:
 
     def _head_text(self) -> str:
         parts = []
-        if self.summary is not None:
+        if self.summary is not None and not self.summary.cleared:
             parts.append(
                 f"[Summary of the {self.summary.messages} earlier messages of this conversation, "
                 f"compacted to fit the context window]\n{self.summary.text}"
@@ -364,6 +384,7 @@ def _summary_of(row: Any) -> Summary:
         to_seq=int(meta.get("to_seq", 0)),
         messages=int(meta.get("messages", 0)),
         pinned=tuple(meta.get("pinned") or ()),
+        cleared=bool(meta.get("cleared")),
     )
 
 
@@ -511,6 +532,29 @@ async def compact_by_hand(
     return done
 
 
+#: The marker a /clear leaves in the conversation (shown where the model's history now starts).
+CLEARED_TEXT = (
+    "Context cleared by {by}: the model starts afresh from here; the messages above stay readable "
+    "but are no longer sent to it."
+)
+
+
+def clear_context(store: Any, conversation_id: str, *, by: str) -> str | None:
+    """The operator's ``/clear`` (as in Claude Code): the model's history of this conversation
+    starts empty after now; every earlier message stays stored and shown. Written as a compaction
+    row that covers everything so far with no summary, so the windowed history (this process's
+    and any other's) drops it the way it drops a compacted range. None: nothing to clear."""
+    newest = store.messages_page(conversation_id, limit=1, newest_first=True)
+    if not newest:
+        return None
+    to_seq = newest[-1].seq
+    meta = {"from_seq": 1, "to_seq": to_seq, "messages": 0, "replaced": to_seq, "by": by, "cleared": True}
+    message_id: str = store.add_message(
+        conversation_id, role="system", kind=COMPACTION_KIND, text=CLEARED_TEXT.format(by=by), meta=meta
+    )
+    return message_id
+
+
 async def history_for_call(
     history: ConversationHistory,
     store: Any,
@@ -523,7 +567,7 @@ async def history_for_call(
     """The messages of the next model call, within the window. When messages left the window
     since the last summary, first one compaction chunk (a failure is logged: the windowed history
     is still valid, and the next call tries again)."""
-    budget = history_budget(settings, system, tools)
+    budget = history.budget(settings, system, tools)
     history.sync(store, budget)
     history._fit(budget, turn_id)
     done = None
@@ -533,6 +577,9 @@ async def history_for_call(
             done = await compact(store, history, provider, settings, span=span, turn_id=turn_id)
         except Exception as exc:  # the provider's errors: the call itself will surface them
             log.warning("compaction of %s failed: %s", history.conversation_id, exc)
+    if done is None:
+        # Nothing was written since the sync above: the window is current (one read per call).
+        return history._render(), None
     return history.messages(store, budget, turn_id), done
 
 

@@ -203,7 +203,9 @@ def transcript(
             # summary the model now reads instead.
             meta = row.meta
             marker = (
-                f"Compacted {meta.get('replaced', '?')} earlier messages "
+                row.text  # a /clear: the model's history starts here
+                if meta.get("cleared")
+                else f"Compacted {meta.get('replaced', '?')} earlier messages "
                 f"(#{meta.get('from_seq', '?')}–#{meta.get('to_seq', '?')}, by {meta.get('by', 'model')}) "
                 f"into this summary:\n{row.text}"
             )

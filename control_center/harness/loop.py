@@ -686,7 +686,9 @@ class BuiltinDriver:
             messages = model_history(store.messages(ctx.conversation_id))
         request = ModelRequest(
             system=ctx.system,
-            messages=with_image_data(messages, self.ws.root),
+            messages=with_image_data(messages, self.ws.root)
+            if ctx.history is None or ctx.history.has_images
+            else messages,
             tools=ctx.tool_defs,
             settings=ctx.settings,
         )
@@ -716,11 +718,15 @@ class BuiltinDriver:
         step = Usage(1, response.input_tokens, response.output_tokens, call_cost)
         ctx.usage.add(step.model_calls, step.input_tokens, step.output_tokens, step.cost_usd)
         text = "".join(b.get("text", "") for b in response.content if b.get("type") == "text")
+        uses = response.tool_uses
+        # The reply rides on its first result's write when no call writes before its result.
+        quiet = bool(uses) and not any(self.calls.writes_before_result(ctx, u.get("name", "")) for u in uses)
         ctx.recorder.model_reply(
             text,
             [_clean_block(b) for b in response.content],
             ctx.usage,
             step,
+            hold=quiet,
             cursor=ctx.provider.cursor,
             **({"state": ctx.state} if ctx.state_dirty else {}),
         )

@@ -20,6 +20,7 @@ from control_center.core.events import (
 )
 from control_center.core.records import Turn
 from control_center.harness.tools.base import ToolOutput
+from control_center.store.store import NewMessage
 from control_center.workspace import Workspace
 
 EventSink = Callable[[TurnEvent], None]
@@ -69,6 +70,9 @@ class TurnRecorder:
         self.turn = turn
         self.emit = emit
         self.has_space = has_space
+        #: A model reply whose write rides on the next one (``model_reply(hold=True)``): the
+        #: message and the turn's position after it.
+        self._held: tuple[NewMessage, dict[str, Any]] | None = None
 
     @property
     def conversation_id(self) -> str:
@@ -104,13 +108,27 @@ class TurnRecorder:
         self._message("assistant", "assistant", text, blocks, meta={"partial": True} if partial else None)
 
     def model_reply(
-        self, text: str, blocks: list[dict[str, Any]], total: Usage, step: Usage, **fields: Any
+        self,
+        text: str,
+        blocks: list[dict[str, Any]],
+        total: Usage,
+        step: Usage,
+        *,
+        hold: bool = False,
+        **fields: Any,
     ) -> None:
         """A complete model reply and the turn's position after it (usage, cursor, ``fields``) in
         one transaction: a crash between two writes would replay the call on resume from a stale
-        position."""
+        position. ``hold``: the write rides on the recorder's next one (the first tool result's),
+        one commit fewer per step; the loop holds only a reply whose calls write nothing before
+        their results (no journal claim, no Inbox item, no rule note), so a crash in between loses
+        nothing recorded: the turn resumes from before the reply and asks the model again."""
         self.emit(UsageEvent(step.input_tokens, step.output_tokens, step.cost_usd))
         turn_fields = {**total.turn_fields(), **fields}
+        self.flush()
+        if hold and self.conversation_id:
+            self._held = (NewMessage("assistant", "assistant", text, blocks), turn_fields)
+            return
         if self.conversation_id:
             self.ws.store.add_message(
                 self.conversation_id,
@@ -150,6 +168,7 @@ class TurnRecorder:
 
     def note(self, kind: str, text: str, **meta: Any) -> None:
         """A system line in the conversation (``note``, ``error``)."""
+        self.flush()
         if self.conversation_id:
             self.ws.store.add_message(
                 self.conversation_id, role="system", kind=kind, text=text, meta=meta, turn_id=self.turn.id
@@ -169,17 +188,26 @@ class TurnRecorder:
         blocks: list[dict[str, Any]],
         meta: dict[str, Any] | None = None,
     ) -> str | None:
-        if self.conversation_id:
-            return self.ws.store.add_message(
-                self.conversation_id,
-                role=role,
-                kind=kind,
-                text=text,
-                blocks=blocks,
-                meta=meta,
-                turn_id=self.turn.id,
+        if not self.conversation_id:
+            return None
+        message = NewMessage(role, kind, text, blocks, meta)
+        held, self._held = self._held, None
+        if held is None:
+            return self.ws.store.add_messages(self.conversation_id, [message], turn_id=self.turn.id)[0]
+        reply, turn_fields = held
+        ids = self.ws.store.add_messages(
+            self.conversation_id, [reply, message], turn_id=self.turn.id, turn_fields=turn_fields
+        )
+        return ids[1]
+
+    def flush(self) -> None:
+        """Write a held model reply now (before any write that is not its turn's next message)."""
+        held, self._held = self._held, None
+        if held is not None:
+            reply, turn_fields = held
+            self.ws.store.add_messages(
+                self.conversation_id, [reply], turn_id=self.turn.id, turn_fields=turn_fields
             )
-        return None
 
     # -- usage and progress -----------------------------------------------------------------------
 
@@ -187,10 +215,12 @@ class TurnRecorder:
         """One model call's (or one external run's) usage: ``step`` announced, ``total`` kept
         (with any other ``fields`` of the same write)."""
         self.emit(UsageEvent(step.input_tokens, step.output_tokens, step.cost_usd))
+        self.flush()
         self.ws.store.write_turn(self.turn.id, **total.turn_fields(), **fields)
 
     def progress(self, **fields: Any) -> None:
         """Fields of the turn row that moved (state, delivery, cursor, mode, status)."""
+        self.flush()
         if fields:
             self.ws.store.write_turn(self.turn.id, **fields)
 
@@ -207,6 +237,7 @@ class TurnRecorder:
     ) -> TurnEnded:
         """The turn's last write and event. A one-shot run's scratch worktree goes once nothing
         can resume the turn."""
+        self.flush()
         self.ws.store.write_turn(self.turn.id, status=status, delivered=delivered, error=error, **fields)
         if error:
             self.note("error" if status is TurnStatus.FAILED else "note", error)

@@ -144,6 +144,20 @@ _INSERT_MESSAGE = text(
 )
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class NewMessage:
+    """A message to add (``Store.add_messages``)."""
+
+    role: str
+    kind: str
+    text: str = ""
+    blocks: list[dict[str, Any]] | None = None
+    meta: dict[str, Any] | None = None
+
+
+#: MessageRecord's fields, in order, as columns of the message table.
+_MESSAGE_COLUMNS = "id, conversation_id, seq, turn_id, role, kind, text, blocks, meta, created_at"
+
 _RecordT = TypeVar("_RecordT")
 
 
@@ -286,6 +300,15 @@ class Store(RuleStore, CommentStore):
                 yield s
         except IntegrityError:
             raise  # a constraint said no: the callers' business, not a broken file
+        except DBAPIError as exc:
+            raise self._database_error(exc) from None
+
+    @contextmanager
+    def _connect(self) -> Iterator[Any]:
+        """A plain connection for a read on a hot path (no ORM session), errors as ``_read``'s."""
+        try:
+            with self.engine.connect() as conn:
+                yield conn
         except DBAPIError as exc:
             raise self._database_error(exc) from None
 
@@ -508,29 +531,44 @@ class Store(RuleStore, CommentStore):
         """``turn_fields`` updates the turn (``turn_id``) in the same transaction: a model reply
         and the turn's position after it (its script cursor, usage) are saved together, so a crash
         never leaves one without the other."""
-        # One INSERT, the next sequence number computed inside it: this runs for every message of
-        # every turn, so it skips the ORM.
-        message_id = new_id()
+        message = NewMessage(role, kind, text, blocks, meta)
+        return self.add_messages(conversation_id, [message], turn_id=turn_id, turn_fields=turn_fields)[0]
+
+    def add_messages(
+        self,
+        conversation_id: str,
+        messages: Sequence[NewMessage],
+        *,
+        turn_id: str | None = None,
+        turn_fields: dict[str, Any] | None = None,
+    ) -> list[str]:
+        """Messages of one turn in order, and ``turn_fields``, in one transaction (one commit)."""
+        # One INSERT each, the next sequence number computed inside it: this runs for every
+        # message of every turn, so it skips the ORM.
         update = self._turn_update(turn_id, turn_fields) if turn_id and turn_fields else None
+        ids = [new_id() for _ in messages]
+        created_at = now_iso()
         with self._write() as s:
             if update is not None and s.execute(update).rowcount == 0:
                 raise NotFound(f"no turn {turn_id!r} in this workspace")
-            s.connection().execute(
-                _INSERT_MESSAGE,
-                {
-                    "id": message_id,
-                    "conversation_id": conversation_id,
-                    "seq_conversation_id": conversation_id,
-                    "turn_id": turn_id,
-                    "role": role,
-                    "kind": kind,
-                    "text": text,
-                    "blocks": json.dumps(blocks or []),
-                    "meta": json.dumps(meta or {}),
-                    "created_at": now_iso(),
-                },
-            )
-        return message_id
+            conn = s.connection()
+            for message_id, m in zip(ids, messages, strict=True):
+                conn.execute(
+                    _INSERT_MESSAGE,
+                    {
+                        "id": message_id,
+                        "conversation_id": conversation_id,
+                        "seq_conversation_id": conversation_id,
+                        "turn_id": turn_id,
+                        "role": m.role,
+                        "kind": m.kind,
+                        "text": m.text,
+                        "blocks": json.dumps(m.blocks or []),
+                        "meta": json.dumps(m.meta or {}),
+                        "created_at": created_at,
+                    },
+                )
+        return ids
 
     def update_message_meta(self, message_id: str, **meta: Any) -> None:
         with self._write() as s:
@@ -571,18 +609,31 @@ class Store(RuleStore, CommentStore):
     ) -> list[MessageRecord]:
         """Rows strictly between two seq keys, in seq order (``newest_first``: the newest
         ``limit`` of them, still returned oldest first). A keyset page: its cost is its own size,
-        never the conversation's, and it binds at most four variables."""
-        with self._read() as s:
-            q = select(MessageRow).where(MessageRow.conversation_id == conversation_id)
-            if after_seq is not None:
-                q = q.where(MessageRow.seq > after_seq)
-            if before_seq is not None:
-                q = q.where(MessageRow.seq < before_seq)
-            q = q.order_by(col(MessageRow.seq).desc() if newest_first else col(MessageRow.seq))
-            if limit is not None:
-                q = q.limit(limit)
-            rows = [_record(MessageRecord, r) for r in s.exec(q)]
-            return rows[::-1] if newest_first else rows
+        never the conversation's, and it binds at most four variables. Plain SQL on a connection:
+        the turn loop reads the conversation's new rows before every model call."""
+        where = ["conversation_id = :conversation_id"]
+        params: dict[str, Any] = {"conversation_id": conversation_id}
+        if after_seq is not None:
+            where.append("seq > :after_seq")
+            params["after_seq"] = after_seq
+        if before_seq is not None:
+            where.append("seq < :before_seq")
+            params["before_seq"] = before_seq
+        sql = f"SELECT {_MESSAGE_COLUMNS} FROM message WHERE {' AND '.join(where)} ORDER BY seq"
+        if newest_first:
+            sql += " DESC"
+        if limit is not None:
+            sql += " LIMIT :limit"
+            params["limit"] = limit
+        load_json = self.dialect.load_json
+        with self._connect() as conn:
+            rows = [
+                MessageRecord(
+                    r[0], r[1], r[2], r[3], r[4], r[5], r[6], load_json(r[7]), load_json(r[8]), r[9]
+                )
+                for r in conn.execute(text(sql), params)
+            ]
+        return rows[::-1] if newest_first else rows
 
     def turn_messages(self, turn_id: str) -> list[MessageRecord]:
         """The messages one turn wrote, in order (an index lookup: its cost is the turn's size,

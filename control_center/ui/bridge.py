@@ -29,6 +29,8 @@ class RuntimeBridge(QObject):
     presence_changed = Signal(object)
     #: Approvals entering their warning window: a list of (Approval, "expires in …").
     approvals_expiring = Signal(object)
+    #: Another process made or revoked a grant rule.
+    rules_changed = Signal()
 
 
 class _ListenerAdapter:
@@ -70,6 +72,9 @@ class _ListenerAdapter:
 
     def approvals_expiring(self, items: list[Any]) -> None:
         self._emit("approvals_expiring", items)
+
+    def rules_changed(self) -> None:
+        self._emit("rules_changed")
 
 
 def listener_for(bridge: RuntimeBridge) -> _ListenerAdapter:

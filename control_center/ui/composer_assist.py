@@ -47,6 +47,8 @@ class AssistHost(Protocol):
         self, text: str, images: tuple[dict[str, Any], ...] = (), model: str | None = None
     ) -> bool: ...
     def compact_conversation(self) -> None: ...
+    def clear_context(self) -> None: ...
+    def rewind_turns_back(self, back: int) -> None: ...
     def open_review_dialog(self) -> None: ...
     def resume_turn(self, space_id: str | None = None) -> None: ...
     def stop_turn(self) -> None: ...
@@ -346,17 +348,30 @@ class ComposerAssist(QObject):
             BuiltinCommand(
                 "compact", "Summarise the conversation now", lambda _a: host.compact_conversation()
             ),
+            BuiltinCommand(
+                "clear",
+                "Fresh context for the model; messages stay shown",
+                lambda _a: host.clear_context(),
+            ),
             BuiltinCommand("cost", "This space's tokens and cost", lambda _a: self._say(host.usage_text())),
             BuiltinCommand("resume", "Resume the interrupted turn", lambda _a: host.resume_turn()),
             BuiltinCommand(
                 "review", "Open a pull-request review space", lambda _a: host.open_review_dialog()
             ),
+            BuiltinCommand("rewind", "Rewind before a turn: /rewind N goes N back", self._rewind),
             BuiltinCommand("stop", "Stop the running turn", lambda _a: host.stop_turn()),
         ]
         for mode in OPERATOR_MODES:  # one per mode the operator can pick (core/profiles.py)
             label = profile_for(mode).label
             commands.append(BuiltinCommand(label.lower(), f"Switch to {label} mode", self._switcher(mode)))
         return sorted(commands, key=lambda c: c.name)
+
+    def _rewind(self, arguments: str) -> None:
+        words = arguments.split()
+        if len(words) > 1 or (words and not (words[0].isdigit() and int(words[0]) >= 1)):
+            self._say(f"/rewind takes one number of turns back (1 = the last turn), not {arguments!r}")
+            return
+        self.host.rewind_turns_back(int(words[0]) if words else 1)
 
     def _switcher(self, mode: Mode) -> Callable[[str], None]:
         return lambda _arguments: self._switch(mode)

@@ -408,6 +408,7 @@ class MainWindow(QMainWindow):
         b.turn_event_received.connect(self._on_turn_event)
         b.turn_finished.connect(self._on_turn_finished)
         b.approvals_changed.connect(self.refresh_approvals)
+        b.rules_changed.connect(self._refresh_rules)
         b.spaces_changed.connect(self.refresh_spaces)
         b.pipeline_changed.connect(self._on_pipeline_changed)
         b.error_reported.connect(self._on_error)
@@ -1406,6 +1407,33 @@ class MainWindow(QMainWindow):
         self.status_area.show_info("Compacting the conversation…", 5000)
         self.operations.run(self.runtime.compact(space_id), lambda _done: self._after_compaction(space_id))
 
+    def clear_context(self) -> None:
+        """/clear: the model's history of this space starts afresh; its messages stay shown."""
+        if self._current is None:
+            return
+        space_id = self._current.id
+
+        def done(line: str) -> None:
+            self.status_area.show_info(line, 8000)
+            self._after_compaction(space_id)
+
+        self.operations.run(self.runtime.clear_context(space_id), done, what="clear")
+
+    def rewind_turns_back(self, back: int) -> None:
+        """/rewind N: the rewind dialog for the turn N back (1: the newest one)."""
+        if self._current is None:
+            return
+        space_id = self._current.id
+
+        def found(turn: tuple[str, str] | str) -> None:
+            if isinstance(turn, str):
+                self.status_area.show_info(turn, 8000)
+            elif self._current is not None and self._current.id == space_id:
+                turn_id, text = turn
+                self.rewind_actions.open(TranscriptItem(turn_id, ItemKind.USER, text, turn_id))
+
+        self.operations.run(self.runtime.turn_back(space_id, back), found, what="rewind")
+
     def _after_compaction(self, space_id: str) -> None:
         if self._current is not None and self._current.id == space_id:
             self._request_transcript(space_id)
@@ -1447,6 +1475,11 @@ class MainWindow(QMainWindow):
         self.status_area.show_error(message)
 
     # -- approvals ------------------------------------------------------------------------------
+
+    def _refresh_rules(self) -> None:
+        """Another process made or revoked a rule: the Rules view, when shown, reads them again."""
+        if self.inbox.rules_button.isChecked() and self.inbox.rules_view is not None:
+            self.inbox.rules_view.reload()
 
     def refresh_approvals(self) -> None:
         """What changed since the newest change seen (read off this thread, applied to the rows

@@ -258,7 +258,9 @@ def test_a_command_claude_runs_cannot_write_into_its_stream(
 
 
 def test_chat_mode_has_no_plan_permission_mode_and_allows_the_shell(ws: Workspace, fake: Fake) -> None:
-    space = ws.create_space("agent", mode=Mode.CHAT)
+    # At auto the shell and writes need no grant (at ask they go through the permission tool:
+    # tests/harness/test_claude_rules.py).
+    space = ws.create_space("agent", mode=Mode.CHAT, autonomy=Autonomy.AUTO)
     ended, _events = run(ws, AppSettings(claude_cli=str(fake.path)), space.id, "-rf everything")
     assert ended.status is TurnStatus.COMPLETED
     argv = fake.seen["argv"]
@@ -1004,7 +1006,7 @@ def test_real_cli_review_space_records_a_finding_and_a_verdict(ws: Workspace) ->
 @needs_real_cli
 @pytest.mark.usefixtures("loopback_key")
 def test_real_cli_chat_still_edits_files(ws: Workspace) -> None:
-    space = ws.create_space("e2e-chat-edit", mode=Mode.CHAT)
+    space = ws.create_space("e2e-chat-edit", mode=Mode.CHAT, autonomy=Autonomy.AUTO)
     target = space.worktree / "notes.txt"
     replies = [
         [{"type": "tool_use", "name": "Write", "input": {"file_path": str(target), "content": "written\n"}}],
@@ -1193,7 +1195,7 @@ def test_real_cli_a_plan_turn_cannot_plant_settings_that_a_later_agent_turn_load
 
     # ...and neither the same space, once in Agent mode, nor another Agent space loads it.
     ws.store.update_space(planner.id, mode=Mode.CHAT)
-    agent = ws.create_space("agent", mode=Mode.CHAT)
+    agent = ws.create_space("agent", mode=Mode.CHAT, autonomy=Autonomy.AUTO)
     for space_id in (planner.id, agent.id):
         replies = [
             [{"type": "tool_use", "name": "Bash", "input": {"command": "true", "description": "t"}}],
@@ -1303,7 +1305,7 @@ def test_real_cli_an_interrupted_turn_resumes_its_real_claude_session(ws: Worksp
     """Cancel a real Claude Code turn in the middle of a command, then resume it: the CLI is
     started with ``--resume`` on the session it reported, finds that session in the space's home
     (rebuilt for the resume, transcripts kept) and sends the model the whole earlier exchange."""
-    space = ws.create_space("resume-real", mode=Mode.CHAT)
+    space = ws.create_space("resume-real", mode=Mode.CHAT, autonomy=Autonomy.AUTO)
     replies = [
         [
             {

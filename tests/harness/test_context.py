@@ -21,6 +21,7 @@ from control_center.harness.context import (
     COMPACTION_KIND,
     COMPACTION_SYSTEM,
     ConversationHistory,
+    clear_context,
     context_window,
     estimate_tokens,
     history_budget,
@@ -343,3 +344,27 @@ def test_a_full_window_is_not_summarized_again_at_every_call(
     # The backlog that left the window at the first turn is summarized in chunks (two here);
     # the turns after that fit below the mark.
     assert len(summaries) <= 2
+
+
+def test_clear_empties_the_models_history_live_and_cold_and_keeps_every_message(ws: Workspace) -> None:
+    """/clear: a cached history (this process's) and a cold one (a new process's) both start
+    after the marker; the stored messages and the transcript keep everything."""
+    _sid, conv = _conversation(ws)
+    _bulk(ws, conv, 6)
+    live = ConversationHistory(conv)
+    assert live.messages(ws.store, 10**9)
+    assert clear_context(ws.store, conv, by="operator") is not None
+    assert live.messages(ws.store, 10**9) == []
+    assert ConversationHistory(conv).messages(ws.store, 10**9) == []
+    ws.store.add_message(
+        conv, role="user", kind="user", text="afresh", blocks=[{"type": "text", "text": "afresh"}]
+    )
+    for history in (live, ConversationHistory(conv)):
+        messages = history.messages(ws.store, 10**9)
+        assert [m["role"] for m in messages] == ["user"]
+        assert "Summary" not in json.dumps(messages)  # no summary head either
+        assert json.dumps(messages).count("afresh") == 1
+    shown = transcript(ws.store.messages(conv))
+    assert len([i for i in shown if i.kind is ItemKind.USER]) == 3  # the earlier two stay readable
+    assert any(i.kind is ItemKind.COMPACTION and i.text.startswith("Context cleared") for i in shown)
+    assert clear_context(ws.store, ws.store.create_conversation(space_id=None), by="operator") is None

@@ -499,3 +499,48 @@ def test_sigkill_while_parallel_plan_nodes_run_keeps_every_guarantee(tmp_path: P
         f"operations, {kills} SIGKILLs; every invariant held"
     )
     assert kills >= PARALLEL_TRIALS
+
+
+def test_sigkill_at_each_write_of_a_reading_turn_loses_no_reply_and_answers_each_read_once(
+    tmp_path: Path,
+) -> None:
+    """A reply whose calls are pure reads rides on its first result's commit: a kill before or
+    inside that commit loses the reply and the result together, and the resumed turn asks the
+    model again from before the reply (the turn's position rides in the same commit) — never a
+    reply without its results, nor one saved twice."""
+    repo = make_repo(tmp_path / "repo")
+    ws = Workspace.init(tmp_path / "ws", repo)
+    try:
+        space = ws.create_space("reads", mode=Mode.CHAT, autonomy=Autonomy.AUTO)
+    finally:
+        ws.close()
+    root = tmp_path / "ws"
+    script = [
+        [call("read_file", tool_id="toolu_r1", path="README.md")],
+        [call("read_file", tool_id="toolu_r2", path="README.md"), call("list_files", tool_id="toolu_l2")],
+        [call("read_file", tool_id="toolu_r3", path="README.md")],
+        text("done"),
+    ]
+    for index in range(3, 9):
+        for phase in ("before_write", "inside_write"):
+            trial = f"{phase} {index}"
+            fresh = tmp_path / f"ws-{phase}-{index}"
+            subprocess.run(["cp", "-a", str(root), str(fresh)], check=True)
+            assert fork_operation(fresh, op_run(space.id, "go", script), KillPoint(phase, index)) == -9, trial
+            for _ in range(4):
+                seen = _observe(fresh, space.id)
+                if seen["turns"] and seen["turns"][-1].status is TurnStatus.COMPLETED:
+                    break
+                assert fork_operation(fresh, op_resume(seen["turns"][-1].id)) == 0, trial
+            seen = _observe(fresh, space.id)
+            assert seen["turns"][-1].status is TurnStatus.COMPLETED, trial
+            _every_call_answered_once(seen["messages"], trial)
+            replies = Counter(
+                b.get("id")
+                for m in seen["messages"]
+                if m.kind == "assistant"
+                for b in m.blocks
+                if b.get("type") == "tool_use"
+            )
+            assert sorted(replies) == ["toolu_l2", "toolu_r1", "toolu_r2", "toolu_r3"], trial
+            assert all(n == 1 for n in replies.values()), f"{trial}: a reply saved twice: {replies}"

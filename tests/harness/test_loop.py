@@ -817,3 +817,41 @@ def test_history_cache_matches_a_full_rebuild(ws: Workspace) -> None:
         add("user", count)
         check()
     assert "elsewhere" not in json.dumps(cache.messages(ws.store, budget=10**9))
+
+
+def test_a_read_costs_one_commit_per_step_its_reply_riding_on_its_result(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reply whose calls write nothing before their results (pure reads, no gate) is saved with
+    the first result in one transaction: one commit per step, not two. A reply with an effectful
+    call is saved before its journal claim (its own commit)."""
+    from control_center.store.store import Store
+
+    space = _space(ws, Mode.CHAT, Autonomy.YOLO)
+    original = Store._write
+    units: list[int] = []
+
+    def counted(self: Store):  # type: ignore[no-untyped-def]
+        units.append(1)
+        return original(self)
+
+    def commits(script: list[Any]) -> int:
+        units.clear()
+        ended, _ = run_turn(ws, "go", space, script)
+        assert ended.status is TurnStatus.COMPLETED
+        return len(units)
+
+    monkeypatch.setattr(Store, "_write", counted)
+    plain = commits([text("done")])  # the turn's own writes: its start, message and end
+    reads = commits([*[[call("read_file", path="README.md")] for _ in range(10)], text("done")])
+    edits = [[call("write_file", path=f"f{i}.txt", content="x")] for i in range(10)]
+    writes = commits([*edits, text("done")])
+    assert reads - plain == 10, (plain, reads)
+    assert writes - plain == 40, (plain, writes)  # reply, claim, finish, result
+
+    messages = ws.store.messages(ws.store.space(space).conversation_id)  # type: ignore[union-attr]
+    assert_valid_history(model_history(messages))
+    replies = [
+        m for m in messages if m.kind == "assistant" and m.blocks[:1] and m.blocks[0]["type"] == "tool_use"
+    ]
+    assert len(replies) == 20  # every held reply reached the store, once

@@ -289,3 +289,70 @@ def test_a_built_in_mode_command_switches_through_the_normal_switch(qtbot: Any, 
     qtbot.waitUntil(lambda: window.runtime.ws.store.space(sid).mode is Mode.PLAN, timeout=10_000)
     assert window.composer.input.toPlainText() == ""
     assert window.runtime.ws.store.turns(space_id=sid) == []  # a command, not a message
+
+
+def _texts(window: Any) -> list[str]:
+    model = window.conversation_model
+    return [model.item(r).text for r in range(model.rowCount())]
+
+
+def test_clear_starts_the_models_history_afresh_and_keeps_the_messages_readable(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, (sid,) = _workspace(tmp_path, ("main", Mode.CHAT))
+    replies = [[{"type": "text", "text": "First answer."}], [{"type": "text", "text": "Second answer."}]]
+    with LoopbackMessagesServer(replies) as server:
+        window = _window(qtbot, root)
+        _anthropic(window, server, monkeypatch)
+        store = window.runtime.ws.store
+        QTest.keyClicks(window.composer.input, "remember the word teal")
+        _send(window)
+        qtbot.waitUntil(lambda: "First answer." in _texts(window), timeout=30_000)
+        qtbot.waitUntil(lambda: window.can_send_now(), timeout=10_000)
+        QTest.keyClicks(window.composer.input, "/clear")
+        _send(window)
+        qtbot.waitUntil(lambda: any(t.startswith("Context cleared") for t in _texts(window)), timeout=10_000)
+        assert window.composer.input.toPlainText() == ""
+        assert "remember the word teal" in _texts(window)  # still readable
+        QTest.keyClicks(window.composer.input, "which word?")
+        _send(window)
+        qtbot.waitUntil(lambda: len(server.requests) == 2, timeout=30_000)
+        second = server.requests[1].body["messages"]
+    assert [m["role"] for m in second] == ["user"]
+    assert "teal" not in str(second)
+    assert len(store.turns(space_id=sid)) == 2
+
+
+def test_rewind_opens_the_rewind_dialog_for_the_turn_n_back(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, (sid,) = _workspace(tmp_path, ("main", Mode.CHAT))
+    replies = [[{"type": "text", "text": "One."}], [{"type": "text", "text": "Two."}]]
+    with LoopbackMessagesServer(replies) as server:
+        window = _window(qtbot, root)
+        _anthropic(window, server, monkeypatch)
+        for text, answer in (("first task", "One."), ("second task", "Two.")):
+            QTest.keyClicks(window.composer.input, text)
+            _send(window)
+            qtbot.waitUntil(lambda answer=answer: answer in _texts(window), timeout=30_000)
+            qtbot.waitUntil(lambda: window.can_send_now(), timeout=10_000)
+        QTest.keyClicks(window.composer.input, "/rewind 3")
+        _send(window)
+        qtbot.waitUntil(
+            lambda: window.status_area.current_text() == "/rewind 3: this conversation has 2 turns to rewind",
+            timeout=10_000,
+        )
+        window.composer.input.clear()
+        QTest.keyClicks(window.composer.input, "/rewind many")
+        _send(window)
+        assert "takes one number of turns back" in window.status_area.current_text()
+        window.composer.input.clear()
+        QTest.keyClicks(window.composer.input, "/rewind 2")
+        _send(window)
+        qtbot.waitUntil(lambda: window.rewind_actions.dialog is not None, timeout=10_000)
+        dialog = window.rewind_actions.dialog
+        assert dialog.isVisible()
+        assert window.composer.input.toPlainText() == ""
+        assert dialog.plan.turn_number == 1  # two back: the first turn
+        dialog.reject()
+        assert len(window.runtime.ws.store.turns(space_id=sid)) == 2  # nothing rewound yet

@@ -151,3 +151,53 @@ def test_settings_set_the_time_outs_per_kind(qtbot) -> None:  # type: ignore[no-
     dialog.apply()
     # An untouched value keeps its seconds; 0 is "never".
     assert settings.approval_timeouts == {ApprovalKind.TOOL_CALL: 300, ApprovalKind.QUESTION: 90}
+
+
+_MAKE_RULE = """
+import sys
+from control_center.core.grants import GrantScope, MatchKind
+from control_center.store.store import new_id, now_iso
+from control_center.workspace import Workspace
+from pathlib import Path
+ws = Workspace.open(Path(sys.argv[1]))
+rule = ws.store.add_rule(rule_id=new_id(), scope=GrantScope.WORKSPACE, tool="run_command",
+    match=MatchKind.PREFIX, pattern="pytest", created_by="another operator", created_at=now_iso(),
+    approval_id=None, space_id=None, turn_id=None, expires_at=None)
+print(rule.id)
+ws.close()
+"""
+
+
+def _other_process(*args: str) -> str:
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        cwd=root,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+def test_the_rules_view_shows_a_rule_made_and_revoked_by_another_process(qtbot, workspace: Path) -> None:
+    """Another window or a terminal makes a rule, then `control-center rules revoke` revokes it:
+    the open Rules view follows each within a second (the workspace's change watch), nothing
+    asked of the view itself."""
+    window = _window(qtbot, workspace)
+    QTest.keyClick(window.inbox.table, Qt.Key.Key_R, ALT)
+    view = window.inbox.rules_view
+    assert window.inbox.stack.currentWidget() is view
+    qtbot.wait(300)  # its first read landed: no rules
+    assert view.model.rowCount() == 0
+    rule_id = _other_process("-c", _MAKE_RULE, str(workspace))
+    qtbot.waitUntil(lambda: [r.rule.id for r in view.model.rows] == [rule_id], timeout=1500)
+    assert view.model.rows[0].rule.created_by == "another operator"
+    _other_process("-m", "control_center", "rules", "revoke", "--workspace", str(workspace), rule_id)
+    qtbot.waitUntil(lambda: view.model.rowCount() == 0, timeout=1500)

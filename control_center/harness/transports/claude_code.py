@@ -61,7 +61,9 @@ from control_center.harness.transports.claude_home import (
 from control_center.harness.transports.claude_hook import (
     CLAUDE_TOOL_EQUIVALENTS,
     HOOKED_TOOLS,
+    catalogue_call,
     claude_tool_on_surface,
+    gated_claude_tools,
 )
 from control_center.harness.transports.egress import EgressGate, HostGateway, relay_command
 from control_center.harness.transports.turn_mcp import (
@@ -144,15 +146,17 @@ def cli_needs(cli: str) -> tuple[Path, ...]:
     return tuple(needs)
 
 
-def hook_command(mode: str) -> str:
-    """The shell command Claude Code runs as our PreToolUse hook (never the worktree's code)."""
-    return own_shell_command("hook", "claude-code", "--mode", mode)
+def hook_command(mode: str, autonomy: Autonomy | None = None) -> str:
+    """The shell command Claude Code runs as our PreToolUse hook (never the worktree's code).
+    ``autonomy``: given when it gates some hooked tool (``gated_claude_tools``)."""
+    extra = ("--autonomy", autonomy.value) if autonomy is not None else ()
+    return own_shell_command("hook", "claude-code", "--mode", mode, *extra)
 
 
-def claude_settings(mode: str) -> dict[str, Any]:
+def claude_settings(mode: str, autonomy: Autonomy | None = None) -> dict[str, Any]:
     """The ``--settings`` JSON: our hook on the shell and on every file-writing tool. Only keys
     the CLI knows: it silently ignores a settings file that fails validation in ``-p`` mode."""
-    hook = {"type": "command", "command": hook_command(mode)}
+    hook = {"type": "command", "command": hook_command(mode, autonomy)}
     writers = "|".join(t for t in HOOKED_TOOLS if t != "Bash")
     return {
         "hooks": {
@@ -164,14 +168,19 @@ def claude_settings(mode: str) -> dict[str, Any]:
     }
 
 
-def tool_lists(profile: CapabilityProfile, surface: frozenset[str]) -> tuple[list[str], list[str]]:
+def tool_lists(
+    profile: CapabilityProfile, surface: frozenset[str], gated: frozenset[str] = frozenset()
+) -> tuple[list[str], list[str]]:
     """(allowed, disallowed) Claude tools, from the surface where a Claude tool maps onto it.
     The shell stays in neither list of a mode that denies effects: the hook reads each command
-    line, so read-only commands still run."""
+    line, so read-only commands still run. A ``gated`` tool is in neither list either: Claude
+    asks the turn's permission tool for each call (a stored rule or the operator answers)."""
     allowed: list[str] = []
     disallowed: list[str] = []
     for name in CLAUDE_TOOL_EQUIVALENTS:
         on = claude_tool_on_surface(name, surface)
+        if on and name in gated:
+            continue
         if on:
             allowed.append(name)
         elif name == "Bash" and profile.denied_effects:
@@ -189,10 +198,13 @@ def build_argv(
     model: str | None,
     mcp: TurnMcpServer | None = None,
     mcp_config: Path | None = None,
+    autonomy: Autonomy | None = None,
 ) -> list[str]:
     """``claude``'s command line. ``mcp_config``: the private file that holds the turn's MCP
     server and its token (``write_private_config``): a token on the command line is readable by
-    every process of the machine (``/proc/<pid>/cmdline``)."""
+    every process of the machine (``/proc/<pid>/cmdline``). ``autonomy``: the space's, which may
+    gate Claude's shell and file writes (``gated_claude_tools``)."""
+    gated = gated_claude_tools(profile, autonomy) if autonomy is not None else frozenset()
     # The prompt is the positional argument right after -p; a leading "-" would read as an option.
     prompt = " " + message if message.startswith("-") else message
     argv = [
@@ -203,19 +215,20 @@ def build_argv(
         "stream-json",
         "--verbose",
         "--settings",
-        json.dumps(claude_settings(profile.mode.value)),
+        json.dumps(claude_settings(profile.mode.value, autonomy if gated else None)),
         "--setting-sources",
         "user",
         "--strict-mcp-config",
     ]
     if profile.read_only:
         argv += ["--permission-mode", "plan"]
-    allowed, disallowed = tool_lists(profile, surface)
+    allowed, disallowed = tool_lists(profile, surface, gated)
     if mcp is not None and mcp_config is not None:
         argv += ["--mcp-config", str(mcp_config)]
         allowed += [claude_tool_name(verb) for verb in mcp.verbs]
         if mcp.permission is not None:
-            # Claude asks us, not a person: ExitPlanMode is answered from the plan_exit gate.
+            # Claude asks us, not a person: ExitPlanMode is answered from the plan_exit gate,
+            # a gated shell command or file write by a stored rule or the operator's decision.
             argv += ["--permission-prompt-tool", claude_tool_name(PERMISSION_TOOL)]
     if allowed:
         argv += ["--allowedTools", ",".join(allowed)]
@@ -447,7 +460,8 @@ class ClaudeCodeDriver:
             return finish(TurnStatus.FAILED, NO_API_KEY)
         home_name = home_key(space.id if space else None, turn.id)
         home = home_path(ws.root, home_name)
-        permission = _permission_decider(calls, profile) if profile.read_only else None
+        gated = gated_claude_tools(profile, autonomy)
+        permission = _permission_decider(calls, profile, gated) if profile.read_only or gated else None
         try:
             mcp = TurnMcpServer(calls.verbs, calls.call, permission)
             await mcp.__aenter__()
@@ -570,10 +584,15 @@ class _Launch:
     host_gateway: HostGateway | None = None
 
 
-def _permission_decider(calls: ExternalCalls, profile: CapabilityProfile) -> DecidePermission:
+def _permission_decider(
+    calls: ExternalCalls, profile: CapabilityProfile, gated: frozenset[str] = frozenset()
+) -> DecidePermission:
     """Claude's own ExitPlanMode is answered from our durable plan_exit gate (SPEC §5): the
     first call opens it and is refused, repeats keep the one gate, a call after the operator's
-    grant switches the space to Agent mode. Anything else Claude would ask a person is refused."""
+    grant switches the space to Agent mode. A ``gated`` shell command or file write is its
+    catalogue call at our gate (``ExternalCalls.consent``): a stored rule answers it ("granted
+    by rule R"), else the operator in the Inbox. Anything else Claude would ask a person is
+    refused."""
 
     ours = {claude_tool_name(v.name) for v in calls.verbs}
 
@@ -581,6 +600,17 @@ def _permission_decider(calls: ExternalCalls, profile: CapabilityProfile) -> Dec
         if tool in ours:
             # Our own verbs: the call itself runs through the surface, gate and guardrail.
             return {"behavior": "allow", "updatedInput": tool_input}
+        call = catalogue_call(tool, tool_input) if tool in gated else None
+        if call is not None:
+            name, args = call
+            if "path" in args:
+                # Claude names files by absolute path; our gate and rules read worktree paths
+                # (one outside it stays absolute, which the gate refuses).
+                args["path"] = _worktree_relative(Path(calls.scope.turn.worktree), args["path"])
+            refused = await calls.consent(name, args)
+            if refused is None:
+                return {"behavior": "allow", "updatedInput": tool_input}
+            return {"behavior": "deny", "message": refused.content}
         if tool == "ExitPlanMode" and any(v.name == EXIT_PLAN_VERB for v in calls.verbs):
             plan = str(tool_input.get("plan") or "").strip()
             summary = plan.splitlines()[0][:200] if plan else "Leave plan mode"
@@ -594,6 +624,13 @@ def _permission_decider(calls: ExternalCalls, profile: CapabilityProfile) -> Dec
         }
 
     return decide
+
+
+def _worktree_relative(worktree: Path, path: str) -> str:
+    candidate = Path(path)
+    if candidate.is_absolute() and candidate.is_relative_to(worktree):
+        return candidate.relative_to(worktree).as_posix() or "."
+    return path
 
 
 async def _run_cli(launch: _Launch, message: str, resume_session: str | None) -> _CliRun:
@@ -636,7 +673,16 @@ async def _run_claude(launch: _Launch, message: str, resume_session: str | None)
         if launch.mcp is not None:
             config_file = write_private_config(launch.home, launch.mcp.config(mcp_url))
             mcp_files.append(config_file)
-        argv = build_argv(cli, message, profile, launch.names, model_name, launch.mcp, config_file)
+        argv = build_argv(
+            cli,
+            message,
+            profile,
+            launch.names,
+            model_name,
+            launch.mcp,
+            config_file,
+            launch.calls.scope.autonomy,
+        )
         if resume_session:
             argv[1:1] = ["--resume", resume_session]
         return argv

@@ -27,7 +27,7 @@ from typing import Any
 
 from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.profiles import CapabilityProfile, profile_for
-from control_center.core.surface import materialize_surface
+from control_center.core.surface import materialize_surface, needs_approval
 from control_center.core.tools import CATALOGUE
 from control_center.harness.transports.command_check import classify_bash
 
@@ -96,13 +96,55 @@ def surface_names(profile: CapabilityProfile) -> frozenset[str]:
 # -- the decision -------------------------------------------------------------------------------
 
 
-def decide(mode: str, payload: object) -> HookDecision:
-    """The hook's verdict for one call. Fails closed on an unknown mode or malformed input."""
+def gated_claude_tools(profile: CapabilityProfile, autonomy: Autonomy) -> frozenset[str]:
+    """The hooked Claude tools whose calls wait on the approval gate at ``autonomy`` (as their
+    catalogue equivalents do on the built-in harness), answered by a stored rule or the operator
+    through the permission tool. Only where the profile denies nothing: a read-only mode's hook
+    and OS layer decide alone, and a rule never widens them."""
+    if profile.denied_effects or profile.read_only:
+        return frozenset()
+    return frozenset(
+        tool
+        for tool in HOOKED_TOOLS
+        if any(needs_approval(CATALOGUE[n], profile, autonomy) for n in CLAUDE_TOOL_EQUIVALENTS[tool])
+    )
+
+
+#: Where each hooked Claude tool names its file (its catalogue equivalent's ``path``).
+_PATH_FIELDS: MappingProxyType[str, str] = MappingProxyType(
+    {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
+)
+
+
+def catalogue_call(tool: str, tool_input: object) -> tuple[str, dict[str, Any]] | None:
+    """A hooked Claude call as its catalogue call (name, input) for our gate and rules: Bash as
+    ``run_command {command}``, a file write as its equivalent with ``path``; None when the input
+    lacks what the gate reads (refused by the caller)."""
+    if not isinstance(tool_input, dict):
+        return None
+    if tool == "Bash":
+        command = tool_input.get("command")
+        return ("run_command", {"command": command}) if isinstance(command, str) else None
+    field = _PATH_FIELDS.get(tool)
+    path = tool_input.get(field) if field else None
+    if not isinstance(path, str) or not path:
+        return None
+    extra = {"content": tool_input["content"]} if isinstance(tool_input.get("content"), str) else {}
+    return CLAUDE_TOOL_EQUIVALENTS[tool][0], {"path": path, **extra}
+
+
+def decide(mode: str, payload: object, autonomy: str | None = None) -> HookDecision:
+    """The hook's verdict for one call. Fails closed on an unknown mode or malformed input.
+    ``autonomy``: the space's level; a call it gates gets no explicit allow (Claude Code then asks
+    the turn's permission tool, where a rule or the operator decides)."""
     try:
         profile = profile_for(Mode(mode))
+        level = Autonomy(autonomy) if autonomy is not None else None
     except ValueError:
         allowed = ", ".join(m.value for m in Mode)
-        return HookDecision(False, f"Control Center hook: unknown mode {mode!r} (expected one of {allowed})")
+        return HookDecision(
+            False, f"Control Center hook: unknown mode {mode!r} or autonomy {autonomy!r} (modes: {allowed})"
+        )
     if not isinstance(payload, dict):
         return HookDecision(False, "Control Center hook: the hook input is not a JSON object")
     tool = payload.get("tool_name")
@@ -115,6 +157,8 @@ def decide(mode: str, payload: object) -> HookDecision:
             return HookDecision(False, "Control Center hook: a Bash call without a string tool_input.command")
         command = tool_input["command"]
     if not profile.denied_effects and not profile.read_only:
+        if level is not None and tool in gated_claude_tools(profile, level):
+            return HookDecision(True, f"{tool} waits on the approval gate at autonomy {level.value}")
         return HookDecision(True, f"{profile.label} mode allows {tool}", explicit=True)
     prefix = f"Control Center: {profile.label} mode is read-only"
     if command is not None:
@@ -146,7 +190,7 @@ def _effects_phrase(tool: str) -> str:
 # -- the command --------------------------------------------------------------------------------
 
 
-def run_hook(mode: str, raw: bytes) -> tuple[int, str, str]:
+def run_hook(mode: str, raw: bytes, autonomy: str | None = None) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) for one hook call; never raises, so nothing prints a
     traceback and nothing exits with a non-blocking code."""
     try:
@@ -155,7 +199,7 @@ def run_hook(mode: str, raw: bytes) -> tuple[int, str, str]:
         except (UnicodeDecodeError, ValueError):
             decision = HookDecision(False, "Control Center hook: the hook input is not valid JSON")
         else:
-            decision = decide(mode, payload)
+            decision = decide(mode, payload) if autonomy is None else decide(mode, payload, autonomy)
     except Exception as exc:  # a bug must refuse the call, never let it through
         reason = f"Control Center hook failed ({type(exc).__name__}); refusing the call"
         decision = HookDecision(False, reason)
@@ -169,7 +213,8 @@ def cmd_hook(args: argparse.Namespace) -> int:
         raw = sys.stdin.buffer.read()
     except (OSError, ValueError):
         raw = b""
-    code, out, err = run_hook(str(args.mode), raw)
+    autonomy = getattr(args, "autonomy", None)
+    code, out, err = run_hook(str(args.mode), raw, str(autonomy) if autonomy else None)
     if out:
         sys.stdout.write(out)
         sys.stdout.flush()
