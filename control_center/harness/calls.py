@@ -216,8 +216,8 @@ class CallPath:
         if spec is None:
             return False  # answered "unknown tool", nothing written
         return (
-            name in VERBS
-            or name not in PURE_TOOLS
+            spec.verb
+            or spec.workspace
             or call_journal.is_effectful(spec)
             or needs_approval(spec, ctx.profile, ctx.autonomy)
         )
