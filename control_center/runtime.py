@@ -37,8 +37,7 @@ from control_center.core.grants import GrantRule
 from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.records import Presence, Space, Turn
 from control_center.core.space_state import SpaceState, TurnSnapshot, fold_space_state
-from control_center.core.transcript import TranscriptItem
-from control_center.harness.history import transcript
+from control_center.core.transcript import TranscriptItem, items_from_rows
 from control_center.harness.settings import AppSettings, operator_identity
 from control_center.store.store import new_id
 from control_center.workspace import Workspace, WorkspaceError
@@ -226,6 +225,8 @@ class TranscriptPage:
     oldest_seq: int | None = None
     #: An older page (to prepend), not the newest one.
     older: bool = False
+    #: The seq of the page's newest message: a tail read asks for what came after it.
+    newest_seq: int | None = None
 
 
 class WorkspaceRuntime:
@@ -431,9 +432,16 @@ class WorkspaceRuntime:
         return self._call(lambda: check_cli(spec, setting).problem)
 
     def load_transcript(
-        self, space_id: str, limit: int | None = TRANSCRIPT_PAGE, *, before_seq: int | None = None
+        self,
+        space_id: str,
+        limit: int | None = TRANSCRIPT_PAGE,
+        *,
+        before_seq: int | None = None,
+        after_seq: int | None = None,
     ) -> concurrent.futures.Future[Any]:
-        return self._call(lambda: self.transcript_now(space_id, limit, before_seq=before_seq))
+        return self._call(
+            lambda: self.transcript_now(space_id, limit, before_seq=before_seq, after_seq=after_seq)
+        )
 
     def transcript_now(
         self,
@@ -444,7 +452,9 @@ class WorkspaceRuntime:
         after_seq: int | None = None,
     ) -> TranscriptPage:
         """The newest ``limit`` messages, or (``before_seq``) the ``limit`` before that seq: a
-        keyset page, so scrolling up costs one page per step, however long the conversation."""
+        keyset page, so scrolling up costs one page per step, however long the conversation.
+        With ``after_seq`` (a tail read: what was stored since the rows shown), a result whose
+        call is shown already comes as an update of that call's row."""
         space = self.ws.store.space(space_id)
         if space is None:
             return TranscriptPage(space_id, [], False)
@@ -462,7 +472,7 @@ class WorkspaceRuntime:
         if truncated:
             rows = rows[1:]
         counts = self.ws.store.thread_counts(space.conversation_id, [r.id for r in rows])
-        items = transcript(rows, counts)
+        items = items_from_rows(rows, counts, updates=after_seq is not None)
         decided = self.ws.store.approvals_by_id(
             [i.data["approval_id"] for i in items if i.data and i.data.get("approval_id")]
         )
@@ -471,7 +481,10 @@ class WorkspaceRuntime:
         active = self.ws.store.active_turn(space_id)
         items = self._with_kept_output([_settled_tool(i, active) for i in items])
         oldest = rows[0].seq if rows else None
-        return TranscriptPage(space_id, items, truncated, oldest, older=before_seq is not None)
+        newest = rows[-1].seq if rows else after_seq
+        return TranscriptPage(
+            space_id, items, truncated, oldest, older=before_seq is not None, newest_seq=newest
+        )
 
     def _with_kept_output(self, items: list[TranscriptItem]) -> list[TranscriptItem]:
         """A call stopped while it ran shows what it printed (its spool, kept on Stop), as the
@@ -650,7 +663,24 @@ class WorkspaceRuntime:
         return self._call(work)
 
     def thread_transcript(self, conversation_id: str) -> concurrent.futures.Future[list[TranscriptItem]]:
-        return self._call(lambda: transcript(self.ws.store.messages(conversation_id)))
+        return self._call(lambda: items_from_rows(self.ws.store.messages(conversation_id)))
+
+    def load_thread_tail(
+        self, conversation_id: str, after_seq: int | None
+    ) -> concurrent.futures.Future[TranscriptPage]:
+        """A thread's rows stored after ``after_seq`` (all of them first), as the thread shows
+        them: folded by id into what it shows, live and on reopening alike."""
+
+        def work() -> TranscriptPage:
+            if after_seq is None:
+                rows = self.ws.store.messages(conversation_id)
+            else:
+                rows = self.ws.store.messages_page(conversation_id, after_seq=after_seq)
+            items = items_from_rows(rows, updates=after_seq is not None)
+            newest = rows[-1].seq if rows else after_seq
+            return TranscriptPage(conversation_id, items, False, newest_seq=newest)
+
+        return self._call(work)
 
     async def _track(
         self, space_id: str, coro: Coroutine[Any, Any, TurnEnded]

@@ -6,12 +6,14 @@ decide what happens; the recorder is how it is kept."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from control_center.core.events import (
     NudgeEvent,
     PromptRecorded,
+    TextDelta,
+    ThinkingDelta,
     TurnEnded,
     TurnEvent,
     TurnStarted,
@@ -20,6 +22,7 @@ from control_center.core.events import (
 )
 from control_center.core.records import Turn
 from control_center.harness.tools.base import ToolOutput
+from control_center.store.store import new_id
 from control_center.workspace import Workspace
 
 EventSink = Callable[[TurnEvent], None]
@@ -67,8 +70,21 @@ class TurnRecorder:
     def __init__(self, ws: Workspace, turn: Turn, emit: EventSink, *, has_space: bool) -> None:
         self.ws = ws
         self.turn = turn
-        self.emit = emit
+        self._sink = emit
         self.has_space = has_space
+        #: The id the model's reply being streamed will be stored under: its text and thinking
+        #: deltas carry it, so the live row is the stored row (core.transcript.Transcript).
+        self._reply_id = new_id()
+
+    def emit(self, event: TurnEvent) -> None:
+        """Announce ``event``; a streamed delta names the message it will be stored as."""
+        if isinstance(event, TextDelta | ThinkingDelta) and not event.message_id:
+            event = replace(event, message_id=self._reply_id)
+        self._sink(event)
+
+    def _next_reply(self) -> str:
+        reply_id, self._reply_id = self._reply_id, new_id()
+        return reply_id
 
     @property
     def conversation_id(self) -> str:
@@ -101,7 +117,14 @@ class TurnRecorder:
     def assistant(self, text: str, blocks: list[dict[str, Any]], *, partial: bool = False) -> None:
         """A reply of the model; ``partial``: cut off mid-stream (a resume asks the model to go
         on, where a complete reply without a tool call ends the turn)."""
-        self._message("assistant", "assistant", text, blocks, meta={"partial": True} if partial else None)
+        self._message(
+            "assistant",
+            "assistant",
+            text,
+            blocks,
+            meta={"partial": True} if partial else None,
+            message_id=self._next_reply(),
+        )
 
     def model_reply(
         self, text: str, blocks: list[dict[str, Any]], total: Usage, step: Usage, **fields: Any
@@ -111,6 +134,7 @@ class TurnRecorder:
         position."""
         self.emit(UsageEvent(step.input_tokens, step.output_tokens, step.cost_usd))
         turn_fields = {**total.turn_fields(), **fields}
+        reply_id = self._next_reply()
         if self.conversation_id:
             self.ws.store.add_message(
                 self.conversation_id,
@@ -120,6 +144,7 @@ class TurnRecorder:
                 blocks=blocks,
                 turn_id=self.turn.id,
                 turn_fields=turn_fields,
+                message_id=reply_id,
             )
         else:
             self.ws.store.write_turn(self.turn.id, **turn_fields)
@@ -168,6 +193,7 @@ class TurnRecorder:
         text: str,
         blocks: list[dict[str, Any]],
         meta: dict[str, Any] | None = None,
+        message_id: str | None = None,
     ) -> str | None:
         if self.conversation_id:
             return self.ws.store.add_message(
@@ -178,6 +204,7 @@ class TurnRecorder:
                 blocks=blocks,
                 meta=meta,
                 turn_id=self.turn.id,
+                message_id=message_id,
             )
         return None
 

@@ -511,13 +511,14 @@ class Store(RuleStore):
         meta: dict[str, Any] | None = None,
         turn_id: str | None = None,
         turn_fields: dict[str, Any] | None = None,
+        message_id: str | None = None,
     ) -> str:
         """``turn_fields`` updates the turn (``turn_id``) in the same transaction: a model reply
         and the turn's position after it (its script cursor, usage) are saved together, so a crash
-        never leaves one without the other."""
+        never leaves one without the other. ``message_id``: the id its live stream announced."""
         # One INSERT, the next sequence number computed inside it: this runs for every message of
         # every turn, so it skips the ORM.
-        message_id = new_id()
+        message_id = message_id or new_id()
         update = self._turn_update(turn_id, turn_fields) if turn_id and turn_fields else None
         with self._write() as s:
             if update is not None and s.execute(update).rowcount == 0:
