@@ -516,6 +516,10 @@ class WorkspaceRuntime:
         """Messages of every conversation holding every word of ``query`` (store full-text index)."""
         return self._call(lambda: self.ws.store.search_messages(query, space_id=space_id))
 
+    def first_message_of_turn(self, turn_id: str) -> concurrent.futures.Future[str | None]:
+        """The id of the first message turn ``turn_id`` wrote (None: it wrote none)."""
+        return self._call(lambda: next((m.id for m in self.ws.store.turn_messages(turn_id)), None))
+
     def messages_from(self, message_id: str) -> concurrent.futures.Future[int]:
         return self._call(lambda: self.ws.store.messages_from(message_id))
 
@@ -929,6 +933,7 @@ class WorkspaceRuntime:
                 self.harness,
                 on_state=lambda pid, _s: self._notify("pipeline_changed", pid, space_id),
                 on_event=lambda e: self._on_pipeline_event(pipeline_id, space_id, e),
+                on_step_event=lambda sid, e: self._on_pipeline_event(pipeline_id, space_id, e, sid),
             )
             task = asyncio.ensure_future(runner.run(pipeline_id))
             self._pipeline_tasks[pipeline_id] = task
@@ -962,10 +967,15 @@ class WorkspaceRuntime:
             if ended.turn in node_turns.values() and ended.status is not TurnStatus.AWAITING_APPROVAL:
                 self.run_pipeline(row.id)
 
-    def _on_pipeline_event(self, pipeline_id: str, space_id: str | None, event: Any) -> None:
+    def _on_pipeline_event(
+        self, pipeline_id: str, space_id: str | None, event: Any, shown_in: str | None = None
+    ) -> None:
+        """A pipeline's event; a step turn's goes to the space its turn is stored in
+        (``shown_in``: a room, a parallel step's space), so what shows live is what a reload
+        of that space shows."""
         from control_center.core.events import ApprovalRequested, UsageEvent
 
-        self._notify("turn_event", space_id, event)
+        self._notify("turn_event", shown_in or space_id, event)
         if isinstance(event, UsageEvent):
             # Budget use is shown live: after every model call of a node, not only per node.
             self._notify("pipeline_changed", pipeline_id, space_id)

@@ -565,6 +565,13 @@ class Transcript:
             self._items = list(op.items)
             self._offset = 0
             self._keys = {item.id: row for row, item in enumerate(self._items)}
+            # What is not among the rows any more is not waited on either (another space shown).
+            self._streamed = {k: [i for i in v if i in self._keys] for k, v in self._streamed.items()}
+            self._streamed = {k: v for k, v in self._streamed.items() if v}
+            self._sending = [i for i in self._sending if i in self._keys]
+            self._local = [i for i in self._local if i in self._keys]
+            if self._stream is not None and self._stream[2] not in self._keys:
+                self._stream = None
         elif isinstance(op, Insert):
             if op.row == 0 and self._items:
                 self._items[:0] = op.items

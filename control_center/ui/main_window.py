@@ -330,6 +330,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(conv_page, theme.icon("agent"), "Conversation")
         self.side_tabs = SideTabs(self.tabs, self.runtime, self.operations, self.current_space)
         self.side_tabs.select_space = self.select_space
+        self.side_tabs.reveal_turn = self.reveal_turn
 
         center = QSplitter(Qt.Orientation.Horizontal)
         center.addWidget(left)
@@ -698,6 +699,19 @@ class MainWindow(QMainWindow):
             self.select_space(space_id)
 
         self.operations.run(self.runtime.messages_from(target), show)
+
+    def reveal_turn(self, space_id: str, turn_id: str) -> None:
+        """Open ``space_id`` at turn ``turn_id``: its first message (a plan step's task, the
+        operator's message) in view and selected."""
+
+        def show(message_id: str | None) -> None:
+            if message_id:
+                self.reveal_message(space_id, message_id)
+            else:
+                self.status_area.show_info("That turn left no message in its conversation.", 5000)
+                self.select_space(space_id)
+
+        self.operations.run(self.runtime.first_message_of_turn(turn_id), show)
 
     _reveal: str | None = None
     _reveal_limit: int | None = None
