@@ -150,7 +150,9 @@ def test_an_orchestrations_outputs_show_where_a_reload_shows_them(qtbot: Any, tm
     qtbot.waitUntil(lambda: _idle(window), timeout=WAIT_MS)
     qtbot.waitUntil(lambda: _live_equals_reload(window), timeout=5000)
     assert not reloads
-    assert not any("output" in i.text for i in window.conversation_model.items())
+    texts = [i.text for i in window.conversation_model.items()]
+    assert not any("output:" in t for t in texts)  # the steps' outputs are the room's
+    assert any(t.startswith("Orchestration approved") for t in texts)  # said here, live
     # The outputs are in the room that stores them, live there as after its reload.
     room = next(s for s in store.spaces() if s.id != space.id)
     del window._request_transcript  # opening the room reads its page
