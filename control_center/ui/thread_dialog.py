@@ -41,7 +41,7 @@ class ThreadDialog(QDialog):
         self.conversation_id = conversation_id
         self.key = f"{space.id}#{conversation_id}"
         self._newest_seq: int | None = None
-        self._reading = self._read_again = False
+        self._reading = self._read_again = self._shown = False
         self._unstored = 0
         parent_text = plain_text(parent_item.text)
         quote = QLabel(parent_text[:300] + ("…" if len(parent_text) > 300 else ""))
@@ -97,8 +97,8 @@ class ThreadDialog(QDialog):
         self.window_.operations.run(future, self._show, failure=lambda _m: self._read_done())
 
     def _show(self, page: TranscriptPage) -> None:
-        first = self._newest_seq is None
-        if first:
+        if not self._shown:  # the first read: all of the thread
+            self._shown = True
             self.model.load(page.items)
             self.view.scrollToBottom()
         else:

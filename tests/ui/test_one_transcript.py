@@ -162,3 +162,54 @@ def test_an_orchestrations_outputs_show_where_a_reload_shows_them(qtbot: Any, tm
     qtbot.waitUntil(
         lambda: any("flag output" in i.text for i in window.conversation_model.items()), timeout=WAIT_MS
     )
+
+
+#: The space's turn and the thread's each run it from the start (a thread keeps its own place).
+THREAD_SCRIPT = [
+    [
+        {"type": "text", "text": "Let me look."},
+        {"type": "tool_use", "name": "read_file", "input": {"path": "src/app.py"}},
+    ],
+    [{"type": "text", "text": "The thread's answer: it returns 42."}],
+]
+
+
+@pytest.mark.slow
+def test_a_threads_live_rows_are_the_rows_it_shows_when_reopened(qtbot: Any, tmp_path: Path) -> None:
+    from PySide6.QtWidgets import QDialog
+
+    root = tmp_path / "ws"
+    ws = Workspace.init(root, make_repo(tmp_path / "repo"))
+    space = ws.create_space("Main", mode=Mode.CHAT, autonomy=Autonomy.AUTO)
+    (tmp_path / "script.json").write_text(json.dumps(THREAD_SCRIPT))
+    ws.store.set_meta(SCRIPT_META_PREFIX + space.id, str(tmp_path / "script.json"))
+    ws.close()
+    window = create_main_window(root)
+    qtbot.addWidget(window)
+    window._closing_confirmed = True
+    window.select_space(space.id)
+    window.send_message("first message")
+    qtbot.waitUntil(
+        lambda: _idle(window) and any("it returns 42" in i.text for i in window.conversation_model.items()),
+        timeout=WAIT_MS,
+    )
+    qtbot.waitUntil(lambda: _live_equals_reload(window), timeout=5000)
+    first = next(i for i in window.conversation_model.items() if i.text == "first message")
+    window.open_thread(first.id)
+    qtbot.waitUntil(lambda: window.findChild(QDialog, "threadDialog") is not None, timeout=5000)
+    dialog = window.findChild(QDialog, "threadDialog")
+    qtbot.waitUntil(lambda: dialog._shown and not dialog._reading, timeout=5000)
+    resets: list[int] = []
+    dialog.model.modelReset.connect(lambda: resets.append(1))
+    dialog.input.setPlainText("what does it return?")
+    dialog._send()
+    qtbot.waitUntil(
+        lambda: _idle(window) and any("it returns 42" in i.text for i in dialog.model.items()),
+        timeout=WAIT_MS,
+    )
+    reopened = window.runtime.thread_transcript(dialog.conversation_id).result(timeout=10)
+    qtbot.waitUntil(lambda: _rendered(dialog.model.items()) == _rendered(reopened), timeout=5000)
+    assert not resets  # folded in row by row: no reload when the thread's turn ended
+    kinds = [i.kind.value for i in dialog.model.items()]
+    assert kinds == ["user", "assistant", "tool", "assistant"]
+    assert _rendered(window.conversation_model.items())[-1][2].endswith("it returns 42.")
