@@ -437,7 +437,8 @@ def _decide_orchestration(
             space.conversation_id,
             role="system",
             kind="note",
-            text=f"Orchestration approved: {made.agents} agents, {made.tickets} tickets; the work runs "
+            text=f"Orchestration approved: {_count(made.agents, 'agent')}, {_count(made.tickets, 'ticket')}; "
+            "the work runs "
             f"as pipeline {pipeline_id}, its steps in the room the pipeline opens (their outputs are there).",
             meta={"pipeline_id": pipeline_id, "proposal_id": proposal_row.id},
         )
@@ -449,6 +450,10 @@ def _decide_orchestration(
         pipeline_id,
         pipeline_status=status,
     )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 @dataclass(frozen=True)
