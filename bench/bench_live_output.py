@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
+from control_center.core.events import ToolOutputDelta
 from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
 from control_center.harness.output_stream import STREAM_INTERVAL_S, SpoolTail
 from control_center.harness.tools.shell import run_process
@@ -94,7 +95,7 @@ def main() -> None:
         text, skipped = tail.read()
         if text or skipped:
             deltas[0] += 1
-            model.append_tool_output("c1", text, str(spool), skipped)
+            model.apply_event(ToolOutputDelta("c1", "Bash", text, str(spool), skipped))
 
     reader = QTimer()
     reader.timeout.connect(read)

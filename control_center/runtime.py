@@ -38,8 +38,7 @@ from control_center.core.grants import GrantRule
 from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.records import Presence, Space, Turn
 from control_center.core.space_state import SpaceState, TurnSnapshot, fold_space_state
-from control_center.core.transcript import TranscriptItem
-from control_center.harness.history import transcript
+from control_center.core.transcript import TranscriptItem, items_from_rows
 from control_center.harness.settings import AppSettings, operator_identity
 from control_center.store.store import new_id, now_iso
 from control_center.workspace import Workspace, WorkspaceError
@@ -229,6 +228,8 @@ class TranscriptPage:
     oldest_seq: int | None = None
     #: An older page (to prepend), not the newest one.
     older: bool = False
+    #: The seq of the page's newest message: a tail read asks for what came after it.
+    newest_seq: int | None = None
 
 
 class WorkspaceRuntime:
@@ -435,9 +436,16 @@ class WorkspaceRuntime:
         return self._call(lambda: check_cli(spec, setting).problem)
 
     def load_transcript(
-        self, space_id: str, limit: int | None = TRANSCRIPT_PAGE, *, before_seq: int | None = None
+        self,
+        space_id: str,
+        limit: int | None = TRANSCRIPT_PAGE,
+        *,
+        before_seq: int | None = None,
+        after_seq: int | None = None,
     ) -> concurrent.futures.Future[Any]:
-        return self._call(lambda: self.transcript_now(space_id, limit, before_seq=before_seq))
+        return self._call(
+            lambda: self.transcript_now(space_id, limit, before_seq=before_seq, after_seq=after_seq)
+        )
 
     def transcript_now(
         self,
@@ -448,7 +456,9 @@ class WorkspaceRuntime:
         after_seq: int | None = None,
     ) -> TranscriptPage:
         """The newest ``limit`` messages, or (``before_seq``) the ``limit`` before that seq: a
-        keyset page, so scrolling up costs one page per step, however long the conversation."""
+        keyset page, so scrolling up costs one page per step, however long the conversation.
+        With ``after_seq`` (a tail read: what was stored since the rows shown), a result whose
+        call is shown already comes as an update of that call's row."""
         space = self.ws.store.space(space_id)
         if space is None:
             return TranscriptPage(space_id, [], False)
@@ -466,7 +476,7 @@ class WorkspaceRuntime:
         if truncated:
             rows = rows[1:]
         counts = self.ws.store.thread_counts(space.conversation_id, [r.id for r in rows])
-        items = transcript(rows, counts)
+        items = items_from_rows(rows, counts, updates=after_seq is not None)
         decided = self.ws.store.approvals_by_id(
             [i.data["approval_id"] for i in items if i.data and i.data.get("approval_id")]
         )
@@ -475,7 +485,10 @@ class WorkspaceRuntime:
         active = self.ws.store.active_turn(space_id)
         items = self._with_kept_output([_settled_tool(i, active) for i in items])
         oldest = rows[0].seq if rows else None
-        return TranscriptPage(space_id, items, truncated, oldest, older=before_seq is not None)
+        newest = rows[-1].seq if rows else after_seq
+        return TranscriptPage(
+            space_id, items, truncated, oldest, older=before_seq is not None, newest_seq=newest
+        )
 
     def _with_kept_output(self, items: list[TranscriptItem]) -> list[TranscriptItem]:
         """A call stopped while it ran shows what it printed (its spool, kept on Stop), as the
@@ -506,6 +519,10 @@ class WorkspaceRuntime:
     def search_messages(self, query: str, space_id: str | None = None) -> concurrent.futures.Future[Any]:
         """Messages of every conversation holding every word of ``query`` (store full-text index)."""
         return self._call(lambda: self.ws.store.search_messages(query, space_id=space_id))
+
+    def first_message_of_turn(self, turn_id: str) -> concurrent.futures.Future[str | None]:
+        """The id of the first message turn ``turn_id`` wrote (None: it wrote none)."""
+        return self._call(lambda: next((m.id for m in self.ws.store.turn_messages(turn_id)), None))
 
     def messages_from(self, message_id: str) -> concurrent.futures.Future[int]:
         return self._call(lambda: self.ws.store.messages_from(message_id))
@@ -656,7 +673,24 @@ class WorkspaceRuntime:
         return self._call(work)
 
     def thread_transcript(self, conversation_id: str) -> concurrent.futures.Future[list[TranscriptItem]]:
-        return self._call(lambda: transcript(self.ws.store.messages(conversation_id)))
+        return self._call(lambda: items_from_rows(self.ws.store.messages(conversation_id)))
+
+    def load_thread_tail(
+        self, conversation_id: str, after_seq: int | None
+    ) -> concurrent.futures.Future[TranscriptPage]:
+        """A thread's rows stored after ``after_seq`` (all of them first), as the thread shows
+        them: folded by id into what it shows, live and on reopening alike."""
+
+        def work() -> TranscriptPage:
+            if after_seq is None:
+                rows = self.ws.store.messages(conversation_id)
+            else:
+                rows = self.ws.store.messages_page(conversation_id, after_seq=after_seq)
+            items = items_from_rows(rows, updates=after_seq is not None)
+            newest = rows[-1].seq if rows else after_seq
+            return TranscriptPage(conversation_id, items, False, newest_seq=newest)
+
+        return self._call(work)
 
     async def _track(
         self, space_id: str, coro: Coroutine[Any, Any, TurnEnded]
@@ -939,6 +973,7 @@ class WorkspaceRuntime:
                 self.harness,
                 on_state=lambda pid, _s: self._notify("pipeline_changed", pid, space_id),
                 on_event=lambda e: self._on_pipeline_event(pipeline_id, space_id, e),
+                on_step_event=lambda sid, e: self._on_pipeline_event(pipeline_id, space_id, e, sid),
             )
             task = asyncio.ensure_future(runner.run(pipeline_id))
             self._pipeline_tasks[pipeline_id] = task
@@ -972,10 +1007,15 @@ class WorkspaceRuntime:
             if ended.turn in node_turns.values() and ended.status is not TurnStatus.AWAITING_APPROVAL:
                 self.run_pipeline(row.id)
 
-    def _on_pipeline_event(self, pipeline_id: str, space_id: str | None, event: Any) -> None:
+    def _on_pipeline_event(
+        self, pipeline_id: str, space_id: str | None, event: Any, shown_in: str | None = None
+    ) -> None:
+        """A pipeline's event; a step turn's goes to the space its turn is stored in
+        (``shown_in``: a room, a parallel step's space), so what shows live is what a reload
+        of that space shows."""
         from control_center.core.events import ApprovalRequested, UsageEvent
 
-        self._notify("turn_event", space_id, event)
+        self._notify("turn_event", shown_in or space_id, event)
         if isinstance(event, UsageEvent):
             # Budget use is shown live: after every model call of a node, not only per node.
             self._notify("pipeline_changed", pipeline_id, space_id)

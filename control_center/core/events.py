@@ -49,20 +49,23 @@ class TurnStarted:
 
 @dataclass(frozen=True)
 class TextDelta:
-    """A streamed chunk of assistant text."""
+    """A streamed chunk of assistant text; ``message_id``: the id its reply is stored under (the
+    live row and the stored one are the same row)."""
 
     text: str
+    message_id: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"event": "text", "text": self.text}
+        return {"event": "text", "text": self.text, "message_id": self.message_id}
 
 
 @dataclass(frozen=True)
 class ThinkingDelta:
     text: str
+    message_id: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"event": "thinking", "text": self.text}
+        return {"event": "thinking", "text": self.text, "message_id": self.message_id}
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,9 @@ class ApprovalRequested:
     summary: str = ""
     #: The tool call that waits on it (a tool_call approval), so its row says it waits.
     call_id: str = ""
+    #: The conversation's card for it, as stored (its row is that message's).
+    message_id: str = ""
+    text: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -142,6 +148,7 @@ class ApprovalRequested:
             "kind": self.kind,
             "summary": self.summary,
             "call_id": self.call_id,
+            "message_id": self.message_id,
         }
 
 
@@ -151,9 +158,17 @@ class QuestionAsked:
 
     approval: str
     question: str
+    #: The conversation's card for it, as stored (its row is that message's).
+    message_id: str = ""
+    call_id: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"event": "question_asked", "approval": self.approval, "question": self.question}
+        return {
+            "event": "question_asked",
+            "approval": self.approval,
+            "question": self.question,
+            "message_id": self.message_id,
+        }
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any
 
 from control_center.core.records import MessageRecord
-from control_center.core.transcript import ItemKind, ToolView, TranscriptItem, generated_prompt_item
+from control_center.core.transcript import TranscriptItem, items_from_rows
 
 MODEL_ROLES = ("user", "assistant")
 
@@ -100,142 +99,9 @@ def _result_text(content: Any) -> str:
     return json.dumps(content, ensure_ascii=False)
 
 
-def _one_line(value: Any, limit: int = 120) -> str:
-    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def transcript(
     rows: list[MessageRecord], thread_counts: dict[str, int] | None = None
 ) -> list[TranscriptItem]:
-    """Operator-facing items in order. Tool results fold into their call's item."""
-    counts = thread_counts or {}
-    items: list[TranscriptItem] = []
-    tool_index: dict[str, int] = {}
-    #: Items of rows a rewind took back (a tool call's item goes with its call's row).
-    rewound: set[int] = set()
-    mark_from: int | None = None  # the previous row was rewound away: its items start here
-    for row in rows:
-        if mark_from is not None:
-            rewound.update(range(mark_from, len(items)))
-        mark_from = len(items) if row.meta.get("rewound") else None
-        n = counts.get(row.id, 0)
-        if row.kind == "user" and row.meta.get("prompt_from"):
-            items.append(
-                generated_prompt_item(
-                    row.id, row.text, str(row.meta["prompt_from"]), row.turn_id, row.created_at
-                )
-            )
-        elif row.kind == "user":
-            items.append(
-                TranscriptItem(
-                    row.id,
-                    ItemKind.USER,
-                    row.text,
-                    row.turn_id,
-                    row.created_at,
-                    thread_count=n,
-                    data=dict(row.meta),  # images and mentions the message carried
-                )
-            )
-        elif row.kind == "assistant":
-            for j, block in enumerate(row.blocks):
-                btype = block.get("type")
-                if btype == "thinking" and block.get("thinking"):
-                    items.append(
-                        TranscriptItem(
-                            f"{row.id}:t{j}",
-                            ItemKind.THINKING,
-                            block["thinking"],
-                            row.turn_id,
-                            row.created_at,
-                        )
-                    )
-                elif btype == "text" and block.get("text"):
-                    items.append(
-                        TranscriptItem(
-                            f"{row.id}:x{j}" if j else row.id,
-                            ItemKind.ASSISTANT,
-                            block["text"],
-                            row.turn_id,
-                            row.created_at,
-                            thread_count=n if j == 0 else 0,
-                        )
-                    )
-                elif btype == "tool_use":
-                    call_id = block.get("id", "")
-                    view = ToolView(
-                        call_id, block.get("name", "?"), dict(block.get("input") or {}), "running"
-                    )
-                    tool_index[call_id] = len(items)
-                    items.append(
-                        TranscriptItem(
-                            f"tool:{call_id}",
-                            ItemKind.TOOL,
-                            _one_line(view.input),
-                            row.turn_id,
-                            row.created_at,
-                            view,
-                        )
-                    )
-        elif row.kind == "tool_result":
-            call_id = row.meta.get("call_id", "")
-            idx = tool_index.get(call_id)
-            if idx is None:
-                continue
-            old = items[idx]
-            assert old.tool is not None
-            status = row.meta.get("status") or ("error" if row.meta.get("is_error") else "done")
-            view = ToolView(
-                call_id,
-                old.tool.name,
-                old.tool.input,
-                status,
-                result=row.text,
-                is_error=bool(row.meta.get("is_error")),
-                diff=row.meta.get("diff"),
-                full_output=row.meta.get("full_output"),
-            )
-            items[idx] = TranscriptItem(old.id, ItemKind.TOOL, old.text, old.turn_id, old.created_at, view)
-        elif row.kind == "compaction":
-            # The "compacted" marker: what it replaced (seqs in data, for expanding) and the
-            # summary the model now reads instead.
-            meta = row.meta
-            marker = (
-                row.text  # a /clear: the model's history starts here
-                if meta.get("cleared")
-                else f"Compacted {meta.get('replaced', '?')} earlier messages "
-                f"(#{meta.get('from_seq', '?')}–#{meta.get('to_seq', '?')}, by {meta.get('by', 'model')}) "
-                f"into this summary:\n{row.text}"
-            )
-            items.append(
-                TranscriptItem(
-                    row.id, ItemKind.COMPACTION, marker, row.turn_id, row.created_at, data=dict(meta)
-                )
-            )
-        elif row.kind == "tool_waiting":
-            idx = tool_index.get(row.meta.get("call_id", ""))
-            if idx is not None and items[idx].tool is not None:
-                old = items[idx]
-                assert old.tool is not None
-                view = ToolView(old.tool.call_id, old.tool.name, old.tool.input, "awaiting_approval")
-                items[idx] = TranscriptItem(
-                    old.id, ItemKind.TOOL, old.text, old.turn_id, old.created_at, view
-                )
-            items.append(_system_item(row, ItemKind.APPROVAL))
-        else:
-            try:
-                kind = ItemKind(row.kind)
-            except ValueError:
-                kind = ItemKind.NOTE
-            items.append(_system_item(row, kind))
-    if mark_from is not None:
-        rewound.update(range(mark_from, len(items)))
-    if rewound:
-        items = [replace(it, rewound=True) if i in rewound else it for i, it in enumerate(items)]
-    return items
-
-
-def _system_item(row: MessageRecord, kind: ItemKind) -> TranscriptItem:
-    return TranscriptItem(row.id, kind, row.text, row.turn_id, row.created_at, data=dict(row.meta))
+    """Operator-facing items in order (core.transcript.items_from_rows: the live view folds the
+    same items)."""
+    return items_from_rows(rows, thread_counts)

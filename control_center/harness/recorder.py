@@ -6,12 +6,14 @@ decide what happens; the recorder is how it is kept."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from control_center.core.events import (
     NudgeEvent,
     PromptRecorded,
+    TextDelta,
+    ThinkingDelta,
     TurnEnded,
     TurnEvent,
     TurnStarted,
@@ -20,7 +22,7 @@ from control_center.core.events import (
 )
 from control_center.core.records import Turn
 from control_center.harness.tools.base import ToolOutput
-from control_center.store.store import NewMessage
+from control_center.store.store import NewMessage, new_id
 from control_center.workspace import Workspace
 
 EventSink = Callable[[TurnEvent], None]
@@ -68,11 +70,24 @@ class TurnRecorder:
     def __init__(self, ws: Workspace, turn: Turn, emit: EventSink, *, has_space: bool) -> None:
         self.ws = ws
         self.turn = turn
-        self.emit = emit
+        self._sink = emit
         self.has_space = has_space
         #: A model reply whose write rides on the next one (``model_reply(hold=True)``): the
         #: message and the turn's position after it.
         self._held: tuple[NewMessage, dict[str, Any]] | None = None
+        #: The id the model's reply being streamed will be stored under: its text and thinking
+        #: deltas carry it, so the live row is the stored row (core.transcript.Transcript).
+        self._reply_id = new_id()
+
+    def emit(self, event: TurnEvent) -> None:
+        """Announce ``event``; a streamed delta names the message it will be stored as."""
+        if isinstance(event, TextDelta | ThinkingDelta) and not event.message_id:
+            event = replace(event, message_id=self._reply_id)
+        self._sink(event)
+
+    def _next_reply(self) -> str:
+        reply_id, self._reply_id = self._reply_id, new_id()
+        return reply_id
 
     @property
     def conversation_id(self) -> str:
@@ -105,7 +120,14 @@ class TurnRecorder:
     def assistant(self, text: str, blocks: list[dict[str, Any]], *, partial: bool = False) -> None:
         """A reply of the model; ``partial``: cut off mid-stream (a resume asks the model to go
         on, where a complete reply without a tool call ends the turn)."""
-        self._message("assistant", "assistant", text, blocks, meta={"partial": True} if partial else None)
+        self._message(
+            "assistant",
+            "assistant",
+            text,
+            blocks,
+            meta={"partial": True} if partial else None,
+            message_id=self._next_reply(),
+        )
 
     def model_reply(
         self,
@@ -125,9 +147,10 @@ class TurnRecorder:
         nothing recorded: the turn resumes from before the reply and asks the model again."""
         self.emit(UsageEvent(step.input_tokens, step.output_tokens, step.cost_usd))
         turn_fields = {**total.turn_fields(), **fields}
+        reply_id = self._next_reply()
         self.flush()
         if hold and self.conversation_id:
-            self._held = (NewMessage("assistant", "assistant", text, blocks), turn_fields)
+            self._held = (NewMessage("assistant", "assistant", text, blocks, id=reply_id), turn_fields)
             return
         if self.conversation_id:
             self.ws.store.add_message(
@@ -138,6 +161,7 @@ class TurnRecorder:
                 blocks=blocks,
                 turn_id=self.turn.id,
                 turn_fields=turn_fields,
+                message_id=reply_id,
             )
         else:
             self.ws.store.write_turn(self.turn.id, **turn_fields)
@@ -187,10 +211,11 @@ class TurnRecorder:
         text: str,
         blocks: list[dict[str, Any]],
         meta: dict[str, Any] | None = None,
+        message_id: str | None = None,
     ) -> str | None:
         if not self.conversation_id:
             return None
-        message = NewMessage(role, kind, text, blocks, meta)
+        message = NewMessage(role, kind, text, blocks, meta, message_id)
         held, self._held = self._held, None
         if held is None:
             return self.ws.store.add_messages(self.conversation_id, [message], turn_id=self.turn.id)[0]

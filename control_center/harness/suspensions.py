@@ -74,11 +74,12 @@ class ToolCallApproval:
         approval = call.store.create_approval(
             kind=self.kind, space_id=call.space_id, turn_id=call.turn_id, summary=summary, payload=payload
         )
-        call.store.add_message(
+        text = f"{summary} waits for your approval"
+        message_id = call.store.add_message(
             call.conversation_id,
             role="system",
             kind="tool_waiting",
-            text=f"{summary} waits for your approval",
+            text=text,
             meta={
                 "approval_id": approval.id,
                 "approval_kind": self.kind.value,
@@ -88,7 +89,7 @@ class ToolCallApproval:
             },
             turn_id=call.turn_id,
         )
-        call.emit(ApprovalRequested(approval.id, self.kind.value, summary, call.call_id))
+        call.emit(ApprovalRequested(approval.id, self.kind.value, summary, call.call_id, message_id, text))
         return approval
 
     def outcome(self, approval: Approval) -> ToolOutput | None:
@@ -119,7 +120,7 @@ class Question:
             summary=summarize_approval(self.kind, payload),
             payload=payload,
         )
-        call.store.add_message(
+        message_id = call.store.add_message(
             call.conversation_id,
             role="system",
             kind="question",
@@ -127,7 +128,7 @@ class Question:
             meta={"approval_id": approval.id, "approval_kind": self.kind.value, "call_id": call.call_id},
             turn_id=call.turn_id,
         )
-        call.emit(QuestionAsked(approval.id, question))
+        call.emit(QuestionAsked(approval.id, question, message_id, call.call_id))
         return approval
 
     def outcome(self, approval: Approval) -> ToolOutput | None:

@@ -377,6 +377,18 @@ def _decide_orchestration(
     store.update_proposal(proposal_row.id, status="approved")
     made = materialize_proposal(ws, proposal_row.id)
     pipeline_id = made.pipeline_id
+    space = store.space(proposal_row.space_id) if proposal_row.space_id else None
+    if space is not None and made.created_pipeline:
+        # Said where the proposal was made: its steps run (and their outputs stay) in rooms.
+        store.add_message(
+            space.conversation_id,
+            role="system",
+            kind="note",
+            text=f"Orchestration approved: {_count(made.agents, 'agent')}, {_count(made.tickets, 'ticket')}; "
+            "the work runs "
+            f"as pipeline {pipeline_id}, its steps in the room the pipeline opens (their outputs are there).",
+            meta={"pipeline_id": pipeline_id, "proposal_id": proposal_row.id},
+        )
     status = _maybe_run(ws, pipeline_id, run_work, dispatch)
     return DecisionOutcome(
         approval,
@@ -385,6 +397,10 @@ def _decide_orchestration(
         pipeline_id,
         pipeline_status=status,
     )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 @dataclass(frozen=True)

@@ -352,7 +352,7 @@ class PlanSteps:
                 turn_seen.append(event.turn)
                 self._info("node_turns")[key] = event.turn
                 self._save()
-            runner.on_event(event)
+            runner.step_event(space_id, event)
 
         try:
             if paused_turn is not None:

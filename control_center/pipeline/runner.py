@@ -101,6 +101,7 @@ class PipelineRunner:
         on_state: StateSink | None = None,
         on_event: Callable[[TurnEvent], None] | None = None,
         max_nodes: int | None = None,
+        on_step_event: Callable[[str | None, TurnEvent], None] | None = None,
     ) -> None:
         self.ws = ws
         self.harness = harness
@@ -108,8 +109,17 @@ class PipelineRunner:
         self.max_nodes = max_nodes
         self.on_state = on_state or (lambda _pid, _s: None)
         self.on_event = on_event or (lambda _e: None)
+        #: A step's turn event with the space its turn is stored in (a room, a parallel step's
+        #: space): shown there, where a reload finds it, not in the pipeline's own space.
+        self._on_step_event = on_step_event
         #: The run's state while ``run`` drives it (node tasks change it between awaits).
         self.state = PipelineState({})
+
+    def step_event(self, space_id: str | None, event: TurnEvent) -> None:
+        if self._on_step_event is not None:
+            self._on_step_event(space_id, event)
+        else:
+            self.on_event(event)
 
     # -- persistence ------------------------------------------------------------------------------
 
@@ -403,7 +413,8 @@ class PipelineRunner:
                     continue
                 # Decided while nobody was running the turn (another process, or before a restart).
                 try:
-                    await self.harness.resume(turn.id, self.on_event)
+                    space = turn.space_id
+                    await self.harness.resume(turn.id, lambda e, sid=space: self.step_event(sid, e))
                 except HarnessError:
                     hold = hold or "waiting"
                     continue

@@ -153,6 +153,8 @@ class NewMessage:
     text: str = ""
     blocks: list[dict[str, Any]] | None = None
     meta: dict[str, Any] | None = None
+    #: The id to store it under (a streamed reply's, announced by its deltas); None: a new one.
+    id: str | None = None
 
 
 #: MessageRecord's fields, in order, as columns of the message table.
@@ -527,11 +529,12 @@ class Store(RuleStore, CommentStore):
         meta: dict[str, Any] | None = None,
         turn_id: str | None = None,
         turn_fields: dict[str, Any] | None = None,
+        message_id: str | None = None,
     ) -> str:
         """``turn_fields`` updates the turn (``turn_id``) in the same transaction: a model reply
         and the turn's position after it (its script cursor, usage) are saved together, so a crash
-        never leaves one without the other."""
-        message = NewMessage(role, kind, text, blocks, meta)
+        never leaves one without the other. ``message_id``: the id its live stream announced."""
+        message = NewMessage(role, kind, text, blocks, meta, message_id)
         return self.add_messages(conversation_id, [message], turn_id=turn_id, turn_fields=turn_fields)[0]
 
     def add_messages(
@@ -546,7 +549,7 @@ class Store(RuleStore, CommentStore):
         # One INSERT each, the next sequence number computed inside it: this runs for every
         # message of every turn, so it skips the ORM.
         update = self._turn_update(turn_id, turn_fields) if turn_id and turn_fields else None
-        ids = [new_id() for _ in messages]
+        ids = [m.id or new_id() for m in messages]
         created_at = now_iso()
         with self._write() as s:
             if update is not None and s.execute(update).rowcount == 0:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -58,9 +59,20 @@ from PySide6.QtWidgets import (
 
 from control_center.core.approval_summary import approval_card_data, call_status_after
 from control_center.core.approvals import Approval, ApprovalStatus
+from control_center.core.events import TurnEvent
 from control_center.core.modes import Mode
 from control_center.core.profiles import ASK_USER
-from control_center.core.transcript import ItemKind, ToolView, TranscriptItem
+from control_center.core.transcript import (
+    Change,
+    Insert,
+    ItemKind,
+    Op,
+    Remove,
+    Reset,
+    ToolView,
+    Transcript,
+    TranscriptItem,
+)
 from control_center.ui import collector, theme
 from control_center.ui.image_thumbs import THUMB_SIZE, ThumbnailCache, file_name_of, thumbnails
 from control_center.ui.text_selection import (
@@ -77,23 +89,21 @@ _Index = QModelIndex | QPersistentModelIndex
 
 
 class ConversationModel(QAbstractListModel):
-    """Rows are TranscriptItem values. Streaming deltas touch one row (id→row dict)."""
+    """The rows of core.transcript.Transcript (the one fold of stored items and live events),
+    announced to the view op by op: a streaming delta touches one row."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._items: list[TranscriptItem] = []
-        #: item id -> row + ``_offset``: prepending a page shifts every row by changing the offset.
-        self._keys: dict[str, int] = {}
-        self._offset = 0
+        self.fold = Transcript()
 
     # -- Qt model API
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt signature
-        return 0 if parent.isValid() else len(self._items)
+        return 0 if parent.isValid() else len(self.fold)
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._items):
+        if not index.isValid() or not 0 <= index.row() < len(self.fold):
             return None
-        item = self._items[index.row()]
+        item = self.fold.item(index.row())
         if role == ItemRole:
             return item
         if role == Qt.ItemDataRole.DisplayRole:
@@ -104,74 +114,70 @@ class ConversationModel(QAbstractListModel):
             return item_keys_hint(item)
         return None
 
+    # -- the fold, announced
+    def play(self, ops: Iterable[Op]) -> None:
+        """Apply the fold's ops one by one, each inside the signals Qt asks for."""
+        for op in ops:
+            if isinstance(op, Reset):
+                self.beginResetModel()
+                self.fold.commit(op)
+                self.endResetModel()
+            elif isinstance(op, Insert):
+                self.beginInsertRows(QModelIndex(), op.row, op.row + len(op.items) - 1)
+                self.fold.commit(op)
+                self.endInsertRows()
+                if op.row == 0:
+                    # the rows read so far stay while the conversation is shown: with the GUI
+                    # process's GC policy they are set aside, so full passes do not walk more
+                    # rows the higher one scrolls
+                    collector.settle_soon()
+            elif isinstance(op, Remove):
+                self.beginRemoveRows(QModelIndex(), op.row, op.row + op.count - 1)
+                self.fold.commit(op)
+                self.endRemoveRows()
+            else:
+                self.fold.commit(op)
+                idx = self.index(op.row)
+                self.dataChanged.emit(idx, idx, [ItemRole, Qt.ItemDataRole.DisplayRole])
+
+    def load(self, items: Iterable[TranscriptItem]) -> None:
+        """A page of stored items (rows still streaming stay below it)."""
+        self.play(self.fold.load(items))
+
+    def add_stored(self, items: Iterable[TranscriptItem]) -> None:
+        """Stored items newer than what is shown (a tail page)."""
+        self.play(self.fold.add(items))
+
+    def apply_event(self, event: TurnEvent) -> None:
+        self.play(self.fold.apply(event))
+
     # -- mutation
     def set_items(self, items: list[TranscriptItem]) -> None:
         """Replace everything in one reset (cheap for 100,000 items)."""
-        self.beginResetModel()
-        self._items = list(items)
-        self._offset = 0
-        self._keys = {item.id: row for row, item in enumerate(self._items)}
-        self.endResetModel()
+        self.play([Reset(tuple(items))])
 
     def prepend_items(self, items: list[TranscriptItem]) -> None:
         """Older items above the others (a page loaded on scrolling up): one insertion, and a
         cost of the page's size (row keys shift by an offset, not one by one)."""
-        items = [i for i in items if i.id not in self._keys]
-        if not items:
-            return
-        self.beginInsertRows(QModelIndex(), 0, len(items) - 1)
-        self._items[:0] = items
-        self._offset -= len(items)
-        for row, item in enumerate(items):
-            self._keys[item.id] = row + self._offset
-        self.endInsertRows()
-        # the rows read so far stay while the conversation is shown: with the GUI process's GC
-        # policy they are set aside, so full passes do not walk more rows the higher one scrolls
-        collector.settle_soon()
+        self.play(self.fold.prepend(items))
 
     def remove_item(self, item_id: str) -> None:
-        row = self.row_of(item_id)
-        if row is None:
-            return
-        self.beginRemoveRows(QModelIndex(), row, row)
-        del self._items[row]
-        del self._keys[item_id]
-        if row == 0:
-            self._offset += 1  # rows below keep their keys
-        else:  # rarely (a placeholder in the middle): re-key what moved up
-            for r in range(row, len(self._items)):
-                self._keys[self._items[r].id] = r + self._offset
-        self.endRemoveRows()
+        self.play(self.fold.remove(item_id))
 
     def append_item(self, item: TranscriptItem) -> None:
-        if item.id in self._keys:
-            self.replace_item(item)
-            return
-        row = len(self._items)
-        self.beginInsertRows(QModelIndex(), row, row)
-        self._items.append(item)
-        self._keys[item.id] = row + self._offset
-        self.endInsertRows()
+        row = self.row_of(item.id)
+        self.play([Change(row, item) if row is not None else Insert(len(self.fold), (item,))])
 
     def replace_item(self, item: TranscriptItem) -> None:
-        """Swap the item with the same id (a tool result arrived, an approval was decided)."""
-        row = self.row_of(item.id)
-        if row is None:
-            self.append_item(item)
-            return
-        self._items[row] = item
-        idx = self.index(row)
-        self.dataChanged.emit(idx, idx, [ItemRole, Qt.ItemDataRole.DisplayRole])
+        """Swap the item with the same id (an approval was decided)."""
+        self.append_item(item)
 
     def append_text(self, item_id: str, delta: str) -> None:
-        """Stream a text delta into an assistant/thinking item; only that row changes."""
+        """Grow an item's text; only that row changes."""
         row = self.row_of(item_id)
-        if row is None or not delta:
-            return
-        item = self._items[row]
-        self._items[row] = replace(item, text=item.text + delta)
-        idx = self.index(row)
-        self.dataChanged.emit(idx, idx, [ItemRole, Qt.ItemDataRole.DisplayRole])
+        if row is not None and delta:
+            item = self.fold.item(row)
+            self.play([Change(row, replace(item, text=item.text + delta), grown=True)])
 
     def apply_approvals(self, approvals: list[Approval]) -> None:
         """Cards follow decisions live: an approval or question card shows who decided, when and
@@ -185,7 +191,7 @@ class ConversationModel(QAbstractListModel):
             if a.status in (ApprovalStatus.REJECTED, ApprovalStatus.GRANTED, ApprovalStatus.EXPIRED)
             and a.payload.get("call_id")
         }
-        for row, item in enumerate(self._items):
+        for row, item in enumerate(self.fold.items()):
             changed = None
             approval = by_id.get(str(item.data.get("approval_id"))) if item.data else None
             if approval is not None:
@@ -195,61 +201,25 @@ class ConversationModel(QAbstractListModel):
                 if status is not None:
                     changed = replace(item, tool=replace(item.tool, status=status))
             if changed is not None and changed != item:
-                self._items[row] = changed
-                idx = self.index(row)
-                self.dataChanged.emit(idx, idx, [ItemRole, Qt.ItemDataRole.DisplayRole])
-
-    def append_tool_output(self, call_id: str, text: str, output_file: str | None, skipped: int = 0) -> None:
-        """A running call printed ``text``: its row says running and keeps the newest
-        LIVE_OUTPUT_CHARS of it (the whole output is the file, one click away)."""
-        row = self.row_of(f"tool:{call_id}")
-        if row is None:
-            return
-        item = self._items[row]
-        tool = item.tool
-        if tool is None or tool.status not in ("running", "awaiting_approval"):
-            return
-        shown = (tool.result or "") + (LEFT_OUT_LINE if skipped else "") + text
-        if len(shown) > LIVE_OUTPUT_CHARS:
-            cut = shown.find("\n", len(shown) - LIVE_OUTPUT_CHARS)
-            shown = shown[cut + 1 if cut >= 0 else len(shown) - LIVE_OUTPUT_CHARS :]
-        self._items[row] = replace(
-            item,
-            tool=replace(tool, status="running", result=shown, full_output=output_file or tool.full_output),
-        )
-        idx = self.index(row)
-        self.dataChanged.emit(idx, idx, [ItemRole, Qt.ItemDataRole.DisplayRole])
-
-    def mark_waiting(self, call_id: str) -> None:
-        """The call waits for the operator's decision (its row said running)."""
-        row = self.row_of(f"tool:{call_id}")
-        item = self._items[row] if row is not None else None
-        if item is None or item.tool is None or item.tool.status != "running":
-            return
-        self._items[row] = replace(item, tool=replace(item.tool, status="awaiting_approval"))
-        idx = self.index(row)
-        self.dataChanged.emit(idx, idx, [ItemRole, Qt.ItemDataRole.DisplayRole])
+                self.play([Change(row, changed)])
 
     def settle_running_tools(self, status: str = "stopped", *, waiting_too: bool = True) -> None:
         """After Stop: every tool row still "running" settles at once (with ``waiting_too``, rows
         awaiting approval as well: their turn is gone)."""
         settles = ("running", "awaiting_approval") if waiting_too else ("running",)
-        for row, item in enumerate(self._items):
+        for row, item in enumerate(self.fold.items()):
             if item.tool is not None and item.tool.status in settles:
-                self._items[row] = replace(item, tool=replace(item.tool, status=status))
-                idx = self.index(row)
-                self.dataChanged.emit(idx, idx, [ItemRole, Qt.ItemDataRole.DisplayRole])
+                self.play([Change(row, replace(item, tool=replace(item.tool, status=status)))])
 
     # -- lookup
     def item(self, row: int) -> TranscriptItem:
-        return self._items[row]
+        return self.fold.item(row)
 
     def row_of(self, item_id: str) -> int | None:
-        key = self._keys.get(item_id)
-        return None if key is None else key - self._offset
+        return self.fold.row_of(item_id)
 
     def items(self) -> list[TranscriptItem]:
-        return list(self._items)
+        return self.fold.items()
 
 
 # --------------------------------------------------------------------------- text helpers
@@ -345,9 +315,6 @@ _BIG = 1_000_000
 _RESULT_LINES = 40
 #: A running (or stopped) call's row shows its newest lines this many even when folded.
 _LIVE_LINES = 6
-#: How much of a running call's output its row keeps (the whole output is the call's file).
-LIVE_OUTPUT_CHARS = 16_000
-LEFT_OUT_LINE = "[… output left out here: open the whole output …]\n"
 _DIFF_LINES = 300
 _INPUT_LINES = 60
 
@@ -464,7 +431,8 @@ class ConversationDelegate(QStyledItemDelegate):
         model = self._model
         if model is not None:
             row = index.row()
-            return model._items[row] if 0 <= row < len(model._items) else None
+            fold = model.fold
+            return fold.item(row) if 0 <= row < len(fold) else None
         return index.data(ItemRole)
 
     def _fonts(self) -> _Fonts:

@@ -32,17 +32,11 @@ from PySide6.QtWidgets import (
 
 from control_center.core.approvals import Approval, ApprovalKind, ApprovalStatus, Decision
 from control_center.core.events import (
-    ApprovalRequested,
     ModeChanged,
     ModelRetry,
-    NudgeEvent,
-    PromptRecorded,
-    QuestionAsked,
     TextDelta,
     ThinkingDelta,
-    ToolCallEvent,
     ToolOutputDelta,
-    ToolResultEvent,
     TurnEnded,
     TurnEvent,
     TurnStarted,
@@ -53,7 +47,7 @@ from control_center.core.modes import Autonomy, Mode, Transport
 from control_center.core.profiles import profile_for
 from control_center.core.records import Space
 from control_center.core.space_state import SpaceActivity, SpaceState, overall
-from control_center.core.transcript import ItemKind, ToolView, TranscriptItem, generated_prompt_item
+from control_center.core.transcript import ItemKind, TranscriptItem
 from control_center.core.transports import TRANSPORTS
 from control_center.harness.attachments import images_dir
 from control_center.runtime import TRANSCRIPT_PAGE, TranscriptPage, TurnNotStarted, WorkspaceRuntime
@@ -177,11 +171,8 @@ class MainWindow(QMainWindow):
         self._cli_problems: dict[Transport, str | None] = {}
         self.operations.run(runtime.probe_os_layer(), self._on_os_layer_probed, what="bubblewrap probe")
         self._spaces: dict[str, Space] = {}
-        self._live_text: dict[str, str] = {}  # space id -> streaming item id
-        self._live_counter = itertools.count()
-        # Bumped by every local change to the conversation (a sent message, a live event): a
-        # transcript page requested before it is stale and must not wipe what is shown.
-        self._conversation_generation = 0
+        #: Rows of messages not stored (being sent, or refused before a turn began).
+        self._unstored_counter = itertools.count()
         self._turn_of_space: dict[str, str] = {}
         self._usage: dict[str, dict[str, float]] = {}  # space id -> the running turn's tokens/cost
         #: The runtime's live state of every space: the one source for the space list, title,
@@ -339,6 +330,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(conv_page, theme.icon("agent"), "Conversation")
         self.side_tabs = SideTabs(self.tabs, self.runtime, self.operations, self.current_space)
         self.side_tabs.select_space = self.select_space
+        self.side_tabs.reveal_turn = self.reveal_turn
 
         center = QSplitter(Qt.Orientation.Horizontal)
         center.addWidget(left)
@@ -709,6 +701,19 @@ class MainWindow(QMainWindow):
 
         self.operations.run(self.runtime.messages_from(target), show)
 
+    def reveal_turn(self, space_id: str, turn_id: str) -> None:
+        """Open ``space_id`` at turn ``turn_id``: its first message (a plan step's task, the
+        operator's message) in view and selected."""
+
+        def show(message_id: str | None) -> None:
+            if message_id:
+                self.reveal_message(space_id, message_id)
+            else:
+                self.status_area.show_info("That turn left no message in its conversation.", 5000)
+                self.select_space(space_id)
+
+        self.operations.run(self.runtime.first_message_of_turn(turn_id), show)
+
     _reveal: str | None = None
     _reveal_limit: int | None = None
 
@@ -737,7 +742,7 @@ class MainWindow(QMainWindow):
         self.composer_assist.show_space(space.id)
         self._page_limit, self._reveal_limit = self._reveal_limit or TRANSCRIPT_PAGE, None
         self._show_space_header(space)
-        self._live_text.pop(space.id, None)
+        self._newest_seq = None
         if sync:
             self._show_transcript(self.runtime.transcript_now(space.id))
         else:
@@ -775,23 +780,66 @@ class MainWindow(QMainWindow):
             self._paint_mode_badge(current.mode)
 
     def _request_transcript(self, space_id: str, *, keep_position: bool = False) -> None:
-        generation = self._conversation_generation
+        """The newest page, read again (a space opened, a rewind or Stop rewrote rows)."""
+        self._loading = True
         future = self.runtime.load_transcript(space_id, self._page_limit)
         self.operations.run(
-            future, lambda page: self._show_transcript(page, generation, keep_position=keep_position)
+            future,
+            lambda page: self._show_transcript(page, keep_position=keep_position),
+            failure=lambda message: (self._on_error(message), self._loaded()),
         )
 
-    def _request_older(self, space_id: str, before_seq: int) -> None:
-        generation = self._conversation_generation
-        future = self.runtime.load_transcript(space_id, TRANSCRIPT_PAGE, before_seq=before_seq)
-        self.operations.run(future, lambda page: self._prepend_older(page, generation))
+    def _read_tail(self, space_id: str | None) -> None:
+        """What was stored since the newest row shown (a turn's event, a decision's note, another
+        process's write): read off the GUI thread and folded in by id, so the live rows are the
+        stored rows. One read at a time; events meanwhile ask for one more after it."""
+        if self._current is None or space_id != self._current.id:
+            return
+        if self._loading or self._tail_reading:
+            self._tail_again = True
+            return
+        self._tail_reading, self._tail_again = True, False
+        future = self.runtime.load_transcript(space_id, TRANSCRIPT_PAGE, after_seq=self._newest_seq)
+        self.operations.run(future, self._add_tail, failure=lambda message: self._tail_done(message))
 
-    def _prepend_older(self, page: TranscriptPage, generation: int) -> None:
+    def _add_tail(self, page: TranscriptPage) -> None:
+        if self._current is not None and page.space_id == self._current.id and not self._loading:
+            if page.truncated:  # more arrived than a page: the newest page instead
+                self._tail_reading = False
+                self._request_transcript(page.space_id)
+                return
+            if page.items:
+                self.conversation_model.remove_item("empty")
+                self.conversation_model.add_stored(page.items)
+            if page.newest_seq is not None:
+                self._newest_seq = page.newest_seq
+        self._tail_done()
+
+    def _tail_done(self, error: str | None = None) -> None:
+        self._tail_reading = False
+        if error:
+            self._on_error(error)
+        if self._tail_again and self._current is not None:
+            self._read_tail(self._current.id)
+
+    def _loaded(self) -> None:
+        self._loading = False
+        if self._tail_again and self._current is not None:
+            self._read_tail(self._current.id)
+
+    _loading = False
+    _tail_reading = False
+    _tail_again = False
+    _newest_seq: int | None = None
+
+    def _request_older(self, space_id: str, before_seq: int) -> None:
+        future = self.runtime.load_transcript(space_id, TRANSCRIPT_PAGE, before_seq=before_seq)
+        self.operations.run(future, self._prepend_older)
+
+    def _prepend_older(self, page: TranscriptPage) -> None:
         """An older page, read off the GUI thread: inserted above what is shown, the view kept
         on the message the operator was reading (no reload of what is already there)."""
         if self._current is None or page.space_id != self._current.id:
-            return
-        if generation != self._conversation_generation:
             return
         model = self.conversation_model
         model.remove_item("older")
@@ -805,13 +853,18 @@ class MainWindow(QMainWindow):
         if row is not None:
             self.conversation_view.scrollTo(model.index(row), ConversationView.ScrollHint.PositionAtTop)
 
-    def _show_transcript(
-        self, page: TranscriptPage, generation: int | None = None, *, keep_position: bool = False
-    ) -> None:
+    def _show_transcript(self, page: TranscriptPage, *, keep_position: bool = False) -> None:
+        try:
+            self._show_page(page, keep_position=keep_position)
+        finally:
+            self._loaded()
+
+    def _show_page(self, page: TranscriptPage, *, keep_position: bool) -> None:
         if self._current is None or page.space_id != self._current.id:
             return
-        if generation is not None and generation != self._conversation_generation:
-            return  # the conversation changed since this page was read; a newer one follows
+        if page.newest_seq is not None and (self._newest_seq or 0) > page.newest_seq:
+            return  # read before rows shown already were stored: those are newer
+        self._newest_seq = page.newest_seq
         items = list(page.items) + self._unsent.get(page.space_id, [])
         if not items:
             profile = profile_for(self._current.mode)
@@ -839,7 +892,7 @@ class MainWindow(QMainWindow):
             if keep_position and self.conversation_model.rowCount() > 1
             else None
         )
-        self.conversation_model.set_items(items)
+        self.conversation_model.load(items)
         row = self.conversation_model.row_of(anchor) if anchor else None
         if self._reveal_pending():
             pass
@@ -997,10 +1050,7 @@ class MainWindow(QMainWindow):
         they read), unless this app streams into it right now (its live rows are newer)."""
         if self._current is None or self._current.id != space_id:
             return
-        if space_id in self._live_text or space_id in self.runtime.running_spaces():
-            return
-        bar = self.conversation_view.verticalScrollBar()
-        self._request_transcript(space_id, keep_position=bar.value() < bar.maximum() - 4)
+        self._read_tail(space_id)
         self._update_usage_label()  # the other process's turn spent tokens here too
 
     def _show_presence(self, *_: object) -> None:
@@ -1057,13 +1107,15 @@ class MainWindow(QMainWindow):
     ) -> None:
         self._sending.add(space_id)
         if self._current is not None and self._current.id == space_id:
-            self._conversation_generation += 1
-            self.conversation_model.append_item(
-                TranscriptItem(
-                    f"local:{next(self._live_counter)}",
-                    ItemKind.USER,
-                    text,
-                    data={"images": list(images)} if images else {},
+            # Not stored yet: the fold gives its row to the stored message when that arrives.
+            self.conversation_model.play(
+                self.conversation_model.fold.sending(
+                    TranscriptItem(
+                        f"local:{next(self._unstored_counter)}",
+                        ItemKind.USER,
+                        text,
+                        data={"images": list(images)} if images else {},
+                    )
                 )
             )
             self.conversation_view.scrollToBottom()
@@ -1095,14 +1147,13 @@ class MainWindow(QMainWindow):
         (kept there when the conversation is read again), and the text goes back into an empty
         composer so it is not lost."""
         what = "This message was not sent" if text is not None else "The turn could not resume"
-        note = TranscriptItem(f"unsent:{next(self._live_counter)}", ItemKind.ERROR, f"{what}: {reason}")
+        note = TranscriptItem(f"unsent:{next(self._unstored_counter)}", ItemKind.ERROR, f"{what}: {reason}")
         kept = self._unsent.setdefault(space_id, [])
         if text is not None:
-            kept.append(TranscriptItem(f"unsent:{next(self._live_counter)}", ItemKind.USER, text))
+            kept.append(TranscriptItem(f"unsent:{next(self._unstored_counter)}", ItemKind.USER, text))
         kept.append(note)
         if self._current is None or self._current.id != space_id:
             return
-        self._conversation_generation += 1
         self.conversation_model.append_item(note)
         self.conversation_view.scrollToBottom()
         if text is not None and not self.composer.input.toPlainText().strip():
@@ -1190,62 +1241,11 @@ class MainWindow(QMainWindow):
             self.refresh_spaces()
         if self._current is None or space_id != self._current.id:
             return
-        if not isinstance(event, TurnEnded):
-            self._conversation_generation += 1
-        model = self.conversation_model
         if self._show_model_retry(event):
             return
-        if isinstance(event, TextDelta | ThinkingDelta):
-            kind = ItemKind.ASSISTANT if isinstance(event, TextDelta) else ItemKind.THINKING
-            live_id = self._live_text.get(space_id)
-            live_row = model.row_of(live_id) if live_id else None
-            if live_row is None or model.item(live_row).kind is not kind:
-                live_id = f"live:{next(self._live_counter)}"
-                self._live_text[space_id] = live_id
-                model.append_item(TranscriptItem(live_id, kind, ""))
-            model.append_text(live_id, event.text)
-            return
-        self._live_text.pop(space_id, None)
-        if isinstance(event, ToolCallEvent):
-            view = ToolView(event.id, event.name, dict(event.input), "running")
-            model.append_item(TranscriptItem(f"tool:{event.id}", ItemKind.TOOL, event.name, tool=view))
-        elif isinstance(event, PromptRecorded):
-            if model.row_of(event.message_id) is None:
-                model.append_item(generated_prompt_item(event.message_id, event.text, event.source))
-        elif isinstance(event, ToolOutputDelta):
-            model.append_tool_output(event.id, event.text, event.output_file, event.skipped)
-        elif isinstance(event, ToolResultEvent):
-            row = model.row_of(f"tool:{event.id}")
-            if row is not None:
-                old = model.item(row)
-                if old.tool is not None:
-                    status = "error" if event.is_error else "done"
-                    view = ToolView(
-                        old.tool.call_id, old.tool.name, old.tool.input, status, event.content, event.is_error
-                    )
-                    model.replace_item(TranscriptItem(old.id, old.kind, old.text, tool=view))
-        elif isinstance(event, ApprovalRequested):
-            if event.call_id:
-                model.mark_waiting(event.call_id)
-            model.append_item(
-                TranscriptItem(
-                    f"approval:{event.approval}",
-                    ItemKind.APPROVAL,
-                    event.summary or event.kind,
-                    data={"approval_id": event.approval, "approval_kind": event.kind, "status": "pending"},
-                )
-            )
-        elif isinstance(event, QuestionAsked):
-            model.append_item(
-                TranscriptItem(
-                    f"question:{event.approval}",
-                    ItemKind.QUESTION,
-                    event.question,
-                    data={"approval_id": event.approval, "approval_kind": "question", "status": "pending"},
-                )
-            )
-        elif isinstance(event, NudgeEvent):
-            model.append_item(TranscriptItem(f"nudge:{next(self._live_counter)}", ItemKind.NUDGE, event.text))
+        self.conversation_model.apply_event(event)
+        if not isinstance(event, TextDelta | ThinkingDelta | ToolOutputDelta | UsageEvent):
+            self._read_tail(space_id)  # what the event says was stored
 
     def _show_model_retry(self, event: TurnEvent) -> bool:
         """A ``model_retry`` is one live, counting-down line (ui/retry_line.py). True when handled."""
@@ -1262,8 +1262,7 @@ class MainWindow(QMainWindow):
         self._update_activity()
         self._update_usage_label()
         if self._current is not None and space_id == self._current.id:
-            self._live_text.pop(space_id, None)
-            self._reload_if_current(space_id)
+            self._read_tail(space_id)
             self._refresh_side_tabs(self._current)
         if ended.status.value == "failed" and ended.error:
             self.status_area.show_error(f"Turn failed: {ended.error}")
@@ -1523,8 +1522,11 @@ class MainWindow(QMainWindow):
             newest = max(stamps)
             if self._approvals_watermark is None or newest > self._approvals_watermark:
                 self._approvals_watermark = newest
-        # Cards in the conversation follow every decision live (who, when, why).
+        # Cards in the conversation follow every decision live (who, when, why), and what a
+        # decision wrote to the conversation (a plan's approval note) is read in.
         self.conversation_model.apply_approvals(approvals)
+        if approvals and self._current is not None:
+            self._read_tail(self._current.id)
         for a in approvals:
             if a.kind is ApprovalKind.QUESTION and a.space_id:
                 if a.status is ApprovalStatus.PENDING:
@@ -1659,6 +1661,7 @@ class MainWindow(QMainWindow):
     def _on_pipeline_changed(self, _pipeline_id: str, space_id: Any) -> None:
         if self._current is not None and space_id == self._current.id:
             self._refresh_side_tabs(self._current)
+            self._read_tail(space_id)  # its notes (paused, a step that needs you)
 
     # -- settings, help, close ------------------------------------------------------------------
 

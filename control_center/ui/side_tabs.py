@@ -84,6 +84,8 @@ class SideTabs:
         self._focus: str | None = None
         #: Selects a space in the window (a Plan Studio node's turn link opens its room).
         self.select_space: Callable[[str], None] | None = None
+        #: Opens a space's conversation at a turn (its first message in view, selected).
+        self.reveal_turn: Callable[[str, str], None] | None = None
         #: Every space has a Changes tab (its worktree against its base, turn by turn).
         self.changes_panel = ChangesPanel(runtime, operations)
         self.tabs.addTab(self.changes_panel, theme.icon("branch"), "Changes")
@@ -161,7 +163,7 @@ class SideTabs:
             studio.reject_requested.connect(lambda reason: self._decide_plan(Decision.REJECT, reason or None))
             studio.retry_node_requested.connect(self._retry)
             studio.cancel_run_requested.connect(self._cancel)
-            studio.open_turn_requested.connect(lambda space_id, _turn: self._open_turn(space_id))
+            studio.open_turn_requested.connect(self._open_turn)
             studio.open_changes_requested.connect(self._open_changes)
             self.plan_studio = studio
             self.tabs.addTab(_scrollable(studio), theme.icon("plan"), "Plan Studio")
@@ -187,12 +189,16 @@ class SideTabs:
         if first_view:  # refreshes while work runs keep the operator's zoom and pan
             studio.request_fit()
 
-    def _open_turn(self, space_id: str) -> None:
-        """A node's turn link: that turn's conversation (its room, or this space's own tab)."""
+    def _open_turn(self, space_id: str, turn_id: str) -> None:
+        """A node's turn link: that turn in its conversation (its room, or this space's own),
+        scrolled to and selected."""
         current = self.current_space()
-        if space_id and self.select_space is not None and (current is None or current.id != space_id):
-            self.select_space(space_id)
+        space_id = space_id or (current.id if current is not None else "")
         self.tabs.setCurrentIndex(0)
+        if space_id and turn_id and self.reveal_turn is not None:
+            self.reveal_turn(space_id, turn_id)
+        elif space_id and self.select_space is not None and (current is None or current.id != space_id):
+            self.select_space(space_id)
 
     def _open_changes(self, space_id: str, turn_id: str) -> None:
         """A node's "Show its changes" link: the Changes tab of its room, filtered to its turn."""

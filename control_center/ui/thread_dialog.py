@@ -9,10 +9,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
-from control_center.core.events import TextDelta, TurnEnded
+from control_center.core.events import TextDelta, ThinkingDelta, ToolOutputDelta, TurnEnded, UsageEvent
 from control_center.core.records import Space
-from control_center.core.transcript import ItemKind, TranscriptItem
-from control_center.runtime import TurnNotStarted
+from control_center.core.transcript import ItemKind, TranscriptItem, message_of
+from control_center.runtime import TranscriptPage, TurnNotStarted
 from control_center.ui.conversation import ConversationModel, ConversationView
 
 if TYPE_CHECKING:
@@ -40,7 +40,9 @@ class ThreadDialog(QDialog):
         self.space = space
         self.conversation_id = conversation_id
         self.key = f"{space.id}#{conversation_id}"
-        self._live: str | None = None
+        self._newest_seq: int | None = None
+        self._reading = self._read_again = self._shown = False
+        self._unstored = 0
         parent_text = plain_text(parent_item.text)
         quote = QLabel(parent_text[:300] + ("…" if len(parent_text) > 300 else ""))
         quote.setTextFormat(Qt.TextFormat.PlainText)
@@ -85,14 +87,34 @@ class ThreadDialog(QDialog):
             self.send_button.setText("Send")
 
     def _reload(self) -> None:
-        self.window_.operations.run(self.window_.runtime.thread_transcript(self.conversation_id), self._show)
+        """What the thread stored since the rows shown (all of it at first), folded in by id: the
+        live rows are the stored rows, as the main conversation's (core.transcript.Transcript)."""
+        if self._reading:
+            self._read_again = True
+            return
+        self._reading, self._read_again = True, False
+        future = self.window_.runtime.load_thread_tail(self.conversation_id, self._newest_seq)
+        self.window_.operations.run(future, self._show, failure=lambda _m: self._read_done())
 
-    def _show(self, items: list[TranscriptItem]) -> None:
-        self.model.set_items(items)
-        self.view.scrollToBottom()
+    def _show(self, page: TranscriptPage) -> None:
+        if not self._shown:  # the first read: all of the thread
+            self._shown = True
+            self.model.load(page.items)
+            self.view.scrollToBottom()
+        else:
+            self.model.add_stored(page.items)
+        if page.newest_seq is not None:
+            self._newest_seq = page.newest_seq
+        self._read_done()
+
+    def _read_done(self) -> None:
+        self._reading = False
+        if self._read_again:
+            self._reload()
 
     def _note(self, kind: ItemKind, text: str) -> None:
-        self.model.append_item(TranscriptItem(f"note:{self.model.rowCount()}", kind, text))
+        self._unstored += 1
+        self.model.play(self.model.fold.local(TranscriptItem(f"note:{self._unstored}", kind, text)))
         self.view.scrollToBottom()
 
     def _send(self) -> None:
@@ -117,8 +139,9 @@ class ThreadDialog(QDialog):
             )
             return
         self.input.clear()
-        local = TranscriptItem(f"local:{self.model.rowCount()}", ItemKind.USER, text)
-        self.model.append_item(local)
+        self._unstored += 1
+        local = TranscriptItem(f"local:{self._unstored}", ItemKind.USER, text)
+        self.model.play(self.model.fold.sending(local))
 
         def done(outcome: object) -> None:
             if isinstance(outcome, TurnNotStarted):
@@ -132,9 +155,7 @@ class ThreadDialog(QDialog):
 
     def _not_sent(self, local: TranscriptItem, text: str, why: str) -> None:
         """The reply never became a turn: its bubble goes, the text comes back, and why shows."""
-        row = self.model.row_of(local.id)
-        if row is not None:
-            self.model.set_items([i for i in self.model.items() if i.id != local.id])
+        self.model.remove_item(local.id)
         if not self.input.toPlainText().strip():
             self.input.setPlainText(text)
         self._note(ItemKind.ERROR, f"Not sent: {why}")
@@ -142,15 +163,12 @@ class ThreadDialog(QDialog):
     def _on_event(self, key: Any, event: Any) -> None:
         if key != self.key:
             return
-        if isinstance(event, TextDelta):
-            if self._live is None or self.model.row_of(self._live) is None:
-                self._live = f"live:{self.model.rowCount()}"
-                self.model.append_item(TranscriptItem(self._live, ItemKind.ASSISTANT, ""))
-            self.model.append_text(self._live, event.text)
+        self.model.apply_event(event)
+        if not isinstance(event, TextDelta | ThinkingDelta | ToolOutputDelta | UsageEvent):
+            self._reload()  # what the event says was stored
 
     def _on_finished(self, key: Any, _ended: TurnEnded) -> None:
         if key == self.key:
-            self._live = None
             self._reload()
 
 
@@ -160,8 +178,8 @@ def open_thread(window: MainWindow, item_id: str, parent: QWidget | None = None)
     if space is None or row is None:
         return
     item = window.conversation_model.item(row)
-    message_id = item.id.split(":", 1)[0]
-    if item.id.startswith(("local:", "live:", "tool:", "approval:", "nudge:")):
+    message_id = message_of(item.id)
+    if not window.conversation_model.fold.is_stored(item.id) or item.kind is ItemKind.TOOL:
         window.status_area.show_info(
             "This message is still being written; open its thread in a moment.", 5000
         )
