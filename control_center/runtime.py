@@ -111,6 +111,10 @@ class PlanVersion:
     approval_id: str | None
     approval_status: str | None
     content_hash: str
+    #: The operator's comments on its nodes (core.plan_review.PlanComment), oldest first.
+    comments: tuple[Any, ...] = ()
+    #: Node keys approved so far (a subset approval leaves the others waiting).
+    approved_nodes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -193,6 +197,9 @@ class SideData:
     #: the whole pull request's diff (the review panel's Whole PR view, where the operator adds
     #: findings of their own)
     pr_diff_full: str = ""
+    #: plan id -> node key -> the pipeline running that node (a plan approved in subsets has
+    #: several); Retry of a node goes to its own pipeline.
+    node_pipeline: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 def _node_runs(store: Any, spec: dict[str, Any]) -> dict[str, NodeRun]:
@@ -1080,6 +1087,7 @@ class WorkspaceRuntime:
         from control_center.core.forecast import PlanForecast
         from control_center.core.pipeline import NodeStatus, state_from_json
         from control_center.core.plan import parse_plan
+        from control_center.core.plan_review import comments_of
 
         store = self.ws.store
         space = store.space(space_id)
@@ -1096,6 +1104,8 @@ class WorkspaceRuntime:
                     approval_id=row.approval_id,
                     approval_status=approval.status.value if approval else None,
                     content_hash=row.content_hash,
+                    comments=comments_of(row.comments),
+                    approved_nodes=tuple(row.approved_nodes),
                 )
             )
         node_status: dict[str, dict[str, str]] = {}
@@ -1103,6 +1113,7 @@ class WorkspaceRuntime:
         node_runs: dict[str, dict[str, NodeRun]] = {}
         forecasts: dict[str, Any] = {}
         actuals: dict[str, dict[str, NodeActual]] = {}
+        node_pipeline: dict[str, dict[str, str]] = {}
         for row in plans:
             approval = store.approval(row.approval_id) if row.approval_id else None
             found = PlanForecast.from_json(approval.payload.get("forecast")) if approval else None
@@ -1111,13 +1122,18 @@ class WorkspaceRuntime:
         for prow in store.pipelines(space_id=space_id):
             if prow.source_kind == "plan":
                 made = PlanForecast.from_json((prow.spec.get("_run") or {}).get("forecast"))
-                if made is not None:
+                if made is not None and prow.source_id not in pipeline_of:
                     forecasts[prow.source_id] = made
-                actuals[prow.source_id] = _node_actuals(prow.spec)
+                # A plan approved in subsets runs as several pipelines: each holds its own nodes.
+                actuals.setdefault(prow.source_id, {}).update(_node_actuals(prow.spec))
                 state = state_from_json(prow.state)
-                node_status[prow.source_id] = {k: NodeStatus(v).value for k, v in state.statuses.items()}
+                node_status.setdefault(prow.source_id, {}).update(
+                    {k: NodeStatus(v).value for k, v in state.statuses.items()}
+                )
                 pipeline_of[prow.source_id] = prow.id
-                node_runs[prow.source_id] = _node_runs(store, prow.spec)
+                node_runs.setdefault(prow.source_id, {}).update(_node_runs(store, prow.spec))
+                for key in state.statuses:
+                    node_pipeline.setdefault(prow.source_id, {})[key] = prow.id
         review = None
         pr_diffs: dict[str, str] = {}
         pr_diff_full = ""
@@ -1152,6 +1168,7 @@ class WorkspaceRuntime:
             forecasts=forecasts,
             actuals=actuals,
             pr_diff_full=pr_diff_full,
+            node_pipeline=node_pipeline,
         )
 
     # -- changes, checkpoints, rewind (harness/space_changes.py, harness/rewind.py) -------------
@@ -1272,6 +1289,21 @@ class WorkspaceRuntime:
         from control_center.github_review import post_review
 
         return self._call(post_review, self.ws, space_id)
+
+    def add_plan_comment(self, plan_id: str, node: str, text: str) -> concurrent.futures.Future[Any]:
+        """Store the operator's comment on a plan node (sent back with a rejection); a bad one is
+        told to the listeners as one line."""
+        from control_center.harness.settings import operator_identity
+
+        operator = operator_identity(self.settings)
+
+        def work() -> Any:
+            comment = self.ws.store.add_plan_comment(plan_id, node, text, by=operator)
+            row = self.ws.store.plan(plan_id)
+            self._notify("pipeline_changed", "", row.space_id if row else None)
+            return comment
+
+        return self._call(work)
 
     def retry_node(self, pipeline_id: str, key: str) -> concurrent.futures.Future[Any]:
         async def run() -> None:

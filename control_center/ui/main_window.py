@@ -1511,11 +1511,12 @@ class MainWindow(QMainWindow):
             and shown.kind is ApprovalKind.PLAN
         ):
             from control_center.core.forecast import PlanForecast
-            from control_center.ui.plan_run_view import confirm_budget
 
-            # A plan approved under a budget below its forecast asks once.
+            # A plan approved under a budget below its forecast asks once (per plan).
             forecast = PlanForecast.from_json(shown.payload.get("forecast"))
-            if not confirm_budget(self, forecast, self.runtime.settings.plan_budget()):
+            plan_id = str(shown.payload.get("plan_id") or shown.id)
+            budget = self.runtime.settings.plan_budget()
+            if not self.side_tabs.budget_question.confirm(self, plan_id, forecast, budget):
                 return
         self.decide(approval_id, Decision(decision), reason or None, options)
 

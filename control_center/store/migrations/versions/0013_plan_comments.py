@@ -1,0 +1,29 @@
+"""plan comments and partial approvals: the operator's comments on a plan version's nodes (sent
+back to the agent with a rejection) and the nodes approved so far when a subset was approved
+
+Revision ID: 0013
+Revises: 0012
+Create Date: 2026-12-02 05:10:00
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0013"
+down_revision = "0012"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("plan", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("comments", sa.JSON(), server_default="[]", nullable=False))
+        batch_op.add_column(sa.Column("approved_nodes", sa.JSON(), server_default="[]", nullable=False))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("plan", schema=None) as batch_op:
+        batch_op.drop_column("approved_nodes")
+        batch_op.drop_column("comments")
