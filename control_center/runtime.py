@@ -200,6 +200,8 @@ class SideData:
     #: plan id -> node key -> the pipeline running that node (a plan approved in subsets has
     #: several); Retry of a node goes to its own pipeline.
     node_pipeline: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: pipeline id -> its steps (pipeline.service.StepView) for the Pipelines tab's live view
+    pipeline_steps: dict[str, tuple[Any, ...]] = field(default_factory=dict)
 
 
 def _node_runs(store: Any, spec: dict[str, Any]) -> dict[str, NodeRun]:
@@ -940,10 +942,15 @@ class WorkspaceRuntime:
                 self.run_pipeline(row.id)
 
     def _on_pipeline_event(self, pipeline_id: str, space_id: str | None, event: Any) -> None:
-        from control_center.core.events import ApprovalRequested, UsageEvent
+        from control_center.core.events import ApprovalRequested, TurnStarted, UsageEvent
 
         self._notify("turn_event", space_id, event)
-        if isinstance(event, UsageEvent):
+        if isinstance(event, TurnStarted):
+            # A step may work in a room the run just opened: the space list shows it now, not
+            # when the whole run ends (the Pipelines tab's "Conversation" selects it).
+            self._notify("spaces_changed")
+            self._notify("pipeline_changed", pipeline_id, space_id)
+        elif isinstance(event, UsageEvent):
             # Budget use is shown live: after every model call of a node, not only per node.
             self._notify("pipeline_changed", pipeline_id, space_id)
         elif isinstance(event, ApprovalRequested):
@@ -1151,10 +1158,11 @@ class WorkspaceRuntime:
                 pr_diff_full = pr_diff(self.ws, space_id)
             except Exception as exc:
                 pr_diff_full = f"(the pull request's diff could not be read: {exc})"
-        from control_center.pipeline.service import live_budget_use, pipelines_for_space
+        from control_center.pipeline.service import live_budget_use, pipeline_steps, pipelines_touching
 
-        pipelines = tuple(pipelines_for_space(self.ws, space_id))
+        pipelines = tuple(pipelines_touching(self.ws, space_id))
         budget_use = {p.id: live_budget_use(self.ws, p) for p in pipelines}
+        steps = {p.id: pipeline_steps(self.ws, p) for p in pipelines}
         return SideData(
             space_id,
             tuple(plan_views),
@@ -1169,6 +1177,7 @@ class WorkspaceRuntime:
             actuals=actuals,
             pr_diff_full=pr_diff_full,
             node_pipeline=node_pipeline,
+            pipeline_steps=steps,
         )
 
     # -- changes, checkpoints, rewind (harness/space_changes.py, harness/rewind.py) -------------

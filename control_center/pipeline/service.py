@@ -30,6 +30,7 @@ from control_center.core.records import PipelineRecord
 from control_center.harness.loop import Harness
 from control_center.pipeline.runner import (
     RESUMABLE_STATUSES,
+    RUN_KEY,
     PipelineRunner,
     PipelineRunResult,
     StateSink,
@@ -163,6 +164,19 @@ def pipelines_for_space(ws: Workspace, space_id: str) -> list[PipelineView]:
     return [_view(r) for r in ws.store.pipelines(space_id=space_id)]
 
 
+def pipelines_touching(ws: Workspace, space_id: str) -> list[PipelineView]:
+    """The pipelines a space started and those whose steps work in it (an orchestration's
+    project room, a parallel plan node's space), oldest first: the Pipelines tab of either shows
+    the run."""
+    views = []
+    for row in ws.store.pipelines():
+        run_info: dict[str, Any] = row.spec.get(RUN_KEY) or {}
+        rooms = {*(run_info.get("rooms") or {}).values(), *(run_info.get("node_spaces") or {}).values()}
+        if row.space_id == space_id or space_id in rooms:
+            views.append(_view(row))
+    return views
+
+
 def live_budget_use(ws: Workspace, view: PipelineView) -> BudgetUse:
     """The pipeline's spend including what its running nodes' turns have used so far (the run
     charges a node's usage when the node ends; the GUI shows it after every model call)."""
@@ -179,6 +193,84 @@ def live_budget_use(ws: Workspace, view: PipelineView) -> BudgetUse:
         tokens += max(0, turn.input_tokens + turn.output_tokens - int(done_tokens))
         usd += max(0.0, turn.cost_usd - float(done_usd))
     return BudgetUse(tokens, usd, view.max_tokens, view.max_usd)
+
+
+@dataclass(frozen=True)
+class StepView:
+    """One step of a run as the Pipelines tab lists it: its state, who works it, what it spent
+    and where its conversation and changes are."""
+
+    key: str
+    type: NodeType
+    title: str
+    status: NodeStatus
+    #: Depth in the ticket tree (an orchestration's child tickets sit under their parent).
+    depth: int
+    #: The role working it (an orchestration's ticket or synthesis) and the hired agent's name.
+    role: str | None
+    agent: str | None
+    tokens: int
+    usd: float
+    #: Where its turn ran (the project room, a parallel node's space, the plan's space) and the
+    #: turn; a create_space step's room has no turn.
+    space_id: str | None
+    turn_id: str | None
+    output: str | None
+    error: str | None
+    attempts: int
+
+
+def pipeline_steps(ws: Workspace, view: PipelineView) -> tuple[StepView, ...]:
+    """The run's steps in the order its spec lists them (a ticket before its children), with
+    each one's spend including what its running turn has used so far."""
+    row = ws.store.pipeline(view.id)
+    spec, run_info = split_spec(row) if row is not None else (None, {})
+    spend: dict[str, Any] = run_info.get("spend") or {}
+    billed: dict[str, Any] = run_info.get("billed") or {}
+    names = {a.id: a.name for a in ws.store.agents()} if view.source_kind == "orchestration" else {}
+    parent: dict[str, str] = {}
+    for node in view.nodes:
+        if node.type is NodeType.AGENT_STEP:
+            for dep in node.depends_on:
+                if dep.startswith("ticket:"):
+                    parent[dep] = node.key
+
+    def depth(key: str) -> int:
+        seen = 0
+        while key in parent and seen < 50:
+            key, seen = parent[key], seen + 1
+        return seen
+
+    steps: list[StepView] = []
+    for node in view.nodes:
+        body = spec.node(node.key).body if spec is not None else {}
+        used = spend.get(node.key) or {}
+        tokens, usd = int(used.get("tokens", 0)), float(used.get("usd", 0.0))
+        turn = ws.store.turn(node.turn_id) if node.turn_id else None
+        if turn is not None and node.status is NodeStatus.RUNNING:
+            done_tokens, done_usd = billed.get(node.key, [0, 0.0])
+            tokens += max(0, turn.input_tokens + turn.output_tokens - int(done_tokens))
+            usd += max(0.0, turn.cost_usd - float(done_usd))
+        agent_id = body.get("agent_id")
+        steps.append(
+            StepView(
+                key=node.key,
+                type=node.type,
+                title=node.title,
+                status=node.status,
+                depth=depth(node.key),
+                role=str(body["role"]) if body.get("role") else None,
+                agent=names.get(str(agent_id)) if agent_id else None,
+                tokens=tokens,
+                usd=usd,
+                space_id=turn.space_id if turn is not None else node.room_id,
+                turn_id=node.turn_id,
+                output=node.output,
+                error=node.error,
+                attempts=node.attempts,
+            )
+        )
+    return tuple(steps)
 
 
 def _persist(ws: Workspace, pipeline_id: str, state: PipelineState, status: str) -> PipelineView:

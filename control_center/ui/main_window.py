@@ -1624,8 +1624,11 @@ class MainWindow(QMainWindow):
         """Bring a side panel's tab (Plan Studio, Review) to the front."""
         self.side_tabs.show(panel)
 
-    def _on_pipeline_changed(self, _pipeline_id: str, space_id: Any) -> None:
-        if self._current is not None and space_id == self._current.id:
+    def _on_pipeline_changed(self, pipeline_id: str, space_id: Any) -> None:
+        # The run's own space, or a space whose Pipelines tab shows it (its project room).
+        if self._current is not None and (
+            space_id == self._current.id or self.side_tabs.shows_pipeline(pipeline_id)
+        ):
             self._refresh_side_tabs(self._current)
 
     # -- settings, help, close ------------------------------------------------------------------

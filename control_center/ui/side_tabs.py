@@ -207,6 +207,10 @@ class SideTabs:
         self.changes_panel.show_turn_when_read(turn_id)
         self.tabs.setCurrentWidget(self.changes_panel)
 
+    def shows_pipeline(self, pipeline_id: str) -> bool:
+        """Whether the Pipelines tab lists this run (a live change of it reads the tabs again)."""
+        return self._data is not None and any(v.id == pipeline_id for v in self._data.pipelines)
+
     # -- Pipelines (the orchestration view)
     def _apply_pipelines(self, data: SideData) -> None:
         """The space's pipelines with their budget use, live (refreshed after each model call)."""
@@ -215,16 +219,21 @@ class SideTabs:
                 self._remove(self.pipelines_panel)
                 self.pipelines_panel = None
             return
-        from control_center.ui.budget_view import PipelinesPanel
+        from control_center.ui.pipelines_view import PipelinesPanel
 
         if self.pipelines_panel is None:
-            self.pipelines_panel = PipelinesPanel()
-            self.tabs.addTab(_scrollable(self.pipelines_panel), theme.icon("orchestrate"), "Pipelines")
+            panel = PipelinesPanel()
+            panel.open_conversation_requested.connect(lambda space_id, _turn: self._open_turn(space_id))
+            panel.open_changes_requested.connect(self._open_changes)
+            panel.retry_step_requested.connect(lambda pid, key: self.runtime.retry_node(pid, key))
+            panel.cancel_run_requested.connect(lambda pid: self.runtime.cancel_pipeline(pid))
+            self.pipelines_panel = panel
+            self.tabs.addTab(_scrollable(panel), theme.icon("orchestrate"), "Pipelines")
         views = []
         for view in data.pipelines:
             use = data.budget_use.get(view.id)
             views.append(replace(view, tokens_used=use.tokens_used, usd_used=use.usd_used) if use else view)
-        self.pipelines_panel.set_pipelines(views)
+        self.pipelines_panel.set_pipelines(views, data.pipeline_steps)
 
     def _decide_plan(self, decision: Decision, reason: str | None, nodes: list[str] | None = None) -> None:
         shown = self._plan_shown
