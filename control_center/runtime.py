@@ -249,6 +249,8 @@ class WorkspaceRuntime:
         self._turn_tasks: dict[str, asyncio.Task[Any]] = {}  # space id (or "") -> running turn task
         self._pipeline_tasks: dict[str, asyncio.Task[Any]] = {}
         self._pipeline_space: dict[str, str | None] = {}
+        #: Merged node spaces the operator opened anyway (a step's "Conversation"): listed again.
+        self.revealed_spaces: set[str] = set()
         self._closed = False
         #: The Inbox's reads (pages, counts, one approval): one kept thread, called directly. A
         #: read through the loop (``_call``) hops GUI -> loop -> pool -> loop -> GUI; here it is
@@ -1238,7 +1240,15 @@ class WorkspaceRuntime:
         return self._submit(run())
 
     def load_spaces(self) -> concurrent.futures.Future[list[Space]]:
-        return self._call(self.ws.store.spaces)
+        """The space list: every space but the node spaces of parallel plans whose node was
+        merged (their work is in the plan's own space; the Pipelines tab still opens them)."""
+        from control_center.pipeline.service import merged_node_spaces
+
+        def read() -> list[Space]:
+            hidden = merged_node_spaces(self.ws) - self.revealed_spaces
+            return [s for s in self.ws.store.spaces() if s.id not in hidden]
+
+        return self._call(read)
 
     def load_archived_spaces(self) -> concurrent.futures.Future[list[Space]]:
         return self._call(lambda: [s for s in self.ws.store.spaces(include_archived=True) if s.archived])

@@ -164,6 +164,22 @@ def pipelines_for_space(ws: Workspace, space_id: str) -> list[PipelineView]:
     return [_view(r) for r in ws.store.pipelines(space_id=space_id)]
 
 
+def merged_node_spaces(ws: Workspace) -> set[str]:
+    """The spaces parallel plan nodes ran in whose node is settled (done: merged into the plan's
+    space; skipped: left out): nothing is left to do in them."""
+    hidden: set[str] = set()
+    for row in ws.store.pipelines():
+        node_spaces = (row.spec.get(RUN_KEY) or {}).get("node_spaces") or {}
+        if not node_spaces:
+            continue
+        statuses = state_from_json(row.state).statuses
+        for key, space_id in node_spaces.items():
+            status = statuses.get(key)
+            if status is not None and status.settled:
+                hidden.add(str(space_id))
+    return hidden
+
+
 def pipelines_touching(ws: Workspace, space_id: str) -> list[PipelineView]:
     """The pipelines a space started and those whose steps work in it (an orchestration's
     project room, a parallel plan node's space), oldest first: the Pipelines tab of either shows

@@ -668,6 +668,14 @@ class MainWindow(QMainWindow):
     def select_space(self, space_id: str, *, sync: bool = False) -> None:
         row = self.space_model.row_of(space_id)
         if row is None:
+            if space_id not in self.runtime.revealed_spaces:
+                # A space the list leaves out (a merged plan node's) or made since the last read:
+                # read the list again with it in, then select it.
+                self.runtime.revealed_spaces.add(space_id)
+                self.operations.run(
+                    self.runtime.load_spaces(),
+                    lambda spaces: (self._set_spaces(spaces), self.select_space(space_id)),
+                )
             return
         self.space_list.selectionModel().blockSignals(True)
         self.space_list.setCurrentIndex(self.space_model.index(row))

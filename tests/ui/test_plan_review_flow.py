@@ -114,3 +114,38 @@ def test_approve_selected_runs_only_those_nodes_and_their_dependencies(qtbot, tm
     said = [m.text for m in store.messages(window.current_space().conversation_id) if m.role == "assistant"]
     assert [t for t in said if t in NODE_TEXT.values()] == [NODE_TEXT["a"], NODE_TEXT["b"], NODE_TEXT["c"]]
     qtbot.waitUntil(lambda: studio.approval_status() == "approved", timeout=WAIT_MS)
+
+
+def test_the_below_forecast_question_is_asked_once_per_plan(qtbot, monkeypatch) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    from control_center.core.forecast import Estimate, NodeForecast, PlanForecast
+    from control_center.core.pipeline import Budget
+    from control_center.ui.plan_run_view import BudgetQuestion
+
+    asked: list[str] = []
+    answers = iter([QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes])
+
+    def question(_parent: Any, title: str, *_args: Any) -> Any:
+        asked.append(title)
+        return next(answers)
+
+    monkeypatch.setattr(QMessageBox, "question", question)
+    tokens = Estimate(50_000, 40_000, 60_000)
+    forecast = PlanForecast(
+        (NodeForecast("a", tokens, None, Estimate(10, 5, 20), "prior"),),
+        tokens,
+        None,
+        Estimate(10, 5, 20),
+        1,
+        0,
+    )
+    small = Budget(1_000, None)
+    ask = BudgetQuestion()
+    assert not ask.confirm(None, "plan-1", forecast, small)  # No: asked again next time
+    assert ask.confirm(None, "plan-1", forecast, small)  # Yes
+    assert ask.confirm(None, "plan-1", forecast, small)  # the rest of the same plan: not asked
+    assert len(asked) == 2
+    answers = iter([QMessageBox.StandardButton.Yes])
+    assert ask.confirm(None, "plan-2", forecast, small)  # another plan is asked
+    assert len(asked) == 3
