@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from control_center.core.pipeline import NodeStatus, NodeType
@@ -67,7 +68,7 @@ class _StepRow(QFrame):
         box.setContentsMargins(10 + 18 * step.depth, 4, 4, 4)
         box.setSpacing(2)
         colour = c.status(step.status.value).name()
-        kind = "Synthesis · " if step.type is NodeType.SYNTHESIS else ""
+        kind = "Synthesis · " if step.type is NodeType.SYNTHESIS and step.title != "Synthesis" else ""
         self.title = QLabel(
             f'<span style="color:{colour}">●</span> <b>{_e(kind)}{_e(step.title)}</b> '
             f'<span style="color:{colour}">{_e(step.status.value)}</span>',
@@ -124,6 +125,10 @@ class _StepRow(QFrame):
         button.setObjectName(name)
         button.setFlat(True)
         button.setCursor(Qt.CursorShape.PointingHandCursor)
+        # flat buttons read as links: the palette's link colour says they can be followed
+        button.setStyleSheet(
+            f"QPushButton {{ color: {self.palette().color(QPalette.ColorRole.Link).name()}; }}"
+        )
         line.addWidget(button)
         return button
 
