@@ -1333,6 +1333,23 @@ class WorkspaceRuntime:
 
         return self._submit(run())
 
+    def stop_step(self, pipeline_id: str, key: str) -> concurrent.futures.Future[Any]:
+        """Stop one running step (it waits in the Inbox; the steps beside it finish); a step that
+        cannot be stopped here is one line to the listeners."""
+
+        async def run() -> None:
+            from control_center.pipeline.service import stop_step
+
+            try:
+                stop_step(self.ws, pipeline_id, key)  # on this loop: the runner's tasks live here
+            except Exception as exc:
+                self._notify("error", str(exc))
+                return
+            row = self.ws.store.pipeline(pipeline_id)
+            self._notify("pipeline_changed", pipeline_id, row.space_id if row else None)
+
+        return self._submit(run())
+
     def cancel_pipeline(self, pipeline_id: str) -> concurrent.futures.Future[Any]:
         async def run() -> None:
             from control_center.pipeline.service import cancel_pipeline

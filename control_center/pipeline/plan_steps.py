@@ -353,6 +353,10 @@ class PlanSteps:
                 self._info("node_turns")[key] = event.turn
                 self._save()
             runner.on_event(event)
+            if isinstance(event, TurnStarted):
+                runner.turn_running(key, True)  # a Stop asked for during its set-up lands now
+            elif isinstance(event, TurnEnded):
+                runner.turn_running(key, False)
 
         try:
             if paused_turn is not None:

@@ -35,6 +35,7 @@ from control_center.pipeline.runner import (
     PipelineRunResult,
     StateSink,
     is_active,
+    live_runner,
     split_spec,
 )
 from control_center.workspace import Workspace, WorkspaceError
@@ -319,6 +320,27 @@ def retry_node(ws: Workspace, pipeline_id: str, key: str, *, by: str = "operator
         raise PipelineOpError(str(exc)) from None
     # "running": a restart picks it up even if the caller never gets to run it.
     return _persist(ws, pipeline_id, state, "running")
+
+
+def stop_step(ws: Workspace, pipeline_id: str, key: str) -> None:
+    """Stop one running step of a pipeline this process runs (``PipelineRunner.stop_step``): it
+    then waits in the Inbox (retry, skip, cancel the rest) while the steps beside it finish. Runs
+    on the runner's event loop."""
+    view = pipeline_view(ws, pipeline_id)
+    try:
+        node = view.node(key)
+    except KeyError:
+        raise PipelineOpError(f"pipeline {pipeline_id} has no step {key!r}") from None
+    if node.status is not NodeStatus.RUNNING:
+        raise PipelineOpError(f"step {key!r} is {node.status.value}: only a running step can be stopped")
+    if node.type not in (NodeType.AGENT_STEP, NodeType.SYNTHESIS):
+        raise PipelineOpError(f"step {key!r} is a {node.type.value} step: it runs no turn to stop")
+    runner = live_runner(ws, pipeline_id)
+    if runner is None or not runner.stop_step(key):
+        raise PipelineOpError(
+            f"step {key!r} does not run in this process (a worker or another window runs it): "
+            "cancel the run instead"
+        )
 
 
 def cancel_pipeline(ws: Workspace, pipeline_id: str, reason: str = OPERATOR_CANCEL_REASON) -> PipelineView:

@@ -2,8 +2,8 @@
 orchestration. Each run is a card (its state, budget, and what stopped or paused it) listing its
 steps — the ticket tree of an orchestration, a plan's nodes — with each step's state, the role and
 agent working it, its spend, its synthesis output, and buttons to its conversation and its
-changes (the Changes tab filtered to that step's turn, #24) and to retry a failed step; the card
-cancels the run.
+changes (the Changes tab filtered to that step's turn, #24), to stop a running step (it then
+waits in the Inbox) and to retry a failed one; the card cancels the run.
 
 Widgets take frozen values (``pipeline.service.PipelineView`` and ``StepView``) read off the GUI
 thread; nothing here reads the store."""
@@ -99,6 +99,15 @@ class _StepRow(QFrame):
             lambda: panel.open_changes_requested.emit(step.space_id or "", step.turn_id or "")
         )
         self.changes_button.setVisible(bool(step.turn_id))
+        self.stop_button = self._button("Stop", "pipelineStepStop", line)
+        self.stop_button.setToolTip(
+            "Stop this step now: it waits for you in the Inbox (retry, skip, cancel the rest); "
+            "the steps running beside it finish"
+        )
+        self.stop_button.clicked.connect(lambda: panel.stop_step_requested.emit(pipeline_id, step.key))
+        self.stop_button.setVisible(
+            step.status is NodeStatus.RUNNING and step.type in (NodeType.AGENT_STEP, NodeType.SYNTHESIS)
+        )
         self.retry_button = self._button("Retry", "pipelineStepRetry", line)
         self.retry_button.setToolTip("Run this failed step again (and what only it blocked)")
         self.retry_button.clicked.connect(lambda: panel.retry_step_requested.emit(pipeline_id, step.key))
@@ -190,6 +199,7 @@ class PipelinesPanel(QWidget):
     open_changes_requested = Signal(str, str)
     #: (pipeline id, node key)
     retry_step_requested = Signal(str, str)
+    stop_step_requested = Signal(str, str)
     cancel_run_requested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:

@@ -226,6 +226,7 @@ class SideTabs:
             panel.open_conversation_requested.connect(lambda space_id, _turn: self._open_turn(space_id))
             panel.open_changes_requested.connect(self._open_changes)
             panel.retry_step_requested.connect(lambda pid, key: self.runtime.retry_node(pid, key))
+            panel.stop_step_requested.connect(lambda pid, key: self.runtime.stop_step(pid, key))
             panel.cancel_run_requested.connect(lambda pid: self.runtime.cancel_pipeline(pid))
             self.pipelines_panel = panel
             self.tabs.addTab(_scrollable(panel), theme.icon("orchestrate"), "Pipelines")

@@ -198,3 +198,59 @@ def test_an_approved_orchestration_lists_its_tickets_with_roles_and_states_while
         lambda: window.side_tabs.tabs.currentWidget() is window.side_tabs.changes_panel, timeout=WAIT_MS
     )
     qtbot.waitUntil(lambda: not window.runtime.has_running_work(), timeout=WAIT_MS)
+
+
+def test_stop_and_retry_a_single_step_from_the_pipelines_tab(qtbot: Any, tmp_path: Path) -> None:
+    window = _window(qtbot, tmp_path)
+    release = threading.Event()
+    window.runtime.harness.provider_factory = _holding_factory("Document the flag", release)
+    lead = window.current_space()
+    window.send_message("Build the team")
+    store = window.runtime.ws.store
+
+    def pending(kind: ApprovalKind) -> list[Any]:
+        return [a for a in store.approvals(kind=kind) if a.status is ApprovalStatus.PENDING]
+
+    qtbot.waitUntil(
+        lambda: bool(pending(ApprovalKind.ORCHESTRATION)) and not window.runtime.has_running_work(),
+        timeout=WAIT_MS,
+    )
+    window.decide(pending(ApprovalKind.ORCHESTRATION)[0].id, Decision.GRANT)
+    try:
+        qtbot.waitUntil(
+            lambda: (
+                (s := _steps(window)).get("ticket:docs") is not None
+                and s["ticket:docs"].stop_button.isVisibleTo(window.pipelines_panel)
+            ),
+            timeout=WAIT_MS,
+        )
+        assert not _steps(window)["ticket:parse"].stop_button.isVisibleTo(window.pipelines_panel)  # done
+
+        _steps(window)["ticket:docs"].stop_button.click()
+
+        qtbot.waitUntil(
+            lambda: (
+                (s := _steps(window)).get("ticket:docs") is not None
+                and s["ticket:docs"].step.status is NodeStatus.FAILED
+            ),
+            timeout=WAIT_MS,
+        )
+    finally:
+        release.set()
+    docs = _steps(window)["ticket:docs"]
+    assert "stopped by the operator" in docs.output.text()
+    assert docs.retry_button.isVisibleTo(window.pipelines_panel)
+    [step] = pending(ApprovalKind.STEP)
+    assert step.payload["reason"] == "stopped"
+    qtbot.waitUntil(lambda: not window.runtime.has_running_work(), timeout=WAIT_MS)
+
+    _steps(window)["ticket:docs"].retry_button.click()  # the card is rebuilt on every change
+    qtbot.waitUntil(
+        lambda: (
+            (s := _steps(window)).get("synthesis") is not None
+            and s["synthesis"].step.status is NodeStatus.DONE
+        ),
+        timeout=WAIT_MS,
+    )
+    assert store.approval(step.id).status is ApprovalStatus.GRANTED
+    assert window.current_space().id == lead.id
