@@ -181,6 +181,12 @@ def render_theme(app: QApplication, out: Path, dark: bool) -> None:
     window.plan_studio.select_node("b")
     window.plan_studio.comments_box.editor.setPlainText("And say what hello() returns for None.")
     _shots(app, window, out, "plan_comments", dark)
+    # at 1000x650 the details pane is short: what the operator sees once it is scrolled to them
+    window.resize(1000, 650)
+    pump(app, 0.4)
+    window.plan_studio.side_scroll.ensureWidgetVisible(window.plan_studio.comments_box.add_button)
+    pump(app, 0.3)
+    window.grab().save(str(out / f"plan_comments_scrolled_1000x650{'_dark' if dark else ''}.png"))
 
     # 2. A parallel plan (2 at a time) with a2 and b2 running at once (both held mid-turn).
     window.runtime.settings.plan_concurrency = 2
