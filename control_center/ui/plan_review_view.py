@@ -74,14 +74,16 @@ class PlanCommentsBox(QWidget):
         self._sync()
 
     def show_node(self, key: str | None, comments: Sequence[PlanComment], *, open_for_comments: bool) -> None:
-        """The comments of node ``key`` (None hides the box); ``open_for_comments`` while the plan
-        waits for a decision. A draft stays while the same node stays selected."""
+        """The comments of node ``key`` (None hides the box, as does a decided plan's node without
+        any); ``open_for_comments`` while the plan waits for a decision. A draft stays while the
+        same node stays selected."""
         if key != self._node:
             self.editor.clear()
         self._node = key
         self._open = open_for_comments
-        self.setVisible(key is not None)
         mine = [c for c in comments if c.node == key]
+        # a decided plan's node without comments has nothing to show here
+        self.setVisible(key is not None and (bool(mine) or open_for_comments))
         c = theme.colors(self.palette())
         if mine:
             rows = []
