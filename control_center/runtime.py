@@ -251,6 +251,10 @@ class WorkspaceRuntime:
         self._pipeline_space: dict[str, str | None] = {}
         #: Merged node spaces the operator opened anyway (a step's "Conversation"): listed again.
         self.revealed_spaces: set[str] = set()
+        from control_center.pipeline.service import PipelineIndex
+
+        #: Which runs work in which spaces, kept across reads (the Pipelines tab, the space list).
+        self.pipeline_index = PipelineIndex()
         self._closed = False
         #: The Inbox's reads (pages, counts, one approval): one kept thread, called directly. A
         #: read through the loop (``_call``) hops GUI -> loop -> pool -> loop -> GUI; here it is
@@ -1162,7 +1166,7 @@ class WorkspaceRuntime:
                 pr_diff_full = f"(the pull request's diff could not be read: {exc})"
         from control_center.pipeline.service import live_budget_use, pipeline_steps, pipelines_touching
 
-        pipelines = tuple(pipelines_touching(self.ws, space_id))
+        pipelines = tuple(pipelines_touching(self.ws, space_id, self.pipeline_index))
         budget_use = {p.id: live_budget_use(self.ws, p) for p in pipelines}
         steps = {p.id: pipeline_steps(self.ws, p) for p in pipelines}
         return SideData(
@@ -1242,10 +1246,10 @@ class WorkspaceRuntime:
     def load_spaces(self) -> concurrent.futures.Future[list[Space]]:
         """The space list: every space but the node spaces of parallel plans whose node was
         merged (their work is in the plan's own space; the Pipelines tab still opens them)."""
-        from control_center.pipeline.service import merged_node_spaces
 
         def read() -> list[Space]:
-            hidden = merged_node_spaces(self.ws) - self.revealed_spaces
+            self.pipeline_index.refresh(self.ws)
+            hidden = self.pipeline_index.merged_node_spaces() - self.revealed_spaces
             return [s for s in self.ws.store.spaces() if s.id not in hidden]
 
         return self._call(read)

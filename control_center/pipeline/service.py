@@ -7,6 +7,7 @@ GUI thread. Operations that change a pipeline go through the pure transitions of
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -165,33 +166,98 @@ def pipelines_for_space(ws: Workspace, space_id: str) -> list[PipelineView]:
     return [_view(r) for r in ws.store.pipelines(space_id=space_id)]
 
 
+#: A pipeline in one of these may still change (a finished one changes only through a retry,
+#: which stores it as running again).
+_LIVE_STATUSES = ("running", "waiting", "paused", "interrupted")
+
+
+def _rooms(row: PipelineRecord) -> set[str]:
+    run_info: dict[str, Any] = row.spec.get(RUN_KEY) or {}
+    return {str(v) for v in (run_info.get("rooms") or {}).values()} | {
+        str(v) for v in (run_info.get("node_spaces") or {}).values()
+    }
+
+
+def _merged(row: PipelineRecord) -> set[str]:
+    node_spaces = (row.spec.get(RUN_KEY) or {}).get("node_spaces") or {}
+    if not node_spaces:
+        return set()
+    statuses = state_from_json(row.state).statuses
+    return {
+        str(sid) for key, sid in node_spaces.items() if (st := statuses.get(key)) is not None and st.settled
+    }
+
+
+class PipelineIndex:
+    """Which runs work in which spaces (an orchestration's rooms, a parallel plan's node spaces)
+    and which node spaces are merged, kept without reading every run at every refresh: one full
+    read, then only the runs that are live now, were live at the previous read, or are new (a
+    finished run no longer changes). Thread-safe: the runtime reads it from its worker threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._rooms: dict[str, set[str]] = {}  # pipeline id -> spaces its steps work in
+        self._merged: dict[str, set[str]] = {}  # pipeline id -> its merged node spaces
+        self._live: set[str] | None = None  # None until the first full read
+
+    def _take(self, row: PipelineRecord) -> None:
+        self._rooms[row.id] = _rooms(row)
+        self._merged[row.id] = _merged(row)
+
+    def refresh(self, ws: Workspace) -> None:
+        with self._lock:
+            store = ws.store
+            if self._live is None:
+                rows = store.pipelines()
+                for row in rows:
+                    self._take(row)
+                self._live = {r.id for r in rows if r.status in _LIVE_STATUSES}
+                return
+            live_now = store.pipelines(statuses=_LIVE_STATUSES)
+            for row in live_now:
+                self._take(row)
+            for pid in set(store.pipeline_ids()) - set(self._rooms):
+                made = store.pipeline(pid)  # made and finished since the last read (another process)
+                if made is not None:
+                    self._take(made)
+            for pid in self._live - {r.id for r in live_now}:
+                ended = store.pipeline(pid)  # finished since the last read: its last state
+                if ended is not None:
+                    self._take(ended)
+            self._live = {r.id for r in live_now}
+
+    def touching(self, space_id: str) -> set[str]:
+        with self._lock:
+            return {pid for pid, rooms in self._rooms.items() if space_id in rooms}
+
+    def merged_node_spaces(self) -> set[str]:
+        with self._lock:
+            return set().union(*self._merged.values()) if self._merged else set()
+
+
 def merged_node_spaces(ws: Workspace) -> set[str]:
     """The spaces parallel plan nodes ran in whose node is settled (done: merged into the plan's
     space; skipped: left out): nothing is left to do in them."""
-    hidden: set[str] = set()
-    for row in ws.store.pipelines():
-        node_spaces = (row.spec.get(RUN_KEY) or {}).get("node_spaces") or {}
-        if not node_spaces:
-            continue
-        statuses = state_from_json(row.state).statuses
-        for key, space_id in node_spaces.items():
-            status = statuses.get(key)
-            if status is not None and status.settled:
-                hidden.add(str(space_id))
-    return hidden
+    index = PipelineIndex()
+    index.refresh(ws)
+    return index.merged_node_spaces()
 
 
-def pipelines_touching(ws: Workspace, space_id: str) -> list[PipelineView]:
+def pipelines_touching(
+    ws: Workspace, space_id: str, index: PipelineIndex | None = None
+) -> list[PipelineView]:
     """The pipelines a space started and those whose steps work in it (an orchestration's
     project room, a parallel plan node's space), oldest first: the Pipelines tab of either shows
-    the run."""
-    views = []
-    for row in ws.store.pipelines():
-        run_info: dict[str, Any] = row.spec.get(RUN_KEY) or {}
-        rooms = {*(run_info.get("rooms") or {}).values(), *(run_info.get("node_spaces") or {}).values()}
-        if row.space_id == space_id or space_id in rooms:
-            views.append(_view(row))
-    return views
+    the run. ``index`` (kept by the caller) spares reading every run each time."""
+    if index is None:
+        index = PipelineIndex()
+    index.refresh(ws)
+    rows = {r.id: r for r in ws.store.pipelines(space_id=space_id)}
+    for pid in index.touching(space_id) - set(rows):
+        row = ws.store.pipeline(pid)
+        if row is not None:
+            rows[pid] = row
+    return [_view(r) for r in sorted(rows.values(), key=lambda r: r.created_at)]
 
 
 def live_budget_use(ws: Workspace, view: PipelineView) -> BudgetUse:

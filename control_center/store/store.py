@@ -1577,14 +1577,25 @@ class Store(RuleStore):
         with self._read() as s:
             return _maybe(PipelineRecord, s.get(PipelineRow, pipeline_id))
 
-    def pipelines(self, *, space_id: str | None = None, status: str | None = None) -> list[PipelineRecord]:
+    def pipelines(
+        self, *, space_id: str | None = None, status: str | None = None, statuses: Sequence[str] = ()
+    ) -> list[PipelineRecord]:
+        """Pipelines oldest first: of one space, in one status, or in any of ``statuses``."""
         with self._read() as s:
             q = select(PipelineRow).order_by(col(PipelineRow.created_at))
             if space_id is not None:
                 q = q.where(PipelineRow.space_id == space_id)
             if status is not None:
                 q = q.where(PipelineRow.status == status)
+            if statuses:
+                q = q.where(col(PipelineRow.status).in_(list(statuses)))
             return [_record(PipelineRecord, r) for r in s.exec(q)]
+
+    def pipeline_ids(self) -> list[str]:
+        """Every pipeline's id (no spec or state read): what a caller that keeps pipelines
+        indexed checks for runs it has not seen."""
+        with self._read() as s:
+            return list(s.exec(select(PipelineRow.id)))
 
     def update_pipeline(self, pipeline_id: str, **fields: Any) -> None:
         with self._write() as s:

@@ -256,7 +256,7 @@ class PipelineRow(SQLModel, table=True):
     spec: dict = _json({})
     state: dict = _json({})
     #: running / completed / failed / cancelled / interrupted
-    status: str
+    status: str = Field(index=True)
     created_at: str
     updated_at: str
 
