@@ -306,6 +306,22 @@ def _require_display() -> None:
         raise CliError(problem)
 
 
+def _node_keys_arg(value: str) -> list[str]:
+    keys = [k.strip() for k in value.split(",") if k.strip()]
+    if not keys:
+        raise argparse.ArgumentTypeError("name at least one node key, e.g. --nodes a,b")
+    return keys
+
+
+def _node_comment_arg(value: str) -> tuple[str, str]:
+    node, sep, text = value.partition("=")
+    if not sep or not node.strip() or not text.strip():
+        raise argparse.ArgumentTypeError(
+            f"a comment is NODE=TEXT, e.g. --comment b='split it in two'; got {value!r}"
+        )
+    return node.strip(), text
+
+
 def _positive_int(value: str) -> int:
     try:
         number = int(value)
@@ -556,6 +572,23 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_usd,
         metavar="X",
         help="granting a plan: its work's USD budget (default: settings plan_budget.max_usd)",
+    )
+    ad.add_argument(
+        "--nodes",
+        type=_node_keys_arg,
+        metavar="KEY[,KEY]",
+        help="granting a plan: approve only these nodes and what they depend on; the rest stay "
+        "unapproved as a new Inbox item",
+    )
+    ad.add_argument(
+        "--comment",
+        dest="comments",
+        action="append",
+        type=_node_comment_arg,
+        default=[],
+        metavar="NODE=TEXT",
+        help="rejecting a plan: a comment on a node (repeat for more); sent back with the plan's "
+        "other unsent comments, per node",
     )
     ad.add_argument(
         "--skip",

@@ -232,6 +232,8 @@ def cmd_approvals_decide(args: argparse.Namespace) -> int:
                 plan_concurrency=settings.plan_concurrency,
                 plan_check_retries=settings.plan_check_retries,
                 step_action="skip" if getattr(args, "skip", False) else None,
+                plan_nodes=getattr(args, "nodes", None),
+                plan_comments=getattr(args, "comments", None) or (),
                 scope=GrantScope(args.scope),
                 match=MatchKind(args.match) if args.match else None,
                 pattern=args.pattern,

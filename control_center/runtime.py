@@ -113,6 +113,10 @@ class PlanVersion:
     approval_id: str | None
     approval_status: str | None
     content_hash: str
+    #: The operator's comments on its nodes (core.plan_review.PlanComment), oldest first.
+    comments: tuple[Any, ...] = ()
+    #: Node keys approved so far (a subset approval leaves the others waiting).
+    approved_nodes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -195,6 +199,11 @@ class SideData:
     #: the whole pull request's diff (the review panel's Whole PR view, where the operator adds
     #: findings of their own)
     pr_diff_full: str = ""
+    #: plan id -> node key -> the pipeline running that node (a plan approved in subsets has
+    #: several); Retry of a node goes to its own pipeline.
+    node_pipeline: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: pipeline id -> its steps (pipeline.service.StepView) for the Pipelines tab's live view
+    pipeline_steps: dict[str, tuple[Any, ...]] = field(default_factory=dict)
 
 
 def _node_runs(store: Any, spec: dict[str, Any]) -> dict[str, NodeRun]:
@@ -244,6 +253,12 @@ class WorkspaceRuntime:
         self._turn_tasks: dict[str, asyncio.Task[Any]] = {}  # space id (or "") -> running turn task
         self._pipeline_tasks: dict[str, asyncio.Task[Any]] = {}
         self._pipeline_space: dict[str, str | None] = {}
+        #: Merged node spaces the operator opened anyway (a step's "Conversation"): listed again.
+        self.revealed_spaces: set[str] = set()
+        from control_center.pipeline.service import PipelineIndex
+
+        #: Which runs work in which spaces, kept across reads (the Pipelines tab, the space list).
+        self.pipeline_index = PipelineIndex()
         self._closed = False
         #: The Inbox's reads (pages, counts, one approval): one kept thread, called directly. A
         #: read through the loop (``_call``) hops GUI -> loop -> pool -> loop -> GUI; here it is
@@ -1013,10 +1028,15 @@ class WorkspaceRuntime:
         """A pipeline's event; a step turn's goes to the space its turn is stored in
         (``shown_in``: a room, a parallel step's space), so what shows live is what a reload
         of that space shows."""
-        from control_center.core.events import ApprovalRequested, UsageEvent
+        from control_center.core.events import ApprovalRequested, TurnStarted, UsageEvent
 
         self._notify("turn_event", shown_in or space_id, event)
-        if isinstance(event, UsageEvent):
+        if isinstance(event, TurnStarted):
+            # A step may work in a room the run just opened: the space list shows it now, not
+            # when the whole run ends (the Pipelines tab's "Conversation" selects it).
+            self._notify("spaces_changed")
+            self._notify("pipeline_changed", pipeline_id, space_id)
+        elif isinstance(event, UsageEvent):
             # Budget use is shown live: after every model call of a node, not only per node.
             self._notify("pipeline_changed", pipeline_id, space_id)
         elif isinstance(event, ApprovalRequested):
@@ -1160,6 +1180,7 @@ class WorkspaceRuntime:
         from control_center.core.forecast import PlanForecast
         from control_center.core.pipeline import NodeStatus, state_from_json
         from control_center.core.plan import parse_plan
+        from control_center.core.plan_review import comments_of
 
         store = self.ws.store
         space = store.space(space_id)
@@ -1176,6 +1197,8 @@ class WorkspaceRuntime:
                     approval_id=row.approval_id,
                     approval_status=approval.status.value if approval else None,
                     content_hash=row.content_hash,
+                    comments=comments_of(row.comments),
+                    approved_nodes=tuple(row.approved_nodes),
                 )
             )
         node_status: dict[str, dict[str, str]] = {}
@@ -1183,6 +1206,7 @@ class WorkspaceRuntime:
         node_runs: dict[str, dict[str, NodeRun]] = {}
         forecasts: dict[str, Any] = {}
         actuals: dict[str, dict[str, NodeActual]] = {}
+        node_pipeline: dict[str, dict[str, str]] = {}
         for row in plans:
             approval = store.approval(row.approval_id) if row.approval_id else None
             found = PlanForecast.from_json(approval.payload.get("forecast")) if approval else None
@@ -1191,13 +1215,18 @@ class WorkspaceRuntime:
         for prow in store.pipelines(space_id=space_id):
             if prow.source_kind == "plan":
                 made = PlanForecast.from_json((prow.spec.get("_run") or {}).get("forecast"))
-                if made is not None:
+                if made is not None and prow.source_id not in pipeline_of:
                     forecasts[prow.source_id] = made
-                actuals[prow.source_id] = _node_actuals(prow.spec)
+                # A plan approved in subsets runs as several pipelines: each holds its own nodes.
+                actuals.setdefault(prow.source_id, {}).update(_node_actuals(prow.spec))
                 state = state_from_json(prow.state)
-                node_status[prow.source_id] = {k: NodeStatus(v).value for k, v in state.statuses.items()}
+                node_status.setdefault(prow.source_id, {}).update(
+                    {k: NodeStatus(v).value for k, v in state.statuses.items()}
+                )
                 pipeline_of[prow.source_id] = prow.id
-                node_runs[prow.source_id] = _node_runs(store, prow.spec)
+                node_runs.setdefault(prow.source_id, {}).update(_node_runs(store, prow.spec))
+                for key in state.statuses:
+                    node_pipeline.setdefault(prow.source_id, {})[key] = prow.id
         review = None
         pr_diffs: dict[str, str] = {}
         pr_diff_full = ""
@@ -1215,10 +1244,11 @@ class WorkspaceRuntime:
                 pr_diff_full = pr_diff(self.ws, space_id)
             except Exception as exc:
                 pr_diff_full = f"(the pull request's diff could not be read: {exc})"
-        from control_center.pipeline.service import live_budget_use, pipelines_for_space
+        from control_center.pipeline.service import live_budget_use, pipeline_steps, pipelines_touching
 
-        pipelines = tuple(pipelines_for_space(self.ws, space_id))
+        pipelines = tuple(pipelines_touching(self.ws, space_id, self.pipeline_index))
         budget_use = {p.id: live_budget_use(self.ws, p) for p in pipelines}
+        steps = {p.id: pipeline_steps(self.ws, p) for p in pipelines}
         return SideData(
             space_id,
             tuple(plan_views),
@@ -1232,6 +1262,8 @@ class WorkspaceRuntime:
             forecasts=forecasts,
             actuals=actuals,
             pr_diff_full=pr_diff_full,
+            node_pipeline=node_pipeline,
+            pipeline_steps=steps,
         )
 
     # -- changes, checkpoints, rewind (harness/space_changes.py, harness/rewind.py) -------------
@@ -1322,7 +1354,15 @@ class WorkspaceRuntime:
         return self._submit(run())
 
     def load_spaces(self) -> concurrent.futures.Future[list[Space]]:
-        return self._call(self.ws.store.spaces)
+        """The space list: every space but the node spaces of parallel plans whose node was
+        merged (their work is in the plan's own space; the Pipelines tab still opens them)."""
+
+        def read() -> list[Space]:
+            self.pipeline_index.refresh(self.ws)
+            hidden = self.pipeline_index.merged_node_spaces() - self.revealed_spaces
+            return [s for s in self.ws.store.spaces() if s.id not in hidden]
+
+        return self._call(read)
 
     def load_archived_spaces(self) -> concurrent.futures.Future[list[Space]]:
         return self._call(lambda: [s for s in self.ws.store.spaces(include_archived=True) if s.archived])
@@ -1383,12 +1423,44 @@ class WorkspaceRuntime:
 
         return self._call(post_review, self.ws, space_id)
 
+    def add_plan_comment(self, plan_id: str, node: str, text: str) -> concurrent.futures.Future[Any]:
+        """Store the operator's comment on a plan node (sent back with a rejection); a bad one is
+        told to the listeners as one line."""
+        from control_center.harness.settings import operator_identity
+
+        operator = operator_identity(self.settings)
+
+        def work() -> Any:
+            comment = self.ws.store.add_plan_comment(plan_id, node, text, by=operator)
+            row = self.ws.store.plan(plan_id)
+            self._notify("pipeline_changed", "", row.space_id if row else None)
+            return comment
+
+        return self._call(work)
+
     def retry_node(self, pipeline_id: str, key: str) -> concurrent.futures.Future[Any]:
         async def run() -> None:
             from control_center.pipeline.service import retry_node
 
             await asyncio.to_thread(retry_node, self.ws, pipeline_id, key)
             self.run_pipeline(pipeline_id)
+
+        return self._submit(run())
+
+    def stop_step(self, pipeline_id: str, key: str) -> concurrent.futures.Future[Any]:
+        """Stop one running step (it waits in the Inbox; the steps beside it finish); a step that
+        cannot be stopped here is one line to the listeners."""
+
+        async def run() -> None:
+            from control_center.pipeline.service import stop_step
+
+            try:
+                stop_step(self.ws, pipeline_id, key)  # on this loop: the runner's tasks live here
+            except Exception as exc:
+                self._notify("error", str(exc))
+                return
+            row = self.ws.store.pipeline(pipeline_id)
+            self._notify("pipeline_changed", pipeline_id, row.space_id if row else None)
 
         return self._submit(run())
 

@@ -124,7 +124,8 @@ def _budget(payload: dict[str, Any]) -> str:
 
 
 def _step(payload: dict[str, Any]) -> str:
-    what = "merge conflict" if payload.get("reason") == "conflict" else "checks failed"
+    words = {"conflict": "merge conflict", "stopped": "stopped by the operator"}
+    what = words.get(str(payload.get("reason")), "checks failed")
     files = payload.get("files")
     tail = f" in {', '.join(map(str, files))}" if what == "merge conflict" and isinstance(files, list) else ""
     return _clip(f"Plan step {payload.get('node', '')} ({payload.get('title', '')}): {what}{tail}")

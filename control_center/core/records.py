@@ -153,6 +153,10 @@ class PlanRecord:
     status: str
     approval_id: str | None
     created_at: str
+    #: The operator's node comments (``core.plan_review.PlanComment`` as JSON), oldest first.
+    comments: list[dict[str, Any]] = field(default_factory=list)
+    #: Node keys approved so far (a subset approval leaves the rest pending).
+    approved_nodes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,12 +16,13 @@ import functools
 import importlib
 import math
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from control_center.core.approval_kinds import find_kind, kind_spec
+from control_center.core.approval_summary import summarize_approval
 from control_center.core.approvals import Approval, ApprovalKind, Decision
 from control_center.core.errors import OperatorError
 from control_center.core.forecast import budget_shortfall
@@ -29,13 +30,23 @@ from control_center.core.grants import GrantRule, GrantScope, MatchKind, command
 from control_center.core.orchestration import materialize, parse_proposal, stable_id
 from control_center.core.pipeline import (
     Budget,
+    agent_run_keys,
     compile_plan,
     describe_budget,
     initial_state,
     spec_to_json,
+    split_script,
+    state_from_json,
     state_to_json,
 )
-from control_center.core.plan import parse_plan
+from control_center.core.plan import PlanGraph, node_to_json, parse_plan
+from control_center.core.plan_review import (
+    PlanReviewError,
+    SubsetApproval,
+    plan_subset,
+    send_back_message,
+    subgraph,
+)
 from control_center.core.profiles import DISPATCH_DEFAULT_MODE
 from control_center.harness.calls import decision_made
 from control_center.harness.grants import RuleProblem, check_rule, default_pattern
@@ -88,6 +99,8 @@ def decide(
     plan_budget: Budget | None = None,
     plan_concurrency: int = 1,
     plan_check_retries: int = 1,
+    plan_nodes: Sequence[str] | None = None,
+    plan_comments: Sequence[tuple[str, str]] = (),
     step_action: str | None = None,
     scope: GrantScope = GrantScope.CALL,
     match: MatchKind | None = None,
@@ -98,10 +111,12 @@ def decide(
     arrives through an agent-reachable surface (MCP): it may decide only agent-decidable kinds.
     ``plan_budget`` is the budget an approved plan's work runs under, ``plan_concurrency`` how
     many of its independent nodes run at once and ``plan_check_retries`` the fix turns a node
-    gets when its checks fail (other kinds ignore them). ``step_action`` ("retry", "skip") says
-    what a grant of a ``step`` does (retry by default). ``scope`` beyond the call (a tool call's
-    grant only) also stores a rule covering ``match`` / ``pattern`` (by default the call itself),
-    until ``expires_in_s`` if given."""
+    gets when its checks fail (other kinds ignore them). ``plan_nodes`` approves only those nodes
+    of a plan and what they depend on (``core.plan_review``); ``plan_comments`` are (node, text)
+    pairs stored on the plan before a rejection sends every unsent comment back. ``step_action``
+    ("retry", "skip") says what a grant of a ``step`` does (retry by default). ``scope`` beyond
+    the call (a tool call's grant only) also stores a rule covering ``match`` / ``pattern`` (by
+    default the call itself), until ``expires_in_s`` if given."""
     store = ws.store
     if run_work and _in_event_loop():
         # Inside an event loop (the GUI) the caller owns running the pipeline; asyncio.run here
@@ -126,11 +141,12 @@ def decide(
         dispatch=dispatch,
         raise_tokens=raise_tokens,
         raise_usd=raise_usd,
-        plan_run=_PlanRun(plan_budget, plan_concurrency, plan_check_retries),
+        plan_run=_PlanRun(plan_budget, plan_concurrency, plan_check_retries, plan_nodes),
         step_action=step_action,
         scope=scope,
     )
     handler.check_options(approval, request)
+    _check_plan_options(ws, approval, decision, plan_nodes, plan_comments)
     rule_spec = _rule_spec(ws, approval, decision, scope, match, pattern, expires_in_s, agent_path)
     if decision is Decision.GRANT:
         # Checked before the decision is recorded: a grant that cannot take effect must leave
@@ -272,6 +288,72 @@ class _PlanRun:
     budget: Budget | None = None
     concurrency: int = 1
     check_retries: int = 1
+    #: Approve only these nodes (and their dependencies); None: every node the item covers.
+    nodes: Sequence[str] | None = None
+
+
+def _check_plan_options(
+    ws: Workspace,
+    approval: Approval,
+    decision: Decision,
+    nodes: Sequence[str] | None,
+    comments: Sequence[tuple[str, str]],
+) -> None:
+    """Checked before anything is recorded: a subset names nodes the item covers whose earlier
+    dependencies have finished, and comments go with a rejection. Comments are stored here, so a
+    bad one leaves the approval pending and nothing stored."""
+    if nodes is None and not comments:
+        return
+    if approval.kind is not ApprovalKind.PLAN:
+        raise DecisionError("--nodes and --comment apply only to a plan approval")
+    if nodes is not None and decision is not Decision.GRANT:
+        raise DecisionError("--nodes applies to a grant (approve a subset); send comments with a reject")
+    if comments and decision is not Decision.REJECT:
+        raise DecisionError("--comment goes with a reject: the comments are sent back to the agent")
+    plan_row = ws.store.plan(approval.payload.get("plan_id", ""))
+    if plan_row is None:
+        raise DecisionError("the plan of this approval is gone")
+    if nodes is not None:
+        if not nodes:
+            raise DecisionError("--nodes needs at least one node key")
+        _plan_subset_of(ws, approval, parse_plan(plan_row.graph), plan_row.approved_nodes, nodes)
+    for node, text in comments:
+        try:
+            ws.store.add_plan_comment(plan_row.id, node, text, by="operator")
+        except StoreError as exc:
+            raise DecisionError(str(exc)) from None
+
+
+def _pending_nodes(approval: Approval) -> list[str] | None:
+    keys = approval.payload.get("pending_nodes")
+    return [str(k) for k in keys] if isinstance(keys, list) else None
+
+
+def _plan_subset_of(
+    ws: Workspace,
+    approval: Approval,
+    graph: PlanGraph,
+    approved: Sequence[str],
+    nodes: Sequence[str] | None,
+) -> SubsetApproval:
+    """The nodes this approval runs; refused when one depends on an earlier node not finished."""
+    try:
+        subset = plan_subset(graph, nodes, approved, _pending_nodes(approval))
+    except PlanReviewError as exc:
+        raise DecisionError(str(exc)) from None
+    if subset.earlier:
+        settled: dict[str, bool] = {}
+        for row in ws.store.pipelines(space_id=approval.space_id):
+            if row.source_kind == "plan" and row.source_id == approval.payload.get("plan_id"):
+                for key, status in state_from_json(row.state).statuses.items():
+                    settled[key] = settled.get(key, False) or status.settled
+        waiting = [k for k in subset.earlier if not settled.get(k)]
+        if waiting:
+            raise DecisionError(
+                f"node {waiting[0]!r} (approved earlier) has not finished: approve what depends on it "
+                "once its pipeline has run it"
+            )
+    return subset
 
 
 def _decide_plan(
@@ -289,20 +371,32 @@ def _decide_plan(
     plan_row = store.plan(approval.payload.get("plan_id", ""))
     if plan_row is None:
         raise DecisionError("the plan of this approval is gone")
+    graph = parse_plan(plan_row.graph)
     if decision is Decision.REJECT:
         if plan_row.status == "superseded":
             # Clearing a stale version from the Inbox: the agent has already moved on.
             return DecisionOutcome(approval, f"plan v{plan_row.version} (superseded) rejected")
-        store.update_plan(plan_row.id, status="rejected")
+        if not plan_row.approved_nodes:
+            store.update_plan(plan_row.id, status="rejected")
+        comments = store.mark_plan_comments_sent(plan_row.id)
+        if comments:
+            # Sent back with comments: the agent reads each node's comments under that node.
+            _tell_agent(ws, plan_row.space_id, send_back_message(plan_row.version, graph, comments, reason))
+            said = f" with {len(comments)} comment(s) on {len({c.node for c in comments})} node(s)"
+            return DecisionOutcome(approval, f"plan v{plan_row.version} sent back{said}")
         why = f": {reason}" if reason else ""
         _tell_agent(
             ws, plan_row.space_id, f"The operator rejected plan v{plan_row.version}{why}. Revise the plan."
         )
         return DecisionOutcome(approval, f"plan v{plan_row.version} rejected")
-    graph = parse_plan(plan_row.graph)
-    store.update_plan(plan_row.id, status="approved")
-    spec = compile_plan(graph, budget)
+    subset = _plan_subset_of(ws, approval, graph, plan_row.approved_nodes, runs.nodes)
+    approved_now = [*plan_row.approved_nodes, *subset.run]
+    run_graph = subgraph(graph, subset.run) if subset.remaining or plan_row.approved_nodes else graph
+    spec = compile_plan(run_graph, budget)
     run_info = _source_run_info(ws, plan_row.turn_id, plan_row.space_id)
+    cursor = approval.payload.get("script_cursor")
+    if isinstance(cursor, int) and "script" in run_info:
+        run_info["cursor"] = cursor  # a later subset takes the script after the earlier ones' shares
     run_info.update(
         plan_id=plan_row.id,
         plan_version=plan_row.version,
@@ -310,8 +404,10 @@ def _decide_plan(
         concurrency=max(1, int(runs.concurrency)),
         check_retries=max(0, int(runs.check_retries)),
     )
+    if subset.remaining or plan_row.approved_nodes:
+        run_info["nodes"] = list(subset.run)
     # The estimate at approval, kept beside the actuals the run records (Plan Studio shows both).
-    forecast = plan_forecast(store, graph, max(1, int(runs.concurrency)))
+    forecast = plan_forecast(store, run_graph, max(1, int(runs.concurrency)))
     run_info["forecast"] = forecast.to_json()
     shortfall = budget_shortfall(
         budget.max_tokens if budget else None, budget.max_usd if budget else None, forecast
@@ -324,16 +420,24 @@ def _decide_plan(
         state=state_to_json(initial_state(spec)),
         pipeline_id=f"pl-{approval.id}",
     )
+    rest = ""
+    if subset.remaining:
+        rest_id = _request_rest(ws, approval, plan_row.version, graph, subset, spec, run_info)
+        store.update_plan(plan_row.id, approved_nodes=approved_now, approval_id=rest_id)
+        rest = f"; {len(subset.remaining)} node(s) stay unapproved ({', '.join(subset.remaining)}): {rest_id}"
+    else:
+        store.update_plan(plan_row.id, status="approved", approved_nodes=approved_now)
     space = store.space(plan_row.space_id)
     if space is not None and space.mode is not DISPATCH_DEFAULT_MODE:
         ws.set_mode(space.id, DISPATCH_DEFAULT_MODE, operator=False)
     if space is not None:
+        which = f" (nodes {', '.join(subset.run)})" if run_graph is not graph else ""
         store.add_message(
             space.conversation_id,
             role="system",
             kind="note",
-            text=f"Plan v{plan_row.version} approved (hash {plan_row.content_hash[:12]}); the space is "
-            f"back in Agent mode and the generated work runs as pipeline {pipeline_id}"
+            text=f"Plan v{plan_row.version} approved{which} (hash {plan_row.content_hash[:12]}); the space "
+            f"is back in Agent mode and the generated work runs as pipeline {pipeline_id}"
             f"{_budget_words(budget)}.",
             meta={"pipeline_id": pipeline_id, "plan_id": plan_row.id},
         )
@@ -341,10 +445,45 @@ def _decide_plan(
     below = f" (the budget is below the forecast: {shortfall})" if shortfall else ""
     return DecisionOutcome(
         approval,
-        f"plan v{plan_row.version} approved; pipeline {pipeline_id} {status or 'created'}{below}",
+        f"plan v{plan_row.version} approved; pipeline {pipeline_id} {status or 'created'}{below}{rest}",
         pipeline_id,
         pipeline_status=status,
     )
+
+
+def _request_rest(
+    ws: Workspace,
+    approval: Approval,
+    version: int,
+    graph: PlanGraph,
+    subset: SubsetApproval,
+    spec: Any,
+    run_info: dict[str, Any],
+) -> str:
+    """The pending approval of the nodes a subset approval left: the Inbox shows them as the plan
+    still to decide, and granting it later runs them (or a subset again)."""
+    rest = [graph.node(k) for k in subset.remaining]
+    payload: dict[str, Any] = {
+        "plan_id": approval.payload.get("plan_id"),
+        "version": version,
+        "goal": graph.goal,
+        "nodes": [node_to_json(n) for n in rest],
+        "pending_nodes": list(subset.remaining),
+        "forecast": plan_forecast(ws.store, subgraph(graph, subset.remaining), 1).to_json(),
+    }
+    script = run_info.get("script")
+    if isinstance(script, list):
+        payload["script_cursor"] = split_script(script, int(run_info.get("cursor", 0)), agent_run_keys(spec))[
+            1
+        ]
+    made = ws.store.create_approval(
+        kind=ApprovalKind.PLAN,
+        space_id=approval.space_id,
+        turn_id=approval.turn_id,
+        summary=summarize_approval(ApprovalKind.PLAN, payload),
+        payload=payload,
+    )
+    return made.id
 
 
 def _budget_words(budget: Budget | None) -> str:

@@ -341,7 +341,7 @@ class PlanSteps:
             script=script,
             author=str(node.body.get("agent_id") or node.body.get("role") or "agent"),
             budget_check=budget_check if spec.budget is not None else None,
-            prompt_from=f"Step “{node.body.get('title') or node.title}”",
+            prompt_from=_step_source(node),
         )
         # The node's turn id is recorded as soon as the turn exists, so a crash mid-turn leaves
         # a trail the recovery can follow.
@@ -353,6 +353,10 @@ class PlanSteps:
                 self._info("node_turns")[key] = event.turn
                 self._save()
             runner.step_event(space_id, event)
+            if isinstance(event, TurnStarted):
+                runner.turn_running(key, True)  # a Stop asked for during its set-up lands now
+            elif isinstance(event, TurnEnded):
+                runner.turn_running(key, False)
 
         try:
             if paused_turn is not None:
@@ -385,3 +389,11 @@ class PlanSteps:
         if ended.status is not TurnStatus.COMPLETED:
             raise NodeFailed(ended.error or f"the agent turn ended {ended.status.value}")
         return None, runner.final_text(ended.turn)
+
+
+def _step_source(node: Any) -> str:
+    """Where a step's task came from, as its note in the conversation says: the step, and the role
+    working it (an orchestration's ticket), so a project room says which role wrote what follows."""
+    title = node.body.get("title") or node.title
+    role = node.body.get("role")
+    return f"Step “{title}” · role {role}" if role else f"Step “{title}”"

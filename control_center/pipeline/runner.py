@@ -60,10 +60,19 @@ StateSink = Callable[[str, PipelineState], None]
 #: Pipelines a runner of this process is driving, keyed by (database, pipeline id): a second
 #: runner on the same pipeline would fork its state, so it is refused instead.
 _ACTIVE: set[tuple[str, str]] = set()
+#: The runner driving each active pipeline of this process (its steps can be stopped one by one).
+_LIVE: dict[tuple[str, str], PipelineRunner] = {}
+#: Why a step stopped by the operator waits: its step item's reason.
+STOPPED_REASON = "stopped"
 
 
 def _active_key(ws: Workspace, pipeline_id: str) -> tuple[str, str]:
     return (ws.store.location, pipeline_id)
+
+
+def live_runner(ws: Workspace, pipeline_id: str) -> PipelineRunner | None:
+    """The runner of this process driving the pipeline right now, if any."""
+    return _LIVE.get(_active_key(ws, pipeline_id))
 
 
 def is_active(ws: Workspace, pipeline_id: str) -> bool:
@@ -114,6 +123,11 @@ class PipelineRunner:
         self._on_step_event = on_step_event
         #: The run's state while ``run`` drives it (node tasks change it between awaits).
         self.state = PipelineState({})
+        #: The running node tasks (while ``run`` drives them) and the steps the operator stopped.
+        self._node_tasks: dict[asyncio.Task[_NodeResult], str] = {}
+        self._stopping: set[str] = set()
+        #: Nodes whose turn has started and not ended (a stop cancels those at once).
+        self._turn_live: set[str] = set()
 
     def step_event(self, space_id: str | None, event: TurnEvent) -> None:
         if self._on_step_event is not None:
@@ -164,10 +178,12 @@ class PipelineRunner:
         if key in _ACTIVE:
             raise PipelineBusy(f"pipeline {pipeline_id} is already running")
         _ACTIVE.add(key)
+        _LIVE[key] = self
         try:
             return await self._run(pipeline_id, row)
         finally:
             _ACTIVE.discard(key)
+            _LIVE.pop(key, None)
 
     async def _run(self, pipeline_id: str, row: PipelineRecord) -> PipelineRunResult:
         spec, run_info = split_spec(row)
@@ -197,6 +213,7 @@ class PipelineRunner:
         self.state = self._save(pipeline_id, state, "running", run_info)
         limit = steps.concurrency
         tasks: dict[asyncio.Task[_NodeResult], str] = {}
+        self._node_tasks = tasks
         for key in carry_on:
             # A node whose turn ended before the crash: its checks (and merge) still have to run.
             tasks[asyncio.ensure_future(self._drive(steps, key, turn_done=True))] = key
@@ -240,6 +257,32 @@ class PipelineRunner:
         state = self._save(pipeline_id, state, status)
         return PipelineRunResult(pipeline_id, status, state)
 
+    def stop_step(self, key: str) -> bool:
+        """The operator stops one running step: its turn is cancelled (interrupted, as a Stop
+        leaves a turn), the step fails and waits in the Inbox as a ``step`` item (retry, skip,
+        cancel the rest), and the steps already running beside it finish. Call it on the loop
+        the runner runs on. False when the step is not running here."""
+        for task, running in self._node_tasks.items():
+            if running == key and not task.done():
+                self._stopping.add(key)
+                if key in self._turn_live:
+                    task.cancel()
+                # else its turn is being set up (a cancel there would leave it half made): it
+                # is cancelled as soon as the turn has started (turn_running)
+                return True
+        return False
+
+    def turn_running(self, key: str, running: bool) -> None:
+        """A node's turn started or ended (from its events, in the node's own task)."""
+        if not running:
+            self._turn_live.discard(key)
+            return
+        self._turn_live.add(key)
+        if key in self._stopping:
+            for task, node in self._node_tasks.items():
+                if node == key and not task.done():
+                    task.cancel()  # lands at the turn's next await, inside its own stop handling
+
     async def _drive(self, steps: PlanSteps, key: str, *, turn_done: bool = False) -> _NodeResult:
         """One node from start to done: its turn (and the fix turns its checks earn), its checks
         and, for a parallel plan, its merge into the integration branch."""
@@ -265,6 +308,21 @@ class PipelineRunner:
     ) -> str | None:
         """Apply what a node's task ended with; "waiting" when its turn waits for the operator."""
         state = self._adopt_stop(pipeline_id, self.state)
+        self._turn_live.discard(key)
+        stopped = key in self._stopping
+        self._stopping.discard(key)  # a stop that never landed (the step ended first) is moot
+        if task.cancelled():
+            if not stopped:
+                raise asyncio.CancelledError
+            if state.statuses[key] is NodeStatus.RUNNING:
+                state = fail(spec, state, key, "stopped by the operator")
+                run_info.setdefault("step_holds", {})[key] = {"reason": STOPPED_REASON}
+                state = pause(state, f"step {key!r} was stopped by the operator")
+            turn = self.ws.store.turn(str(run_info.get("node_turns", {}).get(key, "")))
+            if turn is not None:  # what its turn spent before the stop was spent
+                state = charge(spec, state, *_unbilled(key, turn, run_info))
+            self.state = self._save(pipeline_id, state, run_info=run_info)
+            return None
         exc = task.exception()
         if exc is not None:
             if not isinstance(exc, _NodeFailed):

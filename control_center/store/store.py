@@ -35,6 +35,8 @@ from control_center.core.approvals import (
 from control_center.core.errors import OperatorError
 from control_center.core.events import TurnStatus
 from control_center.core.modes import Autonomy, Mode, Transport
+from control_center.core.plan import parse_plan
+from control_center.core.plan_review import PlanComment, PlanReviewError, check_comment, comments_of
 from control_center.core.records import (
     AgentRecord,
     Gate,
@@ -1308,6 +1310,49 @@ class Store(RuleStore, CommentStore):
                 setattr(row, k, v)
             s.add(row)
 
+    def add_plan_comment(self, plan_id: str, node: str, text: str, *, by: str) -> PlanComment:
+        """Store the operator's comment on a node of a plan version (checked in the same write,
+        so two windows commenting at once cannot pass the bound together)."""
+        with self._write() as s:
+            row = s.get(PlanRow, plan_id)
+            if row is None:
+                raise NotFound(f"no plan {plan_id!r}")
+            if row.status != "pending":
+                raise StoreError(
+                    f"plan v{row.version} is {row.status}: only a plan waiting for approval takes comments"
+                )
+            try:
+                cleaned = check_comment(parse_plan(row.graph), node, text, len(row.comments or []))
+            except PlanReviewError as exc:
+                raise StoreError(str(exc)) from None
+            comment = PlanComment(new_id(), node, cleaned, by, now_iso())
+            row.comments = [*(row.comments or []), comment.to_json()]
+            s.add(row)
+            return comment
+
+    def remove_plan_comment(self, plan_id: str, comment_id: str) -> None:
+        """Delete a comment not sent yet (a sent one is part of what the agent was told)."""
+        with self._write() as s:
+            row = s.get(PlanRow, plan_id)
+            if row is None:
+                raise NotFound(f"no plan {plan_id!r}")
+            kept = [c for c in row.comments or [] if not (c.get("id") == comment_id and not c.get("sent"))]
+            if len(kept) == len(row.comments or []):
+                raise StoreError(f"plan v{row.version} has no unsent comment {comment_id!r}")
+            row.comments = kept
+            s.add(row)
+
+    def mark_plan_comments_sent(self, plan_id: str) -> tuple[PlanComment, ...]:
+        """Mark every unsent comment of the plan sent and return them (the rejection quotes them)."""
+        with self._write() as s:
+            row = s.get(PlanRow, plan_id)
+            if row is None:
+                raise NotFound(f"no plan {plan_id!r}")
+            fresh = comments_of(c for c in row.comments or [] if not c.get("sent"))
+            row.comments = [{**c, "sent": True} for c in row.comments or []]
+            s.add(row)
+            return fresh
+
     # -- orchestration proposals ----------------------------------------------------------------
 
     def add_proposal(self, *, space_id: str, turn_id: str | None, payload: dict[str, Any]) -> str:
@@ -1586,14 +1631,25 @@ class Store(RuleStore, CommentStore):
         with self._read() as s:
             return _maybe(PipelineRecord, s.get(PipelineRow, pipeline_id))
 
-    def pipelines(self, *, space_id: str | None = None, status: str | None = None) -> list[PipelineRecord]:
+    def pipelines(
+        self, *, space_id: str | None = None, status: str | None = None, statuses: Sequence[str] = ()
+    ) -> list[PipelineRecord]:
+        """Pipelines oldest first: of one space, in one status, or in any of ``statuses``."""
         with self._read() as s:
             q = select(PipelineRow).order_by(col(PipelineRow.created_at))
             if space_id is not None:
                 q = q.where(PipelineRow.space_id == space_id)
             if status is not None:
                 q = q.where(PipelineRow.status == status)
+            if statuses:
+                q = q.where(col(PipelineRow.status).in_(list(statuses)))
             return [_record(PipelineRecord, r) for r in s.exec(q)]
+
+    def pipeline_ids(self) -> list[str]:
+        """Every pipeline's id (no spec or state read): what a caller that keeps pipelines
+        indexed checks for runs it has not seen."""
+        with self._read() as s:
+            return list(s.exec(select(PipelineRow.id)))
 
     def update_pipeline(self, pipeline_id: str, **fields: Any) -> None:
         with self._write() as s:

@@ -150,6 +150,11 @@ class PlanRow(SQLModel, table=True):
     status: str
     approval_id: str | None = None
     created_at: str
+    #: The operator's comments on nodes: [{"id", "node", "text", "by", "at", "sent"}]; "sent" is
+    #: set once a rejection sent them back to the agent.
+    comments: list = _json([])
+    #: Node keys approved so far (a subset approval); every key once the whole plan is approved.
+    approved_nodes: list = _json([])
 
 
 class ProposalRow(SQLModel, table=True):
@@ -256,7 +261,7 @@ class PipelineRow(SQLModel, table=True):
     spec: dict = _json({})
     state: dict = _json({})
     #: running / completed / failed / cancelled / interrupted
-    status: str
+    status: str = Field(index=True)
     created_at: str
     updated_at: str
 

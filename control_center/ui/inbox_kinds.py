@@ -206,6 +206,13 @@ def _step(a: Approval) -> Detail:
         f"<p>Step <b>{_e(p.get('node', ''))}</b> ({_e(p.get('title', ''))}) "
         f"of <b>{_e(p.get('pipeline', ''))}</b>"
     ]
+    if p.get("reason") == "stopped":
+        parts.append(" was stopped by the operator (its turn is interrupted).</p>")
+        parts.append(
+            "<p>Retry runs the step again with a fresh turn; skip marks it skipped and runs what "
+            "depends on it; cancel stops the plan.</p>"
+        )
+        return Detail("".join(parts))
     if p.get("reason") == "conflict":
         files = [str(f) for f in p.get("files") or []]
         parts.append(

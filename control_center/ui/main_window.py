@@ -661,6 +661,14 @@ class MainWindow(QMainWindow):
     def select_space(self, space_id: str, *, sync: bool = False) -> None:
         row = self.space_model.row_of(space_id)
         if row is None:
+            if space_id not in self.runtime.revealed_spaces:
+                # A space the list leaves out (a merged plan node's) or made since the last read:
+                # read the list again with it in, then select it.
+                self.runtime.revealed_spaces.add(space_id)
+                self.operations.run(
+                    self.runtime.load_spaces(),
+                    lambda spaces: (self._set_spaces(spaces), self.select_space(space_id)),
+                )
             return
         self.space_list.selectionModel().blockSignals(True)
         self.space_list.setCurrentIndex(self.space_model.index(row))
@@ -1546,11 +1554,12 @@ class MainWindow(QMainWindow):
             and shown.kind is ApprovalKind.PLAN
         ):
             from control_center.core.forecast import PlanForecast
-            from control_center.ui.plan_run_view import confirm_budget
 
-            # A plan approved under a budget below its forecast asks once.
+            # A plan approved under a budget below its forecast asks once (per plan).
             forecast = PlanForecast.from_json(shown.payload.get("forecast"))
-            if not confirm_budget(self, forecast, self.runtime.settings.plan_budget()):
+            plan_id = str(shown.payload.get("plan_id") or shown.id)
+            budget = self.runtime.settings.plan_budget()
+            if not self.side_tabs.budget_question.confirm(self, plan_id, forecast, budget):
                 return
         self.decide(approval_id, Decision(decision), reason or None, options)
 
@@ -1658,8 +1667,11 @@ class MainWindow(QMainWindow):
         """Bring a side panel's tab (Plan Studio, Review) to the front."""
         self.side_tabs.show(panel)
 
-    def _on_pipeline_changed(self, _pipeline_id: str, space_id: Any) -> None:
-        if self._current is not None and space_id == self._current.id:
+    def _on_pipeline_changed(self, pipeline_id: str, space_id: Any) -> None:
+        # The run's own space, or a space whose Pipelines tab shows it (its project room).
+        if self._current is not None and (
+            space_id == self._current.id or self.side_tabs.shows_pipeline(pipeline_id)
+        ):
             self._refresh_side_tabs(self._current)
             self._read_tail(space_id)  # its notes (paused, a step that needs you)
 

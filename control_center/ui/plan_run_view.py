@@ -81,7 +81,7 @@ def estimate_html(forecast: PlanForecast | None, key: str, actual: Any | None) -
 
 
 def confirm_budget(parent: QWidget | None, forecast: PlanForecast | None, budget: Budget | None) -> bool:
-    """Approving under a budget below the forecast asks once; True: go ahead."""
+    """Approving under a budget below the forecast asks; True: go ahead."""
     if forecast is None or budget is None:
         return True
     shortfall = budget_shortfall(budget.max_tokens, budget.max_usd, forecast)
@@ -96,3 +96,21 @@ def confirm_budget(parent: QWidget | None, forecast: PlanForecast | None, budget
         QMessageBox.StandardButton.No,
     )
     return answer == QMessageBox.StandardButton.Yes
+
+
+class BudgetQuestion:
+    """The below-forecast question, asked once per plan: a plan approved in parts (a subset, then
+    the rest) from Plan Studio or the Inbox is not asked again once the operator said Yes."""
+
+    def __init__(self) -> None:
+        self._agreed: set[str] = set()
+
+    def confirm(
+        self, parent: QWidget | None, plan_id: str, forecast: PlanForecast | None, budget: Budget | None
+    ) -> bool:
+        if plan_id in self._agreed:
+            return True
+        if not confirm_budget(parent, forecast, budget):
+            return False
+        self._agreed.add(plan_id)
+        return True

@@ -69,6 +69,7 @@ from control_center.core.plan_layout import (
     critical_path,
     layout_plan,
 )
+from control_center.core.plan_review import PlanComment
 from control_center.core.profiles import profile_for
 from control_center.ui import collector
 from control_center.ui import theme as ui_theme
@@ -79,6 +80,12 @@ from control_center.ui.plan_paths import Overview as _Overview
 from control_center.ui.plan_paths import Piece as _Piece
 from control_center.ui.plan_paths import cut as _cut
 from control_center.ui.plan_paths import draw_overview, gap_pieces, traced
+from control_center.ui.plan_review_view import (
+    PlanCommentsBox,
+    approve_subset_label,
+    comment_counts,
+    send_back_label,
+)
 from control_center.ui.plan_run_view import checks_html, estimate_html, forecast_line
 from control_center.ui.widgets import add_command, add_spacer, overflow_toolbar
 
@@ -279,6 +286,7 @@ class PlanNodeItem(QGraphicsRectItem):
         self.mode_label = "Agent"
         self._mode_rgba: int | None = None
         self.marker: str | None = None  # "new" / "changed" when a diff is shown
+        self.comments = 0  # the operator's comments on the node (its meta line counts them)
         self.dimmed = False
         self.on_critical_path = False
         self._w, self._h = width, height
@@ -426,7 +434,8 @@ class PlanNodeItem(QGraphicsRectItem):
         painter.drawText(chip_rect, Qt.AlignmentFlag.AlignCenter, chip)
         room -= cw + 6
         painter.setPen(theme.muted_text)
-        meta = metrics.elidedText(f"{self.key} · {self.status}", Qt.TextElideMode.ElideMiddle, room)
+        said = f" · 💬 {self.comments}" if self.comments else ""
+        meta = metrics.elidedText(f"{self.key} · {self.status}{said}", Qt.TextElideMode.ElideMiddle, room)
         painter.drawText(QRectF(left, 36, room, 20), Qt.AlignmentFlag.AlignVCenter, meta)
 
 
@@ -924,6 +933,10 @@ class PlanStudioView(QWidget):
     """Plan Studio: header, toolbar, graph and a side pane for the selected node."""
 
     approve_requested = Signal()
+    #: Approve only these nodes (and what they depend on): a list of node keys.
+    approve_nodes_requested = Signal(list)
+    #: The operator comments on a node: (node key, text).
+    comment_added = Signal(str, str)
     reject_requested = Signal(str)
     retry_node_requested = Signal(str)
     cancel_run_requested = Signal()
@@ -977,6 +990,8 @@ class PlanStudioView(QWidget):
         self.view.navigate = self.navigate  # type: ignore[attr-defined]
         self.view.minimap.nodes = self._node_items  # the statuses it marks over its overview
         self._runs: dict[str, Any] = {}  # node key -> NodeRun (the turn that ran it)
+        self._comments: tuple[PlanComment, ...] = ()
+        self._approved_nodes: frozenset[str] = frozenset()
         self.empty_label = QLabel(
             "No plan yet. Switch this space to Plan mode (Shift+Tab in the composer) and describe "
             "the goal: the agent's plan appears here as a graph for you to approve.",
@@ -1111,8 +1126,17 @@ class PlanStudioView(QWidget):
         self.approve_button = self._command(
             "Approve", "planApproveButton", self.approve_requested.emit, tip="Approve this plan version"
         )
+        self.approve_selected_button = self._command(
+            "Approve selected",
+            "planApproveSelectedButton",
+            self._request_approve_selected,
+            tip="Approve only the selected nodes (Ctrl+click for more) and what they depend on",
+        )
         self.reject_button = self._command(
-            "Reject…", "planRejectButton", self._open_reject, tip="Reject this plan with a reason"
+            "Reject…",
+            "planRejectButton",
+            self._open_reject,
+            tip="Reject this plan with a reason; the nodes' comments are sent back with it",
         )
         self.retry_button = self._command(
             "Retry node", "planRetryButton", self._request_retry, tip="Run the selected failed node again"
@@ -1188,6 +1212,11 @@ class PlanStudioView(QWidget):
         box.addWidget(self.side_title)
         box.addWidget(self.side_key)
         box.addWidget(self.side_status)
+        # The operator's comments come first while a plan is reviewed (a short details pane shows them)
+        self.comments_box = PlanCommentsBox(pane)
+        self.comments_box.comment_added.connect(self.comment_added.emit)
+        self.comments_box.hide()
+        box.addWidget(self.comments_box)
         box.addWidget(self.side_run)
         box.addWidget(self.side_checks)
         box.addWidget(self.side_estimate)
@@ -1395,6 +1424,32 @@ class PlanStudioView(QWidget):
                 return item.key
         return None
 
+    def selected_keys(self) -> list[str]:
+        """Every selected node (Ctrl+click adds one), in plan order."""
+        chosen = {item.key for item in self._scene.selectedItems() if isinstance(item, PlanNodeItem)}
+        return [n.key for n in self._graph.nodes if n.key in chosen] if self._graph is not None else []
+
+    def set_review(self, comments: Sequence[PlanComment], approved_nodes: Sequence[str]) -> None:
+        """The operator's comments on the nodes (a count on each card, the text in its details)
+        and the nodes approved so far (a subset approval leaves the others waiting)."""
+        self._comments = tuple(comments)
+        self._approved_nodes = frozenset(approved_nodes)
+        counts = comment_counts(self._comments)
+        for key, item in self._node_items.items():
+            if item.comments != counts.get(key, 0):
+                item.comments = counts.get(key, 0)
+                item.update()
+        unsent = sum(not c.sent for c in self._comments)
+        self.reject_confirm_button.setText(send_back_label(unsent))
+        self._update_header()
+        self._sync_buttons()
+        self._show_details(self.selected_key())
+
+    def _request_approve_selected(self) -> None:
+        keys = self.selected_keys()
+        if keys:
+            self.approve_nodes_requested.emit(keys)
+
     def select_node(self, key: str | None) -> None:
         """Select ``key`` (``None`` clears) and bring it into view."""
         self._scene.blockSignals(True)  # one selectionChanged for the whole change, not two
@@ -1462,9 +1517,11 @@ class PlanStudioView(QWidget):
         changed = set(self._diff.changed_nodes) if self._diff else set()
         font = self.font()
         look = self._mode_look()
+        counts = comment_counts(self._comments)
         for node in self._graph.nodes:
             item = PlanNodeItem(node, w, h, font)
             item.set_mode(*look(node.key))
+            item.comments = counts.get(node.key, 0)
             x, y = layout.positions[node.key]
             item.setPos(x, y)
             if node.key in added:
@@ -1498,8 +1555,14 @@ class PlanStudioView(QWidget):
         if self._graph is None:
             return
         self.goal_label.setText(self._graph.goal)
+        approved = len(self._approved_nodes)
+        part = (
+            f" · {approved} of {len(self._graph.nodes)} approved"
+            if 0 < approved < len(self._graph.nodes)
+            else ""
+        )
         self.version_label.setText(
-            f"Plan v{self._version} · {len(self._graph.nodes)} nodes · {self._status.replace('_', ' ')}"
+            f"Plan v{self._version} · {len(self._graph.nodes)} nodes · {self._status.replace('_', ' ')}{part}"
         )
         if self._diff is not None:
             self.diff_label.setText(f"· changes since last version: {self._diff.summary()}")
@@ -1518,6 +1581,13 @@ class PlanStudioView(QWidget):
         deciding = has_plan and self._status == "pending"
         _enable(self.approve_button, deciding)
         _enable(self.reject_button, deciding)
+        chosen = [k for k in self.selected_keys() if k not in self._approved_nodes] if deciding else []
+        _enable(self.approve_selected_button, bool(chosen))
+        if chosen and self._adjacency is not None:
+            closure = self._with_dependencies(chosen)
+            self.approve_selected_button.setText(approve_subset_label(len(chosen), len(closure)))
+        else:
+            self.approve_selected_button.setText("Approve selected")
         self._show_approval_budget(deciding)
         if not deciding:
             self._close_reject()
@@ -1526,6 +1596,18 @@ class PlanStudioView(QWidget):
         _enable(self.cancel_button, bool(self._running))
         for b in (self.fit_button, self.zoom_in_button, self.zoom_out_button, self.critical_button):
             _enable(b, has_plan)
+
+    def _with_dependencies(self, keys: Sequence[str]) -> set[str]:
+        """The chosen nodes and every node they depend on that is not approved yet."""
+        seen: set[str] = set()
+        stack = list(keys)
+        while stack:
+            key = stack.pop()
+            if key in seen or key in self._approved_nodes or key not in self._nodes_by_key:
+                continue
+            seen.add(key)
+            stack.extend(self._nodes_by_key[key].depends_on)
+        return seen
 
     def _show_approval_budget(self, deciding: bool) -> None:
         words = self._approval_budget
@@ -1667,14 +1749,18 @@ class PlanStudioView(QWidget):
             for w in (self.side_title, self.side_key, self.side_status, self.side_run, self.side_description):
                 w.clear()
             self.side_estimate.hide()
+            self.comments_box.show_node(None, (), open_for_comments=False)
             return
         status = self._node_items[node.key].status
         item = self._node_items[node.key]
         self.side_title.setText(node.title)
         self.side_key.setText(f"Key: {node.key} · step mode: {item.mode_label}")
+        waiting = bool(self._approved_nodes) and node.key not in self._approved_nodes
         self.side_status.setText(
             f'Status: <span style="color:{status_color(status).name()}">■</span> {status}'
+            + (" · not approved yet" if waiting else "")
         )
+        self.comments_box.show_node(node.key, self._comments, open_for_comments=self._status == "pending")
         self.side_run.setText(self._run_text(node.key))
         actual = self._actuals.get(node.key)
         colours = (STATUS_COLORS["done"], STATUS_COLORS["failed"])

@@ -20,7 +20,7 @@ from control_center.runtime import PlanVersion, SideData, WorkspaceRuntime
 from control_center.ui import theme
 from control_center.ui.changes_view import ChangesPanel
 from control_center.ui.operations import Operations
-from control_center.ui.plan_run_view import confirm_budget
+from control_center.ui.plan_run_view import BudgetQuestion
 
 
 def _scrollable(panel: QWidget) -> QScrollArea:
@@ -82,6 +82,8 @@ class SideTabs:
         self._reads = 0
         #: A plan asked to be shown by a read that a newer one replaced: the newer one shows it.
         self._focus: str | None = None
+        #: The below-forecast question of approvals here and in the Inbox: once per plan.
+        self.budget_question = BudgetQuestion()
         #: Selects a space in the window (a Plan Studio node's turn link opens its room).
         self.select_space: Callable[[str], None] | None = None
         #: Opens a space's conversation at a turn (its first message in view, selected).
@@ -160,6 +162,8 @@ class SideTabs:
 
             studio = PlanStudioView()
             studio.approve_requested.connect(lambda: self._decide_plan(Decision.GRANT, None))
+            studio.approve_nodes_requested.connect(lambda keys: self._decide_plan(Decision.GRANT, None, keys))
+            studio.comment_added.connect(self._add_comment)
             studio.reject_requested.connect(lambda reason: self._decide_plan(Decision.REJECT, reason or None))
             studio.retry_node_requested.connect(self._retry)
             studio.cancel_run_requested.connect(self._cancel)
@@ -180,6 +184,7 @@ class SideTabs:
         if statuses:
             studio.set_node_statuses(statuses)
         studio.set_node_runs(data.node_runs.get(shown.id, {}))
+        studio.set_review(shown.comments, shown.approved_nodes)
         pipeline_id = data.pipeline_of.get(shown.id)
         studio.set_budget(data.budget_use.get(pipeline_id) if pipeline_id else None)
         studio.set_approval_budget(describe_budget(self.runtime.settings.plan_budget()))
@@ -208,6 +213,10 @@ class SideTabs:
         self.changes_panel.show_turn_when_read(turn_id)
         self.tabs.setCurrentWidget(self.changes_panel)
 
+    def shows_pipeline(self, pipeline_id: str) -> bool:
+        """Whether the Pipelines tab lists this run (a live change of it reads the tabs again)."""
+        return self._data is not None and any(v.id == pipeline_id for v in self._data.pipelines)
+
     # -- Pipelines (the orchestration view)
     def _apply_pipelines(self, data: SideData) -> None:
         """The space's pipelines with their budget use, live (refreshed after each model call)."""
@@ -216,28 +225,43 @@ class SideTabs:
                 self._remove(self.pipelines_panel)
                 self.pipelines_panel = None
             return
-        from control_center.ui.budget_view import PipelinesPanel
+        from control_center.ui.pipelines_view import PipelinesPanel
 
         if self.pipelines_panel is None:
-            self.pipelines_panel = PipelinesPanel()
-            self.tabs.addTab(_scrollable(self.pipelines_panel), theme.icon("orchestrate"), "Pipelines")
+            panel = PipelinesPanel()
+            panel.open_conversation_requested.connect(lambda space_id, _turn: self._open_turn(space_id))
+            panel.open_changes_requested.connect(self._open_changes)
+            panel.retry_step_requested.connect(lambda pid, key: self.runtime.retry_node(pid, key))
+            panel.stop_step_requested.connect(lambda pid, key: self.runtime.stop_step(pid, key))
+            panel.cancel_run_requested.connect(lambda pid: self.runtime.cancel_pipeline(pid))
+            self.pipelines_panel = panel
+            self.tabs.addTab(_scrollable(panel), theme.icon("orchestrate"), "Pipelines")
         views = []
         for view in data.pipelines:
             use = data.budget_use.get(view.id)
             views.append(replace(view, tokens_used=use.tokens_used, usd_used=use.usd_used) if use else view)
-        self.pipelines_panel.set_pipelines(views)
+        self.pipelines_panel.set_pipelines(views, data.pipeline_steps)
 
-    def _decide_plan(self, decision: Decision, reason: str | None) -> None:
+    def _decide_plan(self, decision: Decision, reason: str | None, nodes: list[str] | None = None) -> None:
         shown = self._plan_shown
         if shown is not None and shown.approval_id and decision is Decision.GRANT:
             forecast = self._data.forecasts.get(shown.id) if self._data is not None else None
-            if not confirm_budget(self.plan_studio, forecast, self.runtime.settings.plan_budget()):
+            budget = self.runtime.settings.plan_budget()
+            if not self.budget_question.confirm(self.plan_studio, shown.id, forecast, budget):
                 return
         if shown is not None and shown.approval_id:
-            future = self.runtime.decide(shown.approval_id, decision, reason)
+            options = {"plan_nodes": list(nodes)} if nodes else None
+            future = self.runtime.decide(shown.approval_id, decision, reason, options)
             space = self.current_space()
             if space is not None:  # the studio shows the decision at once, not at the next turn's end
                 self.operations.run(future, lambda _outcome: self.refresh(space), what="the decision")
+
+    def _add_comment(self, node: str, text: str) -> None:
+        shown, space = self._plan_shown, self.current_space()
+        if shown is None or space is None:
+            return
+        future = self.runtime.add_plan_comment(shown.id, node, text)
+        self.operations.run(future, lambda _comment: self.refresh(space), what="the comment")
 
     def _pipeline_of_shown(self) -> str | None:
         if self._plan_shown is None or self._data is None:
@@ -245,7 +269,11 @@ class SideTabs:
         return self._data.pipeline_of.get(self._plan_shown.id)
 
     def _retry(self, key: str) -> None:
-        pid = self._pipeline_of_shown()
+        shown, data = self._plan_shown, self._data
+        own = (
+            data.node_pipeline.get(shown.id, {}).get(key) if shown is not None and data is not None else None
+        )
+        pid = own or self._pipeline_of_shown()
         if pid:
             self.runtime.retry_node(pid, key)
 

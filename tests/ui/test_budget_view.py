@@ -8,7 +8,8 @@ from pathlib import Path
 from control_center.app import create_main_window
 from control_center.core.approvals import ApprovalKind
 from control_center.core.pipeline import BudgetUse
-from control_center.ui.budget_view import BudgetBar, PipelinesPanel
+from control_center.ui.budget_view import BudgetBar
+from control_center.ui.pipelines_view import PipelinesPanel
 from tests.pipeline.test_budget_pause import _propose_and_approve
 
 
