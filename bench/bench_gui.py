@@ -291,7 +291,7 @@ def main() -> None:
     async def run_turn():  # type: ignore[no-untyped-def]
         return await window.runtime.harness.run(
             _RR(message="stream", space_ref=bench.id, provider="scripted", script=script),
-            lambda e: window.runtime._notify("turn_event", bench.id, e),
+            lambda e: window.runtime._tell("turn_event", bench.id, e),
         )
 
     t = time.perf_counter()

@@ -5,7 +5,7 @@ runtime; decisions and rules live below the UI."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -50,6 +50,7 @@ from control_center.core.events import (
 )
 from control_center.core.guarantees import guarantee_for, layers_line, operator_note
 from control_center.core.modes import Autonomy, Mode, Transport
+from control_center.core.op_changes import Changes, Done
 from control_center.core.profiles import profile_for
 from control_center.core.records import Space
 from control_center.core.space_state import SpaceActivity, SpaceState, overall
@@ -407,14 +408,8 @@ class MainWindow(QMainWindow):
         b = self.bridge
         b.turn_event_received.connect(self._on_turn_event)
         b.turn_finished.connect(self._on_turn_finished)
-        b.approvals_changed.connect(self.refresh_approvals)
-        b.spaces_changed.connect(self.refresh_spaces)
-        b.pipeline_changed.connect(self._on_pipeline_changed)
-        b.error_reported.connect(self._on_error)
-        b.space_states_changed.connect(self._on_space_states)
-        b.conversation_changed.connect(self._on_conversation_changed_elsewhere)
-        b.presence_changed.connect(self.inbox.set_presence)
-        b.approvals_expiring.connect(self._on_approvals_expiring)
+        b.changed.connect(self._on_changes)
+        b.changed.connect(self.side_tabs.on_changes)
         self.inbox.table.selectionModel().currentRowChanged.connect(self._show_presence)
         # Not an error: the title bar and the status bar still say when a space needs you.
         self.notifier = Notifier(self, lambda text: self.status_area.show_info(text, 15_000))
@@ -585,7 +580,27 @@ class MainWindow(QMainWindow):
         state = self._state_of(space_id)
         return state.holds_turn or state.activity is SpaceActivity.RUNNING
 
-    def _on_space_states(self, states: dict[str, SpaceState]) -> None:
+    def _on_changes(self, changes: Changes) -> None:
+        """What the window itself shows (the space list, its states, the Inbox, the open
+        conversation, the status area), picked from one value; other panels pick theirs."""
+        if changes.error:
+            self._on_error(changes.error)
+        if changes.inbox():
+            self.refresh_approvals()
+        elif changes.rule_list():
+            self._reload_rules()
+        if changes.space_list():
+            self.refresh_spaces()
+        if changes.states is not None:
+            self._on_space_states(changes.states)
+        if self._current is not None and changes.conversation_of(self._current.id):
+            self._on_conversation_changed_elsewhere(self._current.id)
+        if changes.presence is not None:
+            self.inbox.set_presence(list(changes.presence))
+        if changes.expiring:
+            self._on_approvals_expiring(list(changes.expiring))
+
+    def _on_space_states(self, states: Mapping[str, SpaceState]) -> None:
         previous, self._states = self._states, dict(states)
         for sid, state in states.items():
             before = previous.get(sid)
@@ -916,7 +931,7 @@ class MainWindow(QMainWindow):
     def restore_space(self, space: Space) -> None:
         """Back in the space list, selected (its worktree and branch never left)."""
 
-        def restored(_space: Space) -> None:
+        def restored(_done: Done[Space]) -> None:
             self.archived_toggle.setChecked(False)
             self.status_area.show_info(f"Restored “{space.name}”", 5000)
             # Selected once the list has it again (a busy machine may take a few seconds).
@@ -936,7 +951,7 @@ class MainWindow(QMainWindow):
                 if ref
                 else self.runtime.open_review(base, head, name)
             )
-            self.operations.run(future, lambda space: self._select_when_listed(space.id))
+            self.operations.run(future, lambda done: self._select_when_listed(done.value.id))
 
     def _on_autonomy_changed(self, _index: int) -> None:
         if self._current is not None:
@@ -991,9 +1006,10 @@ class MainWindow(QMainWindow):
         self.operations.run(future, lambda _s: self._reload_if_current(space_id))
 
     def _on_conversation_changed_elsewhere(self, space_id: str) -> None:
-        """Team mode: another operator's app or a worker added to a conversation. The open one
-        is read again (following the end when the operator is at the end, else staying where
-        they read), unless this app streams into it right now (its live rows are newer)."""
+        """Another window or operator, a worker, a rewind or a mode's note changed a stored
+        conversation in a way the live stream did not show. The open one is read again (following
+        the end when the operator is at the end, else staying where they read), unless this app
+        streams into it right now (its live rows are newer)."""
         if self._current is None or self._current.id != space_id:
             return
         if space_id in self._live_text or space_id in self.runtime.running_spaces():
@@ -1453,8 +1469,7 @@ class MainWindow(QMainWindow):
         the Inbox shows): the cost follows the changes, not the history. The first call reads
         where to start (the newest change's time and the waiting questions), then the Inbox
         reads its first page."""
-        if self.inbox.rules_button.isChecked() and self.inbox.rules_view is not None:
-            self.inbox.rules_view.reload()  # a grant may have made a rule
+        self._reload_rules()  # a grant may have made a rule
         if self._approvals_watermark is None:
             if self._baseline_asked:
                 self._refresh_after_baseline = True
@@ -1464,6 +1479,10 @@ class MainWindow(QMainWindow):
             return
         future = self.runtime.load_approvals(changed_since=self._approvals_watermark)
         self.operations.run(future, self._set_approvals)
+
+    def _reload_rules(self) -> None:
+        if self.inbox.rules_button.isChecked() and self.inbox.rules_view is not None:
+            self.inbox.rules_view.reload()
 
     _approvals_watermark: str | None = None
     _baseline_asked = False
@@ -1530,7 +1549,7 @@ class MainWindow(QMainWindow):
         area announces it with the item's summary (or why it could not be recorded)."""
         self.operations.run(
             self.runtime.decide(approval_id, decision, reason, options),
-            lambda outcome: self._announce(outcome, decision.value),
+            lambda done: self._announce(done.value, decision.value),
             what="the decision",
         )
 
@@ -1543,19 +1562,17 @@ class MainWindow(QMainWindow):
         return self._busy(space_id)
 
     def answer_question(self, approval_id: str, text: str) -> None:
-        def answered(outcome: Any) -> None:
-            if outcome is not None:  # the composer stops offering to answer it at once
-                for sid, question in list(self._questions.items()):
-                    if question.id == approval_id:
-                        del self._questions[sid]
-                self._update_activity()
-            self._announce(outcome, "answered")
+        def answered(done: Done[Any]) -> None:
+            # the composer stops offering to answer it at once
+            for sid, question in list(self._questions.items()):
+                if question.id == approval_id:
+                    del self._questions[sid]
+            self._update_activity()
+            self._announce(done.value, "answered")
 
         self.operations.run(self.runtime.answer(approval_id, text), answered, what="the answer")
 
     def _announce(self, outcome: Any, verb: str) -> None:
-        if outcome is None:  # the runtime already reported why (error_reported)
-            return
         approval = outcome.approval
         done = {"grant": "Granted", "reject": "Rejected", "answered": "Answered"}.get(verb, verb)
         why = f" — {approval.reason}" if approval.reason else ""
@@ -1622,10 +1639,6 @@ class MainWindow(QMainWindow):
     def show_tab(self, panel: QWidget | None) -> None:
         """Bring a side panel's tab (Plan Studio, Review) to the front."""
         self.side_tabs.show(panel)
-
-    def _on_pipeline_changed(self, _pipeline_id: str, space_id: Any) -> None:
-        if self._current is not None and space_id == self._current.id:
-            self._refresh_side_tabs(self._current)
 
     # -- settings, help, close ------------------------------------------------------------------
 
