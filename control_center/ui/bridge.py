@@ -23,6 +23,17 @@ class RuntimeBridge(QObject):
     #: What changed (a ``Changes``): spaces, turns, approvals, conversations, settings,
     #: pipelines, rules, presence, expiring items, or a failure (``error``).
     changed = Signal(object)
+    #: Kept while the Rules view (worked on beside this change) still connects to it: emitted
+    #: with every ``changed`` whose approvals or rules moved. New code connects to ``changed``.
+    approvals_changed = Signal()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.changed.connect(self._derive_named)
+
+    def _derive_named(self, changes: Changes) -> None:
+        if changes.rule_list():
+            self.approvals_changed.emit()
 
 
 class _ListenerAdapter:
