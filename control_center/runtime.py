@@ -367,6 +367,17 @@ class WorkspaceRuntime:
             self._tell("changed", changes)
         return changes
 
+    def use_settings(self, settings: AppSettings) -> Changes:
+        """Run with ``settings`` from now on (a new value in place of the old one: settings are
+        never changed in place, so a turn reading them on the worker thread sees one whole
+        value). Called by their one owner, the GUI thread."""
+        self.settings = settings
+        if self._harness is not None:
+            self._harness.settings = settings
+        self.landing.settings = settings
+        self.operator = operator_identity(settings)
+        return self._publish(Changes(settings=True))
+
     def _spaces_moved(self) -> None:
         self._publish(Changes(spaces=EVERY))
 

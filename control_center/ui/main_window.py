@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -57,6 +58,7 @@ from control_center.core.space_state import SpaceActivity, SpaceState, overall
 from control_center.core.transcript import ItemKind, ToolView, TranscriptItem, generated_prompt_item
 from control_center.core.transports import TRANSPORTS
 from control_center.harness.attachments import images_dir
+from control_center.harness.settings import AppSettings
 from control_center.runtime import TRANSCRIPT_PAGE, TranscriptPage, TurnNotStarted, WorkspaceRuntime
 from control_center.ui import geometry, theme
 from control_center.ui.bridge import RuntimeBridge, listener_for
@@ -599,6 +601,8 @@ class MainWindow(QMainWindow):
             self.inbox.set_presence(list(changes.presence))
         if changes.expiring:
             self._on_approvals_expiring(list(changes.expiring))
+        if changes.settings:
+            self._on_settings_replaced()
 
     def _on_space_states(self, states: Mapping[str, SpaceState]) -> None:
         previous, self._states = self._states, dict(states)
@@ -1647,22 +1651,25 @@ class MainWindow(QMainWindow):
 
         dialog = SettingsDialog(self.runtime.settings, self)
         if dialog.exec():
-            dialog.apply()
-            self._save_settings()
-            self._cli_problems.clear()  # a CLI setting may have changed: checked again
-            if self._current is not None:
-                self._show_guarantee(self._current.mode, Transport(self.transport_combo.currentData()))
-            self.inbox.set_timeouts(self.runtime.settings.approval_timeouts)
+            self._replace_settings(dialog.apply())
 
-    def _save_settings(self) -> None:
-        """Keep the settings; one that cannot be (a read-only or full disk, a newer file) holds
-        for this session and says why in the status bar."""
+    def _on_settings_replaced(self) -> None:
+        self._cli_problems.clear()  # a CLI setting may have changed: checked again
+        if self._current is not None:
+            self._show_guarantee(self._current.mode, Transport(self.transport_combo.currentData()))
+        self.inbox.set_timeouts(self.runtime.settings.approval_timeouts)
+
+    def _replace_settings(self, new: AppSettings) -> None:
+        """Run with ``new`` and keep what it changed (written onto the file as it is now, so
+        nothing another copy wrote is lost); one that cannot be kept (a read-only or full disk, a
+        newer file) holds for this session and says why in the status bar."""
         from control_center.harness.settings import SettingsError
 
         try:
-            self.runtime.settings.save()
+            new = new.save_change(self.runtime.settings)
         except SettingsError as exc:
             self._on_error(f"Settings not saved: {exc}")
+        self.runtime.use_settings(new)
 
     # -- workspaces -----------------------------------------------------------------------------
 
@@ -1728,8 +1735,7 @@ class MainWindow(QMainWindow):
         """Light, dark, high contrast (light or dark) or the system's: applied at once, kept."""
         from PySide6.QtWidgets import QApplication
 
-        self.runtime.settings.appearance = name
-        self._save_settings()
+        self._replace_settings(replace(self.runtime.settings, appearance=name))
         app = QApplication.instance()
         if isinstance(app, QApplication):
             theme.apply_appearance(app, name)

@@ -5,6 +5,7 @@ into a ``budget`` Inbox item, and a grant from the window completes it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,7 @@ def test_a_plan_budget_shows_live_pauses_into_the_inbox_and_a_grant_completes_th
 
     monkeypatch.setattr(QMessageBox, "question", go_ahead)
     window = _window(qtbot, _workspace(tmp_path, SCRIPT))
-    window.runtime.settings.plan_budget_tokens = BUDGET_TOKENS
+    window.runtime.use_settings(replace(window.runtime.settings, plan_budget_tokens=BUDGET_TOKENS))
     _plan_submitted(qtbot, window)
     studio = window.plan_studio
     window.show_tab(studio)

@@ -46,7 +46,8 @@ def test_an_operations_value_names_what_it_changed(window) -> None:  # type: ign
     assert moved.changes == Changes(spaces=keys(main.id), messages=keys(main.id))
     created = runtime.create_space("Third", Mode.CHAT, Autonomy.ASK).result(10)
     assert created.changes.spaces == {created.value.id}
-    assert created.changes.states is not None and created.value.id in created.changes.states
+    assert created.changes.states is not None
+    assert created.value.id in created.changes.states
     assert runtime.cancel(main.id).result(10) == Changes()  # nothing ran: nothing changed
     assert runtime.publish_states().result(10).turns == EVERY
 
