@@ -13,7 +13,7 @@ reconnect after missed notifications)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
@@ -65,7 +65,12 @@ class Changes:
     expiring: tuple[tuple[Any, str], ...] = field(default=(), compare=False)
 
     def __bool__(self) -> bool:
-        return any(getattr(self, f.name) not in (None, False, NONE, ()) for f in fields(self))
+        """Whether it tells anything; a payload is told when present, even empty (nobody else
+        here any more is news)."""
+        payloads = (self.states, self.presence)
+        parts = (self.spaces, self.turns, self.approvals, self.messages, self.pipelines, self.expiring)
+        told = self.settings or self.rules or self.error is not None
+        return told or any(parts) or any(p is not None for p in payloads)
 
     def __or__(self, other: Changes) -> Changes:
         """Both changes as one (a later part's payload wins: it was read later)."""

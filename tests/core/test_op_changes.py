@@ -13,6 +13,7 @@ def test_an_empty_value_is_false_and_any_part_makes_it_true() -> None:
     assert Changes(expiring=((object(), "expires in 1 min"),))
     assert Changes(spaces=keys("s1"))
     assert not Changes(spaces=keys(None))
+    assert Changes(presence=())  # nobody else here any more is news
 
 
 def test_a_panel_is_concerned_by_its_space_and_by_every_space_only() -> None:
