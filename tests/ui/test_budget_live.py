@@ -173,7 +173,7 @@ def test_the_settings_dialog_sets_and_clears_the_plan_budget(qtbot) -> None:
     assert dialog.plan_budget_usd.text() == "no USD limit"
     dialog.plan_budget_tokens.setValue(0)
     dialog.plan_budget_usd.setValue(3.25)
-    dialog.apply()
+    settings = dialog.apply()
     assert (settings.plan_budget_tokens, settings.plan_budget_usd) == (None, 3.25)
     assert settings.plan_budget() is not None
     assert settings.plan_budget().max_usd == 3.25

@@ -287,7 +287,7 @@ def test_settings_dialog_keeps_each_modes_model_settings(qtbot, workspace: Path)
     dialog.table.item(chat_row, COL_MODEL).setText("local-coder")
     dialog.base_url.setText("http://127.0.0.1:9/")
     dialog.endpoints["openai"].setText("http://127.0.0.1:11434/v1")
-    dialog.apply()
+    settings = dialog.apply()
     plan = settings.model_for(Mode.PLAN)
     chat = settings.resolve(Mode.CHAT)
     assert plan.model == "claude-opus-5"
