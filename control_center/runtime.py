@@ -316,8 +316,8 @@ class WorkspaceRuntime:
             try:
                 return await asyncio.to_thread(fn, *args)
             except Exception as exc:
-                self._failed(str(exc))
-                raise
+                # Told once, through the status area; the caller's future says it failed.
+                raise OperationFailed(self._failed(str(exc) or type(exc).__name__)) from exc
 
         return self._submit(run())
 
