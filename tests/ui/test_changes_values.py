@@ -85,11 +85,3 @@ def test_a_failure_reaches_the_status_area_once(qtbot, window) -> None:  # type:
     assert len(errors) == 2
     assert errors[0] == errors[1] == failed.value.changes.error
     assert area.current_text() == errors[-1]
-
-
-def test_a_failed_request_is_told_once_too(qtbot, window) -> None:  # type: ignore[no-untyped-def]
-    area = window.status_area
-    window.operations.run(window.runtime.update_space("no-such-space", name="x"), what="rename")
-    qtbot.waitUntil(lambda: any(e.error for e in area.entries()), timeout=5000)
-    qtbot.wait(200)  # the request's own failure route must not say it again ("rename failed: …")
-    assert len([e for e in area.entries() if e.error]) == 1
