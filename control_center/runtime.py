@@ -316,8 +316,8 @@ class WorkspaceRuntime:
             try:
                 return await asyncio.to_thread(fn, *args)
             except Exception as exc:
-                # Told once, through the status area; the caller's future says it failed.
-                raise OperationFailed(self._failed(str(exc) or type(exc).__name__)) from exc
+                self._failed(str(exc))
+                raise
 
         return self._submit(run())
 
