@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -284,14 +285,14 @@ def main() -> None:
     timer.start(5)
     chunks = [0]
     window.bridge.turn_event_received.connect(lambda _s, e: chunks.__setitem__(0, chunks[0] + 1))
-    window.runtime.harness.settings.provider = "scripted"
+    window.runtime.harness.settings = replace(window.runtime.harness.settings, provider="scripted")
     # run through the runtime with an explicit script (the space has none)
     from control_center.harness.loop import RunRequest as _RR
 
     async def run_turn():  # type: ignore[no-untyped-def]
         return await window.runtime.harness.run(
             _RR(message="stream", space_ref=bench.id, provider="scripted", script=script),
-            lambda e: window.runtime._notify("turn_event", bench.id, e),
+            lambda e: window.runtime._tell("turn_event", bench.id, e),
         )
 
     t = time.perf_counter()

@@ -48,6 +48,7 @@ from PySide6.QtWidgets import QApplication
 import control_center
 from control_center.app import create_main_window
 from control_center.core.approvals import ApprovalKind, ApprovalStatus
+from control_center.core.op_changes import EVERY, Changes
 from control_center.ui.main_window import MainWindow
 
 app = QApplication.instance() or QApplication([])
@@ -125,7 +126,7 @@ def through_the_app(write):
     # thread and applies the change on it.
     set_costs.clear(); set_cpu.clear(); gaps.clear(); last[0] = time.perf_counter()
     write()
-    window.runtime._notify("approvals_changed")
+    window.runtime._publish(Changes(approvals=EVERY))
     pump_until(lambda: set_costs)
     settle(60)
     return set_costs[0] * 1000, max(gaps) * 1000, set_cpu[0] * 1000

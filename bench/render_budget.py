@@ -12,6 +12,7 @@ import os
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -115,8 +116,8 @@ def main() -> None:
             pump(app, 0.5)
             name = f"budget_{w}x{h}{'_dark' if dark else ''}.png"
             window.grab().save(str(out / name))
-        window.runtime.settings.plan_budget_tokens = 200_000
-        window.runtime.settings.plan_budget_usd = 2.5
+        window.runtime.use_settings(replace(window.runtime.settings, plan_budget_tokens=200_000))
+        window.runtime.use_settings(replace(window.runtime.settings, plan_budget_usd=2.5))
         window.select_space(planner_id)
         pump(app, 1.5)
         if window.plan_studio is not None:

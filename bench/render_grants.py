@@ -15,6 +15,7 @@ import sqlite3
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -100,7 +101,9 @@ def main() -> None:
         for size in SIZES:
             tag = f"{size[0]}x{size[1]}_{scheme}"
             window = create_main_window(root)
-            window.runtime.settings.approval_timeouts = {ApprovalKind.TOOL_CALL: 15 * 60}
+            window.runtime.use_settings(
+                replace(window.runtime.settings, approval_timeouts={ApprovalKind.TOOL_CALL: 15 * 60})
+            )
             window.inbox.set_timeouts(window.runtime.settings.approval_timeouts)
             window.resize(*size)
             window.show()

@@ -11,6 +11,7 @@ import os
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -51,7 +52,7 @@ def squeezed(window: QWidget) -> list[str]:
 def render(app: QApplication, out: Path, size: tuple[int, int], scheme: str, appearance: str) -> None:
     # The window applies the operator's appearance setting when it opens, as the app does.
     settings = AppSettings.load()
-    settings.appearance = appearance
+    settings = replace(settings, appearance=appearance)
     settings.save()
     tag = f"{size[0]}x{size[1]}_{scheme}"
     root = Path(tempfile.mkdtemp()) / "demo"

@@ -35,7 +35,7 @@ def main() -> None:
         ("modes.chat.max_steps", "80"),
         ("providers.openai.base_url", "http://127.0.0.1:11434/v1"),
     ):
-        settings.set_key(key, value)
+        settings = settings.with_key(key, value)
     for name in ("light", "dark", "high-contrast", "high-contrast-dark"):
         theme.apply_appearance(app, name)  # as the app applies it: palette, style sheet, style
         for w, h in ((1000, 650), (1400, 900)):

@@ -242,7 +242,8 @@ def _remember(window: Any, workspace: Path) -> None:
     """The next start opens ``workspace``, and File ▸ Open recent lists it first. Written through
     the runtime's own settings: the window saves those later (an appearance, the Settings
     dialog), and a separate copy would write back what it read before this open."""
-    window.runtime.settings.remember_and_save(Path(workspace))
+    runtime = window.runtime
+    runtime.use_settings(runtime.settings.remember_and_save(Path(workspace)))
 
 
 def _open_and_remember(workspace: Path, *, read_only: bool = False) -> QMainWindow:
@@ -276,7 +277,7 @@ class _WorkspaceSwitcher:
     def recent_workspaces(self) -> list[str]:
         from control_center.harness.settings import AppSettings
 
-        return AppSettings.load().recent_workspaces
+        return list(AppSettings.load().recent_workspaces)
 
     def open_instead(self, window: QMainWindow, workspace: Path, *, read_only: bool = False) -> QMainWindow:
         """The workspace in a new main window at ``window``'s place, which then closes; a

@@ -13,7 +13,7 @@ import concurrent.futures
 import logging
 import threading
 from collections.abc import Callable, Coroutine, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -36,6 +36,7 @@ from control_center.core.events import (
 )
 from control_center.core.grants import GrantRule
 from control_center.core.modes import Autonomy, Mode, Transport
+from control_center.core.op_changes import EVERY, Changes, Done, OperationFailed, keys
 from control_center.core.records import Presence, Space, Turn
 from control_center.core.space_state import SpaceState, TurnSnapshot, fold_space_state
 from control_center.core.transcript import TranscriptItem, items_from_rows
@@ -46,6 +47,7 @@ from control_center.workspace import Workspace, WorkspaceError
 if TYPE_CHECKING:
     from control_center.harness.loop import Harness
     from control_center.pipeline.decisions import DecisionOutcome
+    from control_center.store.changes import ChangeBatch
     from control_center.workers import TurnExecution
 
 # The harness, decisions and pipeline modules load on the worker thread at first use, so the
@@ -82,26 +84,16 @@ class RuleShown:
 
 #: How often the app looks for approvals past their time-out.
 EXPIRY_SWEEP_S = 2.0
-#: Listener methods added after the first listeners were written: a listener may lack them.
-_OPTIONAL_CALLBACKS = frozenset({"approvals_expiring", "rules_changed"})
 
 
 class RuntimeListener(Protocol):
+    """What the runtime tells (on its worker thread): the live stream of a turn, and one
+    :class:`Changes` value for everything else (spaces, turns, approvals, conversations,
+    pipelines, rules, presence, a failure)."""
+
     def turn_event(self, space_id: str | None, event: TurnEvent) -> None: ...
     def turn_finished(self, space_id: str | None, ended: TurnEnded) -> None: ...
-    def approvals_changed(self) -> None: ...
-    def spaces_changed(self) -> None: ...
-    def pipeline_changed(self, pipeline_id: str, space_id: str | None) -> None: ...
-    def space_states_changed(self, states: dict[str, SpaceState]) -> None: ...
-    def error(self, message: str) -> None: ...
-    # Team mode: another process (an operator's app, a worker) changed a space's conversation,
-    # or what other operators are looking at changed.
-    def conversation_changed(self, space_id: str) -> None: ...
-    def presence_changed(self, others: list[Presence]) -> None: ...
-    # Approvals that entered their warning window (each once): (approval, "expires in …") pairs.
-    def approvals_expiring(self, items: list[tuple[Approval, str]]) -> None: ...
-    # Another process made or revoked a grant rule (the Rules view reads them again).
-    def rules_changed(self) -> None: ...
+    def changed(self, changes: Changes) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -284,7 +276,7 @@ class WorkspaceRuntime:
         from control_center.land import LandRequests
 
         #: Landing the spaces' work (the Land dialog's requests), each on a worker thread.
-        self.landing = LandRequests(ws, self.settings, self._off_loop, lambda: self._notify("spaces_changed"))
+        self.landing = LandRequests(ws, self.settings, self._off_loop, self._spaces_moved)
         if self.team:
             self._submit(self._watch_changes())
             self._submit(self._follow_pipeline_steps())
@@ -342,7 +334,7 @@ class WorkspaceRuntime:
             try:
                 return await asyncio.to_thread(fn, *args)
             except Exception as exc:
-                self._notify("error", str(exc))
+                self._failed(str(exc))
                 raise
 
         return self._submit(run())
@@ -366,21 +358,53 @@ class WorkspaceRuntime:
             if f.cancelled() or f.exception() is None or self._closed:
                 return
             try:  # told from the loop's thread, as a failed ``_call`` is
-                self._loop.call_soon_threadsafe(self._notify, "error", str(f.exception()))
+                self._loop.call_soon_threadsafe(self._failed, str(f.exception()))
             except RuntimeError:  # the loop is already closed: nobody to tell
                 pass
 
         future.add_done_callback(failed)
         return future
 
-    def _notify(self, name: str, *args: Any) -> None:
+    def _tell(self, name: str, *args: Any) -> None:
         for listener in list(self.listeners):
-            if name in _OPTIONAL_CALLBACKS and not hasattr(listener, name):
-                continue
             try:
                 getattr(listener, name)(*args)
             except Exception:  # a listener bug must not kill a turn
                 log.exception("listener %s failed", name)
+
+    def _publish(self, changes: Changes) -> Changes:
+        """Tell every listener what changed (one value, whoever made the change); when turns
+        moved, every space's state read after the change travels with it. Returns the value
+        told (what the operation returns)."""
+        if changes.turns and changes.states is None:
+            try:
+                changes = replace(changes, states=self.space_states_now())
+            except Exception:  # a read failing must not break a turn; the next change retries
+                log.exception("space states could not be read")
+        if changes:
+            self._tell("changed", changes)
+        return changes
+
+    def use_settings(self, settings: AppSettings) -> Changes:
+        """Run with ``settings`` from now on (a new value in place of the old one: settings are
+        never changed in place, so a turn reading them on the worker thread sees one whole
+        value). Called by their one owner, the GUI thread."""
+        self.settings = settings
+        if self._harness is not None:
+            self._harness.settings = settings
+        self.landing.settings = settings
+        self.operator = operator_identity(settings)
+        return self._publish(Changes(settings=True))
+
+    def _spaces_moved(self) -> None:
+        self._publish(Changes(spaces=EVERY))
+
+    def _tell_pipeline_moved(self, space_id: str | None) -> None:
+        self._publish(_pipeline_moved(space_id))
+
+    def _failed(self, message: str) -> Changes:
+        """The one route of a failure: a value whose ``error`` the status area shows."""
+        return self._publish(Changes(error=message))
 
     def add_listener(self, listener: RuntimeListener) -> None:
         self.listeners.append(listener)
@@ -405,30 +429,23 @@ class WorkspaceRuntime:
             )
         return states
 
-    def publish_states(self) -> concurrent.futures.Future[Any]:
-        """Recompute and push every space's state (listeners get ``space_states_changed``)."""
+    def publish_states(self) -> concurrent.futures.Future[Changes]:
+        """Recompute and push every space's state (a value whose ``turns`` are every space)."""
 
-        async def run() -> None:
-            self._publish_states()
+        async def run() -> Changes:
+            return self._publish(Changes(turns=EVERY))
 
         return self._submit(run())
 
-    def _publish_states(self) -> None:
-        try:
-            states = self.space_states_now()
-        except Exception:  # a read failing must not break a turn; the next change retries
-            log.exception("space states could not be read")
-            return
-        self._notify("space_states_changed", states)
-
     def _turn_event(self, key: str | None, event: TurnEvent) -> None:
-        self._notify("turn_event", key, event)
+        self._tell("turn_event", key, event)
+        space_id = key.split("#", 1)[0] if key else None
         if isinstance(event, ApprovalRequested | QuestionAsked):
             # The item is in the store now; a turn that waits for it inside its own process (a
             # Claude Code call) does not end first, so the Inbox must hear of it here.
-            self._notify("approvals_changed")
-        if isinstance(event, TurnStarted | ApprovalRequested | QuestionAsked):
-            self._publish_states()
+            self._publish(Changes(approvals=keys(event.approval) or EVERY, turns=keys(space_id) or EVERY))
+        elif isinstance(event, TurnStarted):
+            self._publish(Changes(turns=keys(space_id) or EVERY))
 
     # -- reads (off the GUI thread) -------------------------------------------------------------
 
@@ -601,7 +618,7 @@ class WorkspaceRuntime:
         async def run() -> TurnEnded | TurnNotStarted | None:
             if key in self.running_spaces():
                 reason = "a turn is already running here; stop it or wait"
-                self._notify("error", reason)
+                self._failed(reason)
                 return TurnNotStarted(reason)
             req = RunRequest(
                 message=text,
@@ -721,7 +738,7 @@ class WorkspaceRuntime:
         except asyncio.CancelledError:
             outcome = None
         except (HarnessError, WorkspaceError) as exc:  # the turn could not start (here or on a worker)
-            self._notify("error", str(exc))
+            self._failed(str(exc))
             outcome = TurnNotStarted(str(exc) or type(exc).__name__)
         finally:
             # Only this run's entry: a grant's resume may start while the run that stopped to
@@ -730,11 +747,10 @@ class WorkspaceRuntime:
             if self._turn_tasks.get(space_id) is task:
                 del self._turn_tasks[space_id]
         if isinstance(outcome, TurnEnded):
-            self._notify("turn_finished", space_id, outcome)
+            self._tell("turn_finished", space_id, outcome)
             await self._continue_pipelines_after(outcome)
-        self._notify("approvals_changed")
-        self._notify("spaces_changed")
-        self._publish_states()
+        of_space = keys(space_id.split("#", 1)[0] or None)
+        self._publish(Changes(approvals=EVERY, spaces=of_space or EVERY, turns=of_space or EVERY))
         return outcome
 
     def resume_turn(self, turn_id: str) -> concurrent.futures.Future[Any]:
@@ -748,12 +764,12 @@ class WorkspaceRuntime:
 
         return self._submit(run())
 
-    def cancel(self, space_id: str) -> concurrent.futures.Future[Any]:
+    def cancel(self, space_id: str) -> concurrent.futures.Future[Changes]:
         """Stop the space's turn (it becomes interrupted, resumable) and its pipelines. A turn
         waiting for the operator (suspended, or inside its own process) has what it waits on
         withdrawn with the reason, so no Inbox item is left waiting for a turn that stopped."""
 
-        async def run() -> None:
+        async def run() -> Changes:
             from control_center.harness.stop_wait import stop_waiting_turn
             from control_center.pipeline.service import cancel_pipeline
 
@@ -762,12 +778,14 @@ class WorkspaceRuntime:
             if task is not None:
                 task.cancel()
                 await asyncio.wait({task}, timeout=STOP_WAIT_S)  # its own end is recorded first
+            changes = Changes(turns=keys(space_id)) if task is not None or holder is not None else Changes()
             if holder is not None:
                 withdrawn = await asyncio.to_thread(stop_waiting_turn, self.ws, holder.id)
                 if withdrawn or task is None:
-                    self._notify("approvals_changed")
-                    self._notify("spaces_changed")
-                    self._publish_states()
+                    changes = self._publish(
+                        Changes(approvals=EVERY, spaces=keys(space_id), turns=keys(space_id))
+                    )
+            stopped_pipelines = False
             for pid, ptask in list(self._pipeline_tasks.items()):
                 row = self.ws.store.pipeline(pid)
                 if row is not None and row.space_id == space_id:
@@ -775,10 +793,15 @@ class WorkspaceRuntime:
                     # as "interrupted" at the next start.
                     await asyncio.to_thread(cancel_pipeline, self.ws, pid)
                     ptask.cancel()
+                    stopped_pipelines = True
             if self.execution.queued:  # the space's pipeline runs on the workers
                 for row in self.ws.store.pipelines(space_id=space_id, status="running"):
                     await asyncio.to_thread(cancel_pipeline, self.ws, row.id)
                     await self.execution.stop_pipeline(row.id)
+                    stopped_pipelines = True
+            if stopped_pipelines:
+                changes |= self._publish(Changes(pipelines=keys(space_id), turns=keys(space_id)))
+            return changes
 
         return self._submit(run())
 
@@ -790,7 +813,7 @@ class WorkspaceRuntime:
             try:
                 return await self.execution.compact(space_id)  # on a worker in team mode
             except Exception as exc:
-                self._notify("error", f"compaction failed: {exc}")
+                self._failed(f"compaction failed: {exc}")
                 return None
 
         return self._submit(run())
@@ -837,22 +860,20 @@ class WorkspaceRuntime:
             )
         )
 
-    def answer(self, approval_id: str, text: str) -> concurrent.futures.Future[Any]:
-        """Record the operator's answer to an agent's question, then resume the waiting turn."""
+    def answer(self, approval_id: str, text: str) -> concurrent.futures.Future[Done[DecisionOutcome]]:
+        """Record the operator's answer to an agent's question, then resume the waiting turn.
+        A refusal raises :class:`OperationFailed` (its line already told, once)."""
         from control_center.harness.verbs import OPERATOR
         from control_center.pipeline.decisions import answer
 
-        async def run() -> DecisionOutcome | None:
+        async def run() -> Done[DecisionOutcome]:
             try:
                 outcome = await asyncio.to_thread(answer, self.ws, approval_id, text, by=OPERATOR)
             except Exception as exc:
-                self._notify("error", str(exc))
-                return None
-            self._notify("approvals_changed")
-            self._notify("spaces_changed")
-            self._publish_states()
+                raise OperationFailed(self._failed(str(exc) or type(exc).__name__)) from exc
+            changes = self._publish(_decided(outcome))
             self._resume_if_waiting(outcome.resume_turn)
-            return outcome
+            return Done(outcome, changes)
 
         return self._submit(run())
 
@@ -872,17 +893,18 @@ class WorkspaceRuntime:
         decision: Decision,
         reason: str | None = None,
         options: Mapping[str, Any] | None = None,
-    ) -> concurrent.futures.Future[Any]:
+    ) -> concurrent.futures.Future[Done[DecisionOutcome]]:
         """Record the operator's decision, then continue what waited on it: a tool-call turn is
         resumed, an approved plan or orchestration runs its pipeline. ``options`` are a grant's
-        numbers as its kind declares them (``raise_tokens``, ``raise_usd`` for a budget)."""
+        numbers as its kind declares them (``raise_tokens``, ``raise_usd`` for a budget). A
+        refusal raises :class:`OperationFailed` (its line already told, once)."""
 
         from control_center.harness.settings import operator_identity
         from control_center.pipeline.decisions import decide
 
         operator = operator_identity(self.settings)
 
-        async def run() -> DecisionOutcome | None:
+        async def run() -> Done[DecisionOutcome]:
             try:
                 outcome = await asyncio.to_thread(
                     decide,
@@ -897,17 +919,14 @@ class WorkspaceRuntime:
                     **dict(options or {}),
                 )
             except Exception as exc:
-                self._notify("error", str(exc))
-                return None
-            self._notify("approvals_changed")
-            self._notify("spaces_changed")
-            self._publish_states()
+                raise OperationFailed(self._failed(str(exc) or type(exc).__name__)) from exc
+            changes = self._publish(_decided(outcome))
             approval = outcome.approval
             if approval.kind is ApprovalKind.TOOL_CALL:
                 self._resume_if_waiting(outcome.resume_turn)
             if outcome.pipeline_id:
                 self.run_pipeline(outcome.pipeline_id)
-            return outcome
+            return Done(outcome, changes)
 
         return self._submit(run())
 
@@ -930,11 +949,12 @@ class WorkspaceRuntime:
 
         return self._inbox_read(read)
 
-    def revoke_rule(self, rule_id: str) -> concurrent.futures.Future[Any]:
+    def revoke_rule(self, rule_id: str) -> concurrent.futures.Future[Changes]:
         from control_center.store.store import now_iso
 
-        def work() -> Any:
-            return self.ws.store.revoke_rule(rule_id, by=self.operator, at=now_iso())
+        def work() -> Changes:
+            self.ws.store.revoke_rule(rule_id, by=self.operator, at=now_iso())
+            return self._publish(Changes(rules=True))
 
         return self._call(work)
 
@@ -959,15 +979,13 @@ class WorkspaceRuntime:
 
     def _after_sweep(self, done: Any) -> None:
         if done.expired:
-            self._notify("approvals_changed")
-            self._notify("spaces_changed")
-            self._publish_states()
+            self._publish(Changes(approvals=EVERY, spaces=EVERY, turns=EVERY))
             for item in done.expired:
                 self._resume_if_waiting(item.resume_turn)
         fresh = [(a, c.text) for a, c in done.expiring if a.id not in self._warned]
         if fresh:
             self._warned.update(a.id for a, _ in fresh)
-            self._notify("approvals_expiring", fresh)
+            self._publish(Changes(expiring=tuple(fresh)))
 
     # -- pipelines ------------------------------------------------------------------------------
 
@@ -981,34 +999,35 @@ class WorkspaceRuntime:
             space_id = row.space_id if row else None
             if await self.execution.queue_pipeline(pipeline_id):
                 # The workers run its steps; their changes come back through the change feed.
-                self._notify("pipeline_changed", pipeline_id, space_id)
+                self._publish(_pipeline_moved(space_id))
                 return None
             runner = PipelineRunner(
                 self.ws,
                 self.harness,
-                on_state=lambda pid, _s: self._notify("pipeline_changed", pid, space_id),
+                on_state=lambda _pid, _s: self._tell_pipeline_moved(space_id),
                 on_event=lambda e: self._on_pipeline_event(pipeline_id, space_id, e),
                 on_step_event=lambda sid, e: self._on_pipeline_event(pipeline_id, space_id, e, sid),
             )
             task = asyncio.ensure_future(runner.run(pipeline_id))
             self._pipeline_tasks[pipeline_id] = task
             self._pipeline_space[pipeline_id] = space_id
-            self._notify("spaces_changed")
-            self._publish_states()
+            self._publish(
+                _pipeline_moved(space_id) | Changes(spaces=keys(space_id), turns=keys(space_id) or EVERY)
+            )
             try:
                 return await task
             except asyncio.CancelledError:
                 return None
             except Exception as exc:
-                self._notify("error", f"pipeline {pipeline_id}: {exc}")
+                self._failed(f"pipeline {pipeline_id}: {exc}")
                 return None
             finally:
                 self._pipeline_tasks.pop(pipeline_id, None)
                 self._pipeline_space.pop(pipeline_id, None)
-                self._notify("pipeline_changed", pipeline_id, space_id)
-                self._notify("spaces_changed")
-                self._notify("approvals_changed")
-                self._publish_states()
+                self._publish(
+                    _pipeline_moved(space_id)
+                    | Changes(spaces=keys(space_id) or EVERY, approvals=EVERY, turns=keys(space_id) or EVERY)
+                )
 
         return self._submit(run())
 
@@ -1030,17 +1049,16 @@ class WorkspaceRuntime:
         of that space shows."""
         from control_center.core.events import ApprovalRequested, TurnStarted, UsageEvent
 
-        self._notify("turn_event", shown_in or space_id, event)
+        self._tell("turn_event", shown_in or space_id, event)
         if isinstance(event, TurnStarted):
             # A step may work in a room the run just opened: the space list shows it now, not
             # when the whole run ends (the Pipelines tab's "Conversation" selects it).
-            self._notify("spaces_changed")
-            self._notify("pipeline_changed", pipeline_id, space_id)
+            self._publish(Changes(spaces=EVERY) | _pipeline_moved(space_id))
         elif isinstance(event, UsageEvent):
             # Budget use is shown live: after every model call of a node, not only per node.
-            self._notify("pipeline_changed", pipeline_id, space_id)
+            self._publish(_pipeline_moved(space_id))
         elif isinstance(event, ApprovalRequested):
-            self._notify("approvals_changed")
+            self._publish(Changes(approvals=keys(event.approval), turns=keys(space_id) or EVERY))
 
     def resume_pipelines(self) -> concurrent.futures.Future[Any]:
         """At start-up: pipelines that were running, interrupted or waiting continue where they
@@ -1071,13 +1089,12 @@ class WorkspaceRuntime:
         *,
         transport: Transport = Transport.BUILTIN,
         base: str = "HEAD",
-    ) -> concurrent.futures.Future[Space]:
-        def work() -> Space:
+    ) -> concurrent.futures.Future[Done[Space]]:
+        def work() -> Done[Space]:
             space = self.ws.create_space(
                 name, mode=mode, autonomy=autonomy, transport=transport, start_point=base
             )
-            self._notify("spaces_changed")
-            return space
+            return Done(space, self._publish(Changes(spaces=keys(space.id), turns=keys(space.id))))
 
         return self._call(work)
 
@@ -1091,12 +1108,14 @@ class WorkspaceRuntime:
 
         return self._call(work)
 
-    def set_mode(self, space_id: str, mode: Mode) -> concurrent.futures.Future[Space]:
-        def work() -> Space:
+    def set_mode(self, space_id: str, mode: Mode) -> concurrent.futures.Future[Done[Space]]:
+        """The space's mode; a change writes (or rewrites) the conversation's note that says so."""
+
+        def work() -> Done[Space]:
             with _MODE_CHANGES:  # one at a time: the note says the mode finally chosen
                 return change()
 
-        def change() -> Space:
+        def change() -> Done[Space]:
             old = self.ws.require_space(space_id)
             space = self.ws.set_mode(space_id, mode)
             if old.mode is not mode:
@@ -1117,30 +1136,30 @@ class WorkspaceRuntime:
                         text=text,
                         meta={"mode_change": True, "mode": mode.value},
                     )
-            self._notify("spaces_changed")
-            return space
+            noted = keys(space_id) if old.mode is not mode else frozenset()
+            return Done(space, self._publish(Changes(spaces=keys(space_id), messages=noted)))
 
         return self._call(work)
 
-    def update_space(self, space_id: str, **fields: Any) -> concurrent.futures.Future[Space]:
-        def work() -> Space:
+    def update_space(self, space_id: str, **fields: Any) -> concurrent.futures.Future[Done[Space]]:
+        """Rename, archive or restore, or set the space's autonomy or transport."""
+
+        def work() -> Done[Space]:
             space = self.ws.store.update_space(space_id, **fields)
-            self._notify("spaces_changed")
-            return space
+            return Done(space, self._publish(Changes(spaces=keys(space_id))))
 
         return self._call(work)
 
     def import_pull_request(
         self, reference: str, name: str | None = None
-    ) -> concurrent.futures.Future[Space]:
+    ) -> concurrent.futures.Future[Done[Space]]:
         """A GitHub pull request (URL or OWNER/REPO#N) fetched and opened as a review space."""
 
-        def work() -> Space:
+        def work() -> Done[Space]:
             from control_center.github_import import import_pull_request
 
             space = import_pull_request(self.ws, reference, name=name)
-            self._notify("spaces_changed")
-            return space
+            return Done(space, self._publish(Changes(spaces=keys(space.id), turns=keys(space.id))))
 
         return self._call(work)
 
@@ -1328,12 +1347,12 @@ class WorkspaceRuntime:
         checkpoint: int | None = None,
         files: bool = True,
         conversation: bool = True,
-    ) -> concurrent.futures.Future[Any]:
+    ) -> concurrent.futures.Future[Done[Any]]:
         """Rewind the space (refused while this app runs a turn there, or the store says one runs
         or waits); the model's cached view of the conversation is dropped after."""
         from control_center.harness.rewind import RewindError, rewind
 
-        async def run() -> Any:
+        async def run() -> Done[Any]:
             if space_id in self.running_spaces() and self.ws.store.active_turn(space_id) is None:
                 # started here, not claimed in the store yet (the store's refusal names the turn)
                 raise RewindError("this space is busy: a turn is starting; rewind when it has finished")
@@ -1348,8 +1367,10 @@ class WorkspaceRuntime:
             )
             if self._harness is not None:
                 self._harness.forget_history(done.conversation_id)
-            self._notify("spaces_changed")
-            return done
+            cut = keys(space_id) if conversation else frozenset()
+            return Done(
+                done, self._publish(Changes(spaces=keys(space_id), turns=keys(space_id), messages=cut))
+            )
 
         return self._submit(run())
 
@@ -1393,20 +1414,20 @@ class WorkspaceRuntime:
 
             if space_id in self.running_spaces():
                 reason = "a turn is already running here; stop it or wait"
-                self._notify("error", reason)
+                self._failed(reason)
                 return TurnNotStarted(reason)
             try:
                 await asyncio.to_thread(prepare_refresh, self.ws, space_id)
             except (WorkspaceError, ValueError) as exc:
-                self._notify("error", str(exc))
+                self._failed(str(exc))
                 return TurnNotStarted(str(exc))
-            self._notify("spaces_changed")
+            self._publish(Changes(spaces=keys(space_id)))
             req = RunRequest(message=REFRESH_PROMPT, space_ref=space_id, author="reviewer")
             outcome = await self._track(
                 space_id, self.execution.run(req, lambda e: self._turn_event(space_id, e))
             )
             await asyncio.to_thread(reconcile_revision, self.ws, space_id)
-            self._notify("spaces_changed")
+            self._publish(Changes(spaces=keys(space_id)))
             return outcome
 
         return self._submit(run())
@@ -1433,17 +1454,20 @@ class WorkspaceRuntime:
         def work() -> Any:
             comment = self.ws.store.add_plan_comment(plan_id, node, text, by=operator)
             row = self.ws.store.plan(plan_id)
-            self._notify("pipeline_changed", "", row.space_id if row else None)
+            self._publish(_pipeline_moved(row.space_id if row else None))
             return comment
 
         return self._call(work)
 
-    def retry_node(self, pipeline_id: str, key: str) -> concurrent.futures.Future[Any]:
-        async def run() -> None:
+    def retry_node(self, pipeline_id: str, key: str) -> concurrent.futures.Future[Changes]:
+        async def run() -> Changes:
             from control_center.pipeline.service import retry_node
 
             await asyncio.to_thread(retry_node, self.ws, pipeline_id, key)
+            row = self.ws.store.pipeline(pipeline_id)
+            changes = self._publish(_pipeline_moved(row.space_id if row else None))
             self.run_pipeline(pipeline_id)
+            return changes
 
         return self._submit(run())
 
@@ -1457,15 +1481,15 @@ class WorkspaceRuntime:
             try:
                 stop_step(self.ws, pipeline_id, key)  # on this loop: the runner's tasks live here
             except Exception as exc:
-                self._notify("error", str(exc))
+                self._failed(str(exc))
                 return
             row = self.ws.store.pipeline(pipeline_id)
-            self._notify("pipeline_changed", pipeline_id, row.space_id if row else None)
+            self._publish(_pipeline_moved(row.space_id if row else None))
 
         return self._submit(run())
 
-    def cancel_pipeline(self, pipeline_id: str) -> concurrent.futures.Future[Any]:
-        async def run() -> None:
+    def cancel_pipeline(self, pipeline_id: str) -> concurrent.futures.Future[Changes]:
+        async def run() -> Changes:
             from control_center.pipeline.service import cancel_pipeline
 
             task = self._pipeline_tasks.get(pipeline_id)
@@ -1475,15 +1499,15 @@ class WorkspaceRuntime:
             await asyncio.to_thread(cancel_pipeline, self.ws, pipeline_id)
             await self.execution.stop_pipeline(pipeline_id)
             row = self.ws.store.pipeline(pipeline_id)
-            self._notify("pipeline_changed", pipeline_id, row.space_id if row else None)
+            space_id = row.space_id if row else None
+            return self._publish(_pipeline_moved(space_id) | Changes(turns=keys(space_id) or EVERY))
 
         return self._submit(run())
 
-    def open_review(self, base: str, head: str, name: str | None) -> concurrent.futures.Future[Space]:
-        def work() -> Space:
+    def open_review(self, base: str, head: str, name: str | None) -> concurrent.futures.Future[Done[Space]]:
+        def work() -> Done[Space]:
             space = self.ws.open_review(base=base, head=head, name=name)
-            self._notify("spaces_changed")
-            return space
+            return Done(space, self._publish(Changes(spaces=keys(space.id), turns=keys(space.id))))
 
         return self._call(work)
 
@@ -1500,7 +1524,7 @@ class WorkspaceRuntime:
 
         async for batch in watch(self.ws.store.engine):
             try:
-                await asyncio.to_thread(self._apply_changes, batch.keys)
+                await asyncio.to_thread(self._apply_changes, batch)
             except Exception:  # a failed read must not end the feed; the next change retries
                 log.exception("applying other operators' changes failed")
 
@@ -1519,34 +1543,19 @@ class WorkspaceRuntime:
 
         async for batch in watch_sqlite(path):
             try:
-                await asyncio.to_thread(self._apply_changes, batch.keys)
+                await asyncio.to_thread(self._apply_changes, batch)
             except Exception:  # a failed read must not end the watch; the next change retries
                 log.exception("applying another process's changes failed")
 
-    def _apply_changes(self, keys: dict[str, set[str]]) -> None:
-        everything = "*" in keys  # after a reconnect: whatever was missed
-        if everything or "approval" in keys:
-            self._notify("approvals_changed")
-        if everything or "grant_rule" in keys:
-            self._notify("rules_changed")
-        if everything or "space" in keys:
-            self._notify("spaces_changed")
-        if everything or keys.keys() & {"turn", "approval", "space", "pipeline"}:
-            self._publish_states()
-        for space_id in keys.get("pipeline", set()) | keys.get("plan", set()):
-            self._notify("pipeline_changed", "", space_id or None)
-        conversations = keys.get("message", set())
-        if conversations or everything:
-            by_conversation = {s.conversation_id: s.id for s in self.ws.store.spaces()}
-            changed = (
-                by_conversation.values()
-                if everything
-                else (by_conversation[c] for c in conversations if c in by_conversation)
-            )
-            for space_id in changed:
-                self._notify("conversation_changed", space_id)
-        if everything or "presence" in keys:
+    def _apply_changes(self, batch: ChangeBatch) -> Changes:
+        """Another process's changes, told as this process's own are (one ``Changes`` value)."""
+        conversations = {}
+        if batch.everything or "message" in batch:
+            conversations = {s.conversation_id: s.id for s in self.ws.store.spaces() if s.conversation_id}
+        changes = self._publish(batch.as_changes(conversations))
+        if batch.everything or "presence" in batch:
             self._publish_presence()
+        return changes
 
     def show_presence(self, space_id: str | None, approval_id: str | None) -> concurrent.futures.Future[Any]:
         """Say what this app shows (team mode): the space open and the Inbox item selected."""
@@ -1569,7 +1578,7 @@ class WorkspaceRuntime:
         key = [(p.viewer_id, p.operator, p.space_id, p.approval_id) for p in others]
         if key != [(p.viewer_id, p.operator, p.space_id, p.approval_id) for p in self._others]:
             self._others = others
-            self._notify("presence_changed", others)
+            self._publish(Changes(presence=tuple(others)))
 
     async def _presence_heartbeat(self) -> None:
         """Repeat what this app shows, and drop others whose apps stopped saying so."""
@@ -1655,6 +1664,25 @@ def _settled_tool(item: TranscriptItem, active: Turn | None) -> TranscriptItem:
             return item
         return replace(item, tool=replace(item.tool, status="awaiting_approval"))
     return replace(item, tool=replace(item.tool, status="stopped"))
+
+
+def _pipeline_moved(space_id: str | None) -> Changes:
+    """A pipeline of ``space_id`` (None: of no space) moved: a node's status, its budget use."""
+    return Changes(pipelines=frozenset({space_id or ""}))
+
+
+def _decided(outcome: DecisionOutcome) -> Changes:
+    """What a decision or an answer changed: its item, its space's state and record, the
+    rules (a scoped grant makes one) and the space's pipelines (a plan's approval starts one)."""
+    approval = outcome.approval
+    space = keys(approval.space_id)
+    return Changes(
+        approvals=keys(approval.id),
+        spaces=space,
+        turns=space or EVERY,
+        rules=outcome.rule is not None,
+        pipelines=space if outcome.pipeline_id else frozenset(),
+    )
 
 
 def _done() -> concurrent.futures.Future[Any]:

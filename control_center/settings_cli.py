@@ -58,7 +58,7 @@ def cmd_settings_show(args: argparse.Namespace) -> int:
 
 def cmd_settings_set(args: argparse.Namespace) -> int:
     settings = AppSettings.load_strict()
-    settings.set_key(args.key, args.value)  # SettingsError before anything is written
+    settings = settings.with_key(args.key, args.value)  # SettingsError before anything is written
     settings.save()
     value = settings.flat().get(args.key)
     print(f"{args.key} = {'(default)' if value is None else value}")

@@ -14,8 +14,10 @@ import logging
 import math
 import os
 import socket
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from control_center.core.approvals import ApprovalKind
@@ -127,13 +129,19 @@ MAX_CHECK_RETRIES = 10
 RECENT_WORKSPACES = 8
 
 
-@dataclass
+@dataclass(frozen=True)
 class AppSettings:
+    """The operator's settings: a frozen value. A change makes a new value (``replace``,
+    :meth:`with_key`, :meth:`remembering`) that its one owner (the GUI thread's runtime) puts in
+    place of the old one, and :meth:`save_change` writes only what that change changed onto the
+    file as it is now, so a copy read earlier can never write back what it read (the
+    ``"last_workspace": null`` of a stale copy). Its mappings are read-only views."""
+
     provider: str = "auto"  # "auto": anthropic when a key exists, else the scripted model
     #: The Anthropic endpoint (kept under this name: the Claude Code transport reads it too).
     base_url: str | None = None
     #: Other providers' endpoints, by provider name.
-    endpoints: dict[str, str] = field(default_factory=dict)
+    endpoints: Mapping[str, str] = field(default_factory=dict)
     default_transport: Transport = Transport.BUILTIN
     default_autonomy: Autonomy = Autonomy.ASK
     claude_cli: str | None = None
@@ -141,7 +149,7 @@ class AppSettings:
     codex_cli: str | None = None
     last_workspace: str | None = None
     #: The workspaces opened lately, newest first (File ▸ Open recent), at most RECENT_WORKSPACES.
-    recent_workspaces: list[str] = field(default_factory=list)
+    recent_workspaces: tuple[str, ...] = ()
     #: Who this operator is in decisions' records; None: the OS user and host.
     operator_name: str | None = None
     #: Credential-like environment variables the operator lets tools and gates see (by exact name);
@@ -169,7 +177,7 @@ class AppSettings:
     plan_check_retries: int = 1
     #: Per approval kind, seconds a pending item waits before it expires to its safe default
     #: (``approval_timeout.<kind>``); a kind not here never expires.
-    approval_timeouts: dict[ApprovalKind, int] = field(default_factory=dict)
+    approval_timeouts: Mapping[ApprovalKind, int] = field(default_factory=dict)
     #: The GitHub REST API pull requests are opened through when ``gh`` is not logged in (GitHub
     #: Enterprise: ``https://HOST/api/v3``); None: https://api.github.com.
     github_api_url: str | None = None
@@ -178,14 +186,23 @@ class AppSettings:
     open_editor: str | None = None
     open_terminal: str | None = None
     open_file_manager: str | None = None
-    models: dict[Mode, ModelSettings] = field(
+    models: Mapping[Mode, ModelSettings] = field(
         default_factory=lambda: {m: _default_mode_settings() for m in Mode}
     )
 
-    def remember_workspace(self, path: str) -> None:
-        """``path`` was just opened: the one the next start opens, first of the recent ones."""
-        self.last_workspace = path
-        self.recent_workspaces = [path, *(p for p in self.recent_workspaces if p != path)][:RECENT_WORKSPACES]
+    def __post_init__(self) -> None:
+        # Private copies behind read-only views: nobody changes a value another thread reads.
+        for name in ("endpoints", "approval_timeouts", "models"):
+            object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
+        object.__setattr__(self, "recent_workspaces", tuple(self.recent_workspaces))
+        object.__setattr__(self, "allowed_env", tuple(self.allowed_env))
+        object.__setattr__(self, "agent_writable", tuple(self.agent_writable))
+
+    def remembering(self, path: str) -> AppSettings:
+        """These settings once ``path`` was opened: the one the next start opens, first of the
+        recent ones."""
+        recent = (path, *(p for p in self.recent_workspaces if p != path))[:RECENT_WORKSPACES]
+        return replace(self, last_workspace=path, recent_workspaces=recent)
 
     @staticmethod
     def parse_folders(value: str, key: str) -> tuple[str, ...]:
@@ -274,91 +291,16 @@ class AppSettings:
                 out[f"modes.{mode.value}.{key}"] = values[key]
         return out
 
-    def set_key(self, key: str, value: str) -> None:
-        """Apply one ``KEY VALUE``; SettingsError (one line) on a bad key or value, and then
-        nothing has changed."""
-        parts = key.split(".")
-        if parts[0] == "modes" and len(parts) == 3:
-            try:
-                mode = Mode(parts[1])
-            except ValueError:
-                raise SettingsError(
-                    f"unknown mode {parts[1]!r} in {key!r} (modes: {', '.join(m.value for m in Mode)})"
-                ) from None
-            if parts[2] not in MODE_KEYS:
-                raise SettingsError(f"unknown setting {key!r} (per-mode keys: {', '.join(MODE_KEYS)})")
-            current = self.models.get(mode, _default_mode_settings())
-            self.models[mode] = _set_mode_value(mode, current, parts[2], value, key)
-            return
-        if parts[0] == "providers" and len(parts) == 3 and parts[2] == "base_url":
-            name = parts[1]
-            if name not in PROVIDERS or not PROVIDERS[name].base_url_env:
-                raise SettingsError(f"unknown setting {key!r}: no provider {name!r} with an endpoint")
-            url = _url(value, key)
-            if name == "anthropic":
-                self.base_url = url
-            elif url is None:
-                self.endpoints.pop(name, None)
-            else:
-                self.endpoints[name] = url
-            return
-        if parts[0] == "approval_timeout" and len(parts) == 2:
-            try:
-                kind = ApprovalKind(parts[1])
-            except ValueError:
-                kinds = ", ".join(k.value for k in ApprovalKind)
-                raise SettingsError(
-                    f"unknown approval kind {parts[1]!r} in {key!r} (kinds: {kinds})"
-                ) from None
-            word = value.strip().lower()
-            if word in (*_DEFAULT_WORDS, "never", "off", "0"):
-                self.approval_timeouts.pop(kind, None)
-                return
-            try:
-                seconds = parse_duration(value)
-            except ValueError as exc:
-                raise SettingsError(f"{key}: {exc}") from None
-            if seconds > MAX_APPROVAL_TIMEOUT_S:
-                raise SettingsError(f"{key}: at most {MAX_APPROVAL_TIMEOUT_S // 86400} days")
-            self.approval_timeouts[kind] = seconds
-            return
-        if key == "provider":
-            self.provider = _provider(value, key)
-        elif key == "default_transport":
-            self.default_transport = Transport(_choice(value, [t.value for t in Transport], key))
-        elif key == "default_autonomy":
-            self.default_autonomy = Autonomy(_choice(value, [a.value for a in Autonomy], key))
-        elif key == "claude_cli":
-            self.claude_cli = _text(value, key, allow_default=True)
-        elif key == "codex_cli":
-            self.codex_cli = _text(value, key, allow_default=True)
-        elif key == "appearance":
-            self.appearance = _choice(value.strip(), list(APPEARANCES), key)
-        elif key == "model_retries":
-            word = value.strip().lower()
-            self.model_retries = None if word in _DEFAULT_WORDS else _int(value, key, 0, MAX_MODEL_RETRIES)
-        elif key == "plan_budget.max_tokens":
-            word = value.strip().lower()
-            tokens = None if word in _DEFAULT_WORDS else _int(value, key, 1, MAX_BUDGET_TOKENS)
-            self.plan_budget_tokens = tokens
-        elif key == "plan_budget.max_usd":
-            self.plan_budget_usd = _usd(value, key)
-        elif key == "plan_concurrency":
-            word = value.strip().lower()
-            self.plan_concurrency = 1 if word in _DEFAULT_WORDS else _int(value, key, 1, MAX_PLAN_CONCURRENCY)
-        elif key == "plan_check_retries":
-            word = value.strip().lower()
-            self.plan_check_retries = 1 if word in _DEFAULT_WORDS else _int(value, key, 0, MAX_CHECK_RETRIES)
-        elif key == "agent_sandbox.network":
-            self.agent_network = _choice(value.strip().lower(), ["on", "off"], key) == "on"
-        elif key == "agent_sandbox.writable":
-            self.agent_writable = _folders(value, key)
-        elif key == "github.api_url":
-            self.github_api_url = _url(value, key)
-        elif key in OPEN_KEYS:
-            setattr(self, OPEN_KEYS[key], _text(value, key, allow_default=True))
-        else:
-            raise SettingsError(f"unknown setting {key!r} (see 'control-center settings show')")
+    def edit(self) -> SettingsDraft:
+        """A draft of these settings: set its fields, then ``done()`` makes the new value."""
+        return SettingsDraft(self)
+
+    def with_key(self, key: str, value: str) -> AppSettings:
+        """These settings with one ``KEY VALUE`` applied; SettingsError (one line) on a bad key
+        or value."""
+        draft = SettingsDraft(self)
+        _apply_key(draft, key, value)
+        return draft.done()
 
     # -- storage -------------------------------------------------------------------------------
 
@@ -394,7 +336,7 @@ class AppSettings:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> AppSettings:
-        out = cls()
+        out: Any = SettingsDraft(cls())
         out.provider = str(data.get("provider", out.provider))
         out.base_url = data.get("base_url") or None
         endpoints = data.get("endpoints")
@@ -410,7 +352,9 @@ class AppSettings:
         out.last_workspace = data.get("last_workspace") or None
         recent = data.get("recent_workspaces") or ()
         if isinstance(recent, list | tuple):
-            out.recent_workspaces = [str(p) for p in recent if isinstance(p, str) and p][:RECENT_WORKSPACES]
+            out.recent_workspaces = tuple(str(p) for p in recent if isinstance(p, str) and p)[
+                :RECENT_WORKSPACES
+            ]
         name = data.get("operator_name")
         out.operator_name = name.strip() if isinstance(name, str) and name.strip() else None
         agent = data.get("agent_sandbox")
@@ -466,7 +410,7 @@ class AppSettings:
                 out.models[Mode(key)] = replace(ms, provider="auto") if legacy else ms
             except (ValueError, TypeError):
                 continue
-        return out
+        return out.done()  # type: ignore[no-any-return]
 
     @classmethod
     def load(cls, path: Path | None = None) -> AppSettings:
@@ -510,15 +454,145 @@ class AppSettings:
                     tmp.unlink(missing_ok=True)
             raise SettingsError(f"cannot write settings file {path}: {exc.strerror or exc}") from None
 
-    def remember_and_save(self, workspace: Path) -> None:
-        """Keep ``workspace`` as the one to open next time (and first of the recent ones), when
-        the file can be written: a convenience, so a read-only or full config folder (or a newer
-        file) only skips it."""
-        self.remember_workspace(str(Path(workspace).resolve()))
+    def save_change(self, before: AppSettings, path: Path | None = None) -> AppSettings:
+        """Write what changed from ``before`` to these settings onto the file as it is now
+        (another process, or another copy, may have written it since ``before`` was read), and
+        return the settings written: the file's, with this change. SettingsError (one line) as
+        :meth:`save`; an unreadable file is replaced by these settings whole."""
+        changed = {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if getattr(self, f.name) != getattr(before, f.name)
+        }
         try:
-            self.save()
+            on_disk = AppSettings.load_strict(path)
+        except NewerSettingsError:
+            raise
+        except SettingsError:
+            on_disk = before
+        written = replace(on_disk, **changed)
+        written.save(path)
+        return written
+
+    def remember_and_save(self, workspace: Path) -> AppSettings:
+        """These settings with ``workspace`` as the one to open next time (and first of the
+        recent ones), written when the file can be: a convenience, so a read-only or full config
+        folder (or a newer file) only skips the write."""
+        remembered = self.remembering(str(Path(workspace).resolve()))
+        try:
+            return remembered.save_change(self)
         except SettingsError as exc:
             log.warning("could not remember the workspace: %s", exc)
+            return remembered
+
+
+def _apply_key(draft: Any, key: str, value: str) -> None:
+    """One ``KEY VALUE`` onto a draft (an :class:`AppSettings` under construction)."""
+    parts = key.split(".")
+    if parts[0] == "modes" and len(parts) == 3:
+        try:
+            mode = Mode(parts[1])
+        except ValueError:
+            raise SettingsError(
+                f"unknown mode {parts[1]!r} in {key!r} (modes: {', '.join(m.value for m in Mode)})"
+            ) from None
+        if parts[2] not in MODE_KEYS:
+            raise SettingsError(f"unknown setting {key!r} (per-mode keys: {', '.join(MODE_KEYS)})")
+        current = draft.models.get(mode, _default_mode_settings())
+        draft.models[mode] = _set_mode_value(mode, current, parts[2], value, key)
+        return
+    if parts[0] == "providers" and len(parts) == 3 and parts[2] == "base_url":
+        name = parts[1]
+        if name not in PROVIDERS or not PROVIDERS[name].base_url_env:
+            raise SettingsError(f"unknown setting {key!r}: no provider {name!r} with an endpoint")
+        url = _url(value, key)
+        if name == "anthropic":
+            draft.base_url = url
+        elif url is None:
+            draft.endpoints.pop(name, None)
+        else:
+            draft.endpoints[name] = url
+        return
+    if parts[0] == "approval_timeout" and len(parts) == 2:
+        try:
+            kind = ApprovalKind(parts[1])
+        except ValueError:
+            kinds = ", ".join(k.value for k in ApprovalKind)
+            raise SettingsError(f"unknown approval kind {parts[1]!r} in {key!r} (kinds: {kinds})") from None
+        word = value.strip().lower()
+        if word in (*_DEFAULT_WORDS, "never", "off", "0"):
+            draft.approval_timeouts.pop(kind, None)
+            return
+        try:
+            seconds = parse_duration(value)
+        except ValueError as exc:
+            raise SettingsError(f"{key}: {exc}") from None
+        if seconds > MAX_APPROVAL_TIMEOUT_S:
+            raise SettingsError(f"{key}: at most {MAX_APPROVAL_TIMEOUT_S // 86400} days")
+        draft.approval_timeouts[kind] = seconds
+        return
+    if key == "provider":
+        draft.provider = _provider(value, key)
+    elif key == "default_transport":
+        draft.default_transport = Transport(_choice(value, [t.value for t in Transport], key))
+    elif key == "default_autonomy":
+        draft.default_autonomy = Autonomy(_choice(value, [a.value for a in Autonomy], key))
+    elif key == "claude_cli":
+        draft.claude_cli = _text(value, key, allow_default=True)
+    elif key == "codex_cli":
+        draft.codex_cli = _text(value, key, allow_default=True)
+    elif key == "appearance":
+        draft.appearance = _choice(value.strip(), list(APPEARANCES), key)
+    elif key == "model_retries":
+        word = value.strip().lower()
+        draft.model_retries = None if word in _DEFAULT_WORDS else _int(value, key, 0, MAX_MODEL_RETRIES)
+    elif key == "plan_budget.max_tokens":
+        word = value.strip().lower()
+        tokens = None if word in _DEFAULT_WORDS else _int(value, key, 1, MAX_BUDGET_TOKENS)
+        draft.plan_budget_tokens = tokens
+    elif key == "plan_budget.max_usd":
+        draft.plan_budget_usd = _usd(value, key)
+    elif key == "plan_concurrency":
+        word = value.strip().lower()
+        draft.plan_concurrency = 1 if word in _DEFAULT_WORDS else _int(value, key, 1, MAX_PLAN_CONCURRENCY)
+    elif key == "plan_check_retries":
+        word = value.strip().lower()
+        draft.plan_check_retries = 1 if word in _DEFAULT_WORDS else _int(value, key, 0, MAX_CHECK_RETRIES)
+    elif key == "agent_sandbox.network":
+        draft.agent_network = _choice(value.strip().lower(), ["on", "off"], key) == "on"
+    elif key == "agent_sandbox.writable":
+        draft.agent_writable = _folders(value, key)
+    elif key == "github.api_url":
+        draft.github_api_url = _url(value, key)
+    elif key in OPEN_KEYS:
+        setattr(draft, OPEN_KEYS[key], _text(value, key, allow_default=True))
+    else:
+        raise SettingsError(f"unknown setting {key!r} (see 'control-center settings show')")
+
+
+class SettingsDraft:
+    """An :class:`AppSettings` under construction, its mappings copied: set its fields, then
+    :meth:`done` makes the frozen value. Nothing else ever sees a draft."""
+
+    def __init__(self, base: AppSettings) -> None:
+        values = {f.name: getattr(base, f.name) for f in fields(base)}
+        for name in ("endpoints", "approval_timeouts", "models"):
+            values[name] = dict(values[name])
+        object.__setattr__(self, "_values", values)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in self._values:
+            raise AttributeError(f"AppSettings has no field {name!r}")
+        self._values[name] = value
+
+    def done(self) -> AppSettings:
+        return AppSettings(**self._values)
 
 
 def _folders(value: str, key: str) -> tuple[str, ...]:

@@ -18,12 +18,13 @@ import contextlib
 import os
 import sqlite3
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import Engine
 
+from control_center.core.op_changes import ANY, EVERY, EVERYTHING, Changes
 from control_center.store.dialect import PROCESS_TAG
 
 CHANNEL = "cc_changes"
@@ -68,6 +69,33 @@ class ChangeBatch:
 
     def __bool__(self) -> bool:
         return bool(self.keys)
+
+    @property
+    def everything(self) -> bool:
+        """Only "something changed" is known (the SQLite file moved, a feed reconnected)."""
+        return ANY in self.keys
+
+    def as_changes(self, space_of_conversation: Mapping[str, str]) -> Changes:
+        """The batch as the value this process's own operations make (``Changes``), so a
+        panel cannot tell another window's change from its own. ``space_of_conversation`` maps
+        the conversations of messages changed to their spaces (others are a thread's or gone)."""
+        if self.everything:
+            return EVERYTHING
+        spaces = frozenset(self.keys.get("space", set()))
+        turns = frozenset(self.keys.get("turn", set()) | self.keys.get("approval", set())) | spaces
+        pipelines = frozenset(self.keys.get("pipeline", set()) | self.keys.get("plan", set()))
+        messages = frozenset(
+            space_of_conversation[c] for c in self.keys.get("message", set()) if c in space_of_conversation
+        )
+        return Changes(
+            spaces=spaces,
+            # An approval row names its space, not itself: the Inbox reads what changed since.
+            approvals=EVERY if "approval" in self.keys else frozenset(),
+            turns=turns | pipelines,
+            messages=messages,
+            pipelines=pipelines,
+            rules="grant_rule" in self.keys,
+        )
 
 
 def parse(payload: str) -> Change | None:

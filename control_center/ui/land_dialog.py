@@ -292,8 +292,8 @@ class LandDialog(QDialog):
         self.review_pr.setEnabled(False)
         self.operations.run(
             self.runtime.import_pull_request(self.result.pr_url),
-            lambda space: self.outcome.setText(
-                f"{self.outcome.text()}<br>Review space “{space.name}” opened"
+            lambda done: self.outcome.setText(
+                f"{self.outcome.text()}<br>Review space “{done.value.name}” opened"
             ),
             failure=self._append_error,
             what="",

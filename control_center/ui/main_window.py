@@ -5,7 +5,8 @@ runtime; decisions and rules live below the UI."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -44,12 +45,14 @@ from control_center.core.events import (
 )
 from control_center.core.guarantees import guarantee_for, layers_line, operator_note
 from control_center.core.modes import Autonomy, Mode, Transport
+from control_center.core.op_changes import Changes, Done
 from control_center.core.profiles import profile_for
 from control_center.core.records import Space
 from control_center.core.space_state import SpaceActivity, SpaceState, overall
 from control_center.core.transcript import ItemKind, TranscriptItem
 from control_center.core.transports import TRANSPORTS
 from control_center.harness.attachments import images_dir
+from control_center.harness.settings import AppSettings
 from control_center.runtime import TRANSCRIPT_PAGE, TranscriptPage, TurnNotStarted, WorkspaceRuntime
 from control_center.ui import geometry, theme
 from control_center.ui.bridge import RuntimeBridge, listener_for
@@ -399,15 +402,8 @@ class MainWindow(QMainWindow):
         b = self.bridge
         b.turn_event_received.connect(self._on_turn_event)
         b.turn_finished.connect(self._on_turn_finished)
-        b.approvals_changed.connect(self.refresh_approvals)
-        b.rules_changed.connect(self._refresh_rules)
-        b.spaces_changed.connect(self.refresh_spaces)
-        b.pipeline_changed.connect(self._on_pipeline_changed)
-        b.error_reported.connect(self._on_error)
-        b.space_states_changed.connect(self._on_space_states)
-        b.conversation_changed.connect(self._on_conversation_changed_elsewhere)
-        b.presence_changed.connect(self.inbox.set_presence)
-        b.approvals_expiring.connect(self._on_approvals_expiring)
+        b.changed.connect(self._on_changes)
+        b.changed.connect(self.side_tabs.on_changes)
         self.inbox.table.selectionModel().currentRowChanged.connect(self._show_presence)
         # Not an error: the title bar and the status bar still say when a space needs you.
         self.notifier = Notifier(self, lambda text: self.status_area.show_info(text, 15_000))
@@ -578,7 +574,31 @@ class MainWindow(QMainWindow):
         state = self._state_of(space_id)
         return state.holds_turn or state.activity is SpaceActivity.RUNNING
 
-    def _on_space_states(self, states: dict[str, SpaceState]) -> None:
+    def _on_changes(self, changes: Changes) -> None:
+        """What the window itself shows (the space list, its states, the Inbox, the open
+        conversation, the status area), picked from one value; other panels pick theirs."""
+        if changes.error:
+            self._on_error(changes.error)
+        if changes.inbox():
+            self.refresh_approvals()
+        elif changes.rule_list():
+            self._reload_rules()
+        if changes.space_list():
+            self.refresh_spaces()
+        if changes.states is not None:
+            self._on_space_states(changes.states)
+        if self._current is not None and changes.conversation_of(self._current.id):
+            self._on_conversation_changed_elsewhere(self._current.id)
+        elif self._current is not None and changes.pipelines_of(self._current.id):
+            self._read_tail(self._current.id)  # a run's notes here (paused, a step that needs you)
+        if changes.presence is not None:
+            self.inbox.set_presence(list(changes.presence))
+        if changes.expiring:
+            self._on_approvals_expiring(list(changes.expiring))
+        if changes.settings:
+            self._on_settings_replaced()
+
+    def _on_space_states(self, states: Mapping[str, SpaceState]) -> None:
         previous, self._states = self._states, dict(states)
         for sid, state in states.items():
             before = previous.get(sid)
@@ -978,7 +998,7 @@ class MainWindow(QMainWindow):
     def restore_space(self, space: Space) -> None:
         """Back in the space list, selected (its worktree and branch never left)."""
 
-        def restored(_space: Space) -> None:
+        def restored(_done: Done[Space]) -> None:
             self.archived_toggle.setChecked(False)
             self.status_area.show_info(f"Restored “{space.name}”", 5000)
             # Selected once the list has it again (a busy machine may take a few seconds).
@@ -998,7 +1018,7 @@ class MainWindow(QMainWindow):
                 if ref
                 else self.runtime.open_review(base, head, name)
             )
-            self.operations.run(future, lambda space: self._select_when_listed(space.id))
+            self.operations.run(future, lambda done: self._select_when_listed(done.value.id))
 
     def _on_autonomy_changed(self, _index: int) -> None:
         if self._current is not None:
@@ -1053,9 +1073,10 @@ class MainWindow(QMainWindow):
         self.operations.run(future, lambda _s: self._reload_if_current(space_id))
 
     def _on_conversation_changed_elsewhere(self, space_id: str) -> None:
-        """Team mode: another operator's app or a worker added to a conversation. The open one
-        is read again (following the end when the operator is at the end, else staying where
-        they read), unless this app streams into it right now (its live rows are newer)."""
+        """Another window or operator, a worker, a rewind or a mode's note changed a stored
+        conversation in a way the live stream did not show. The open one is read again (following
+        the end when the operator is at the end, else staying where they read), unless this app
+        streams into it right now (its live rows are newer)."""
         if self._current is None or self._current.id != space_id:
             return
         self._read_tail(space_id)
@@ -1493,8 +1514,7 @@ class MainWindow(QMainWindow):
         the Inbox shows): the cost follows the changes, not the history. The first call reads
         where to start (the newest change's time and the waiting questions), then the Inbox
         reads its first page."""
-        if self.inbox.rules_button.isChecked() and self.inbox.rules_view is not None:
-            self.inbox.rules_view.reload()  # a grant may have made a rule
+        self._reload_rules()  # a grant may have made a rule
         if self._approvals_watermark is None:
             if self._baseline_asked:
                 self._refresh_after_baseline = True
@@ -1504,6 +1524,10 @@ class MainWindow(QMainWindow):
             return
         future = self.runtime.load_approvals(changed_since=self._approvals_watermark)
         self.operations.run(future, self._set_approvals)
+
+    def _reload_rules(self) -> None:
+        if self.inbox.rules_button.isChecked() and self.inbox.rules_view is not None:
+            self.inbox.rules_view.reload()
 
     _approvals_watermark: str | None = None
     _baseline_asked = False
@@ -1574,7 +1598,7 @@ class MainWindow(QMainWindow):
         area announces it with the item's summary (or why it could not be recorded)."""
         self.operations.run(
             self.runtime.decide(approval_id, decision, reason, options),
-            lambda outcome: self._announce(outcome, decision.value),
+            lambda done: self._announce(done.value, decision.value),
             what="the decision",
         )
 
@@ -1587,19 +1611,17 @@ class MainWindow(QMainWindow):
         return self._busy(space_id)
 
     def answer_question(self, approval_id: str, text: str) -> None:
-        def answered(outcome: Any) -> None:
-            if outcome is not None:  # the composer stops offering to answer it at once
-                for sid, question in list(self._questions.items()):
-                    if question.id == approval_id:
-                        del self._questions[sid]
-                self._update_activity()
-            self._announce(outcome, "answered")
+        def answered(done: Done[Any]) -> None:
+            # the composer stops offering to answer it at once
+            for sid, question in list(self._questions.items()):
+                if question.id == approval_id:
+                    del self._questions[sid]
+            self._update_activity()
+            self._announce(done.value, "answered")
 
         self.operations.run(self.runtime.answer(approval_id, text), answered, what="the answer")
 
     def _announce(self, outcome: Any, verb: str) -> None:
-        if outcome is None:  # the runtime already reported why (error_reported)
-            return
         approval = outcome.approval
         done = {"grant": "Granted", "reject": "Rejected", "answered": "Answered"}.get(verb, verb)
         why = f" — {approval.reason}" if approval.reason else ""
@@ -1667,14 +1689,6 @@ class MainWindow(QMainWindow):
         """Bring a side panel's tab (Plan Studio, Review) to the front."""
         self.side_tabs.show(panel)
 
-    def _on_pipeline_changed(self, pipeline_id: str, space_id: Any) -> None:
-        # The run's own space, or a space whose Pipelines tab shows it (its project room).
-        if self._current is not None and (
-            space_id == self._current.id or self.side_tabs.shows_pipeline(pipeline_id)
-        ):
-            self._refresh_side_tabs(self._current)
-            self._read_tail(space_id)  # its notes (paused, a step that needs you)
-
     # -- settings, help, close ------------------------------------------------------------------
 
     def open_settings(self) -> None:
@@ -1682,22 +1696,25 @@ class MainWindow(QMainWindow):
 
         dialog = SettingsDialog(self.runtime.settings, self)
         if dialog.exec():
-            dialog.apply()
-            self._save_settings()
-            self._cli_problems.clear()  # a CLI setting may have changed: checked again
-            if self._current is not None:
-                self._show_guarantee(self._current.mode, Transport(self.transport_combo.currentData()))
-            self.inbox.set_timeouts(self.runtime.settings.approval_timeouts)
+            self._replace_settings(dialog.apply())
 
-    def _save_settings(self) -> None:
-        """Keep the settings; one that cannot be (a read-only or full disk, a newer file) holds
-        for this session and says why in the status bar."""
+    def _on_settings_replaced(self) -> None:
+        self._cli_problems.clear()  # a CLI setting may have changed: checked again
+        if self._current is not None:
+            self._show_guarantee(self._current.mode, Transport(self.transport_combo.currentData()))
+        self.inbox.set_timeouts(self.runtime.settings.approval_timeouts)
+
+    def _replace_settings(self, new: AppSettings) -> None:
+        """Run with ``new`` and keep what it changed (written onto the file as it is now, so
+        nothing another copy wrote is lost); one that cannot be kept (a read-only or full disk, a
+        newer file) holds for this session and says why in the status bar."""
         from control_center.harness.settings import SettingsError
 
         try:
-            self.runtime.settings.save()
+            new = new.save_change(self.runtime.settings)
         except SettingsError as exc:
             self._on_error(f"Settings not saved: {exc}")
+        self.runtime.use_settings(new)
 
     # -- workspaces -----------------------------------------------------------------------------
 
@@ -1763,8 +1780,7 @@ class MainWindow(QMainWindow):
         """Light, dark, high contrast (light or dark) or the system's: applied at once, kept."""
         from PySide6.QtWidgets import QApplication
 
-        self.runtime.settings.appearance = name
-        self._save_settings()
+        self._replace_settings(replace(self.runtime.settings, appearance=name))
         app = QApplication.instance()
         if isinstance(app, QApplication):
             theme.apply_appearance(app, name)

@@ -23,7 +23,9 @@ from PySide6.QtWidgets import (
 )
 
 from control_center.core.modes import Autonomy, Mode, Transport
+from control_center.core.op_changes import Done
 from control_center.core.profiles import OPERATOR_MODES, profile_for
+from control_center.core.records import Space
 from control_center.core.transports import TRANSPORTS
 from control_center.ui import geometry, theme
 
@@ -38,7 +40,7 @@ class NewSpace:
 
 
 class NewSpaceDialog(QDialog):
-    """``create(values)`` starts the creation (a future of the space); ``run(future, ok, failed)``
+    """``create(values)`` starts the creation (a future of ``Done[Space]``); ``run(future, ok, failed)``
     delivers its outcome on the GUI thread (the window's operations)."""
 
     def __init__(
@@ -130,8 +132,8 @@ class NewSpaceDialog(QDialog):
         self.buttons.setEnabled(False)  # one creation at a time
         self.error.hide()
 
-        def done(space: Any) -> None:
-            self.created = space
+        def done(result: Done[Space]) -> None:
+            self.created = result.value
             self.accept()
 
         self._run(self._create(values), done, failure=self._show_error)

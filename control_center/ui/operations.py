@@ -13,6 +13,8 @@ from typing import Any
 import shiboken6
 from PySide6.QtCore import QCoreApplication, QObject, Signal
 
+from control_center.core.op_changes import OperationFailed
+
 Failure = Callable[[str], None]
 
 
@@ -76,6 +78,8 @@ class Operations(QObject):
             if f.cancelled():
                 return
             exc = f.exception()
+            if isinstance(exc, OperationFailed) and failure is None:
+                return  # its Changes value told the status area already: once is enough
             if exc is not None:
                 message = str(exc) or type(exc).__name__
                 post_to_gui(self, on_failure, f"{what} failed: {message}" if what else message)

@@ -173,8 +173,8 @@ class RewindActions:
             space_id, turn=turn, checkpoint=checkpoint, files=files, conversation=conversation
         )
 
-        def done(result: Any) -> None:
-            window.status_area.show_info(result.message, 15_000)
+        def done(result: Any) -> None:  # a Done[RewindResult]
+            window.status_area.show_info(result.value.message, 15_000)
             current = window.current_space()
             if current is None or current.id != space_id:
                 return

@@ -7,6 +7,7 @@ without a change to this dialog."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
@@ -490,9 +491,10 @@ class SettingsDialog(QDialog):
         self.agent_writable_error.hide()
         super().accept()
 
-    def apply(self) -> None:
-        """Copy the dialog's values into the settings object (the caller saves it)."""
-        s = self.settings
+    def apply(self) -> AppSettings:
+        """The settings with the dialog's values (a new value; the caller puts it in place and
+        saves it)."""
+        s: Any = self.settings.edit()
         s.base_url = self.base_url.text().strip() or None
         for name, edit in self.endpoints.items():
             if name != "anthropic":
@@ -531,7 +533,7 @@ class SettingsDialog(QDialog):
         for row, mode in enumerate(Mode):
             item = self.table.item(row, COL_MODEL)
             w = self._rows[mode]
-            base = s.models.get(mode) or s.model_for(mode)
+            base = s.models.get(mode) or self.settings.model_for(mode)
             model = (item.text().strip() if item else base.model) or base.model
             s.models[mode] = replace(
                 base,
@@ -543,3 +545,4 @@ class SettingsDialog(QDialog):
                 max_steps=w[COL_STEPS].value() or None,  # type: ignore[attr-defined]
                 max_tokens_per_run=w[COL_TOKENS].value() or None,  # type: ignore[attr-defined]
             )
+        return s.done()  # type: ignore[no-any-return]

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QScrollArea, QTabWidget, QWidget
 
 from control_center.core.approvals import Decision
 from control_center.core.modes import Mode
+from control_center.core.op_changes import Changes
 from control_center.core.pipeline import describe_budget
 from control_center.core.plan_layout import diff_plans
 from control_center.core.records import Space
@@ -93,6 +94,15 @@ class SideTabs:
         self.tabs.addTab(self.changes_panel, theme.icon("branch"), "Changes")
 
     # -- loading
+    def on_changes(self, changes: Changes) -> None:
+        """The open space's plans or pipelines moved (here or in another window): read again."""
+        space = self.current_space()
+        # The space's own runs, or a run its Pipelines tab lists (a project room shows the
+        # orchestration that works in it): a change of any pipeline reads a listing tab again.
+        listing = changes.pipelines and self._data is not None and bool(self._data.pipelines)
+        if space is not None and (changes.pipelines_of(space.id) or listing):
+            self.refresh(space)
+
     def refresh(self, space: Space) -> None:
         self.changes_panel.show_space(space.id)
         self._read(space, None)

@@ -10,6 +10,7 @@ from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
 from control_center.core.events import TextDelta, ThinkingDelta, ToolOutputDelta, TurnEnded, UsageEvent
+from control_center.core.op_changes import Changes
 from control_center.core.records import Space
 from control_center.core.transcript import ItemKind, TranscriptItem, message_of
 from control_center.runtime import TranscriptPage, TurnNotStarted
@@ -70,10 +71,13 @@ class ThreadDialog(QDialog):
         self.resize(640, 560)
         window.bridge.turn_event_received.connect(self._on_event)
         window.bridge.turn_finished.connect(self._on_finished)
-        window.bridge.approvals_changed.connect(self._show_what_the_box_does)
-        window.bridge.space_states_changed.connect(self._show_what_the_box_does)
+        window.bridge.changed.connect(self._on_changed)
         self._show_what_the_box_does()
         self._reload()
+
+    def _on_changed(self, changes: Changes) -> None:
+        if changes.inbox() or changes.touches_space(self.space.id):
+            self._show_what_the_box_does()
 
     def _show_what_the_box_does(self, *_: object) -> None:
         """While the agent waits on a question in this space, what is typed here answers it."""

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -156,7 +157,7 @@ def test_the_app_never_rewrites_a_newer_settings_file(config: Path, monkeypatch:
     settings = AppSettings.load()  # the window and turns still start
     assert settings.provider == "auto"  # nothing read as if it meant what it means here
     settings.remember_and_save(config / "ws")  # a convenience: skipped, never an error
-    settings.appearance = "light"
+    settings = replace(settings, appearance="light")
     with pytest.raises(SettingsError, match="written by a newer version"):
         settings.save()
     assert (config / "settings.json").read_bytes() == NEWER
@@ -224,8 +225,7 @@ def test_remembering_the_workspace_on_a_read_only_config_is_no_error(
     config.mkdir(parents=True)
     (config / "settings.json").write_text('{"version": 2}')
     (config / "settings.tmp").mkdir()  # the new file cannot be written: a real OSError
-    settings = AppSettings.load()
-    settings.remember_and_save(config / "ws")
+    settings = AppSettings.load().remember_and_save(config / "ws")
     assert settings.last_workspace == str((config / "ws").resolve())
     assert (config / "settings.json").read_text() == '{"version": 2}'
     assert "could not remember" in caplog.text

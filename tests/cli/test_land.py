@@ -9,7 +9,7 @@ import os
 import stat
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -244,7 +244,7 @@ def _which(tool: str) -> str:
 
 def _settings(api: str) -> AppSettings:
     settings = AppSettings()
-    settings.github_api_url = api
+    settings = replace(settings, github_api_url=api)
     return settings
 
 

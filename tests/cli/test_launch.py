@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import stat
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ def test_the_setting_wins_then_the_environment_then_xdg_open(tmp_path: Path) -> 
     assert command_for(EDITOR, tmp_path, settings, {"EDITOR": "nano"})[0] == ["nano", str(tmp_path)]
     assert command_for(EDITOR, tmp_path, settings, {}) == (["xdg-open", str(tmp_path)], "xdg-open")
     assert command_for(FILE_MANAGER, tmp_path, settings, env)[0] == ["xdg-open", str(tmp_path)]
-    settings.open_editor = "code --new-window"
+    settings = replace(settings, open_editor="code --new-window")
     assert command_for(EDITOR, tmp_path, settings, env) == (
         ["code", "--new-window", str(tmp_path)],
         "open.editor",
@@ -42,7 +43,7 @@ def test_no_terminal_anywhere_is_one_line_naming_the_setting(
 
 def test_a_missing_program_is_one_line_and_a_present_one_starts_in_the_worktree(tmp_path: Path) -> None:
     settings = AppSettings()
-    settings.open_file_manager = "no-such-files-app"
+    settings = replace(settings, open_file_manager="no-such-files-app")
     with pytest.raises(LaunchError, match=r"'no-such-files-app' \(from open.file_manager\) is not installed"):
         launch.open_folder(FILE_MANAGER, tmp_path, settings)
     log = tmp_path / "log"
@@ -51,7 +52,7 @@ def test_a_missing_program_is_one_line_and_a_present_one_starts_in_the_worktree(
     program.chmod(program.stat().st_mode | stat.S_IEXEC)
     folder = tmp_path / "worktree"
     folder.mkdir()
-    settings.open_file_manager = f"{program} --select"
+    settings = replace(settings, open_file_manager=f"{program} --select")
     assert launch.open_folder(FILE_MANAGER, folder, settings).startswith("opened")
     for _ in range(100):
         if log.exists() and log.read_text():
@@ -67,6 +68,6 @@ def test_the_settings_keys_round_trip_and_refuse_bad_values(capsys: pytest.Captu
     assert loaded.open_editor == "code --wait"
     assert loaded.github_api_url == "https://ghe.example/api/v3"
     with pytest.raises(SettingsError, match=r"github\.api_url"):
-        AppSettings().set_key("github.api_url", "ghe.example")
+        AppSettings().with_key("github.api_url", "ghe.example")
     assert cli.main(["settings", "set", "open.editor", "default"]) == 0
     assert AppSettings.load().open_editor is None

@@ -35,10 +35,8 @@ def server() -> Any:
 
 
 def _harness(ws: Workspace, server: LoopbackMessagesServer) -> Harness:
-    settings = AppSettings(provider="anthropic", base_url=server.base_url)
-    settings.models[Mode.CHAT] = ModelSettings(
-        provider="anthropic", model="claude-sonnet-5-5", max_tokens=1_000
-    )
+    chat = ModelSettings(provider="anthropic", model="claude-sonnet-5-5", max_tokens=1_000)
+    settings = AppSettings(provider="anthropic", base_url=server.base_url, models={Mode.CHAT: chat})
     return Harness(ws, settings, provider_factory=partial(make_provider, api_key=KEY))
 
 

@@ -489,7 +489,7 @@ def test_a_mode_set_to_another_provider_is_refused_before_the_cli_starts(
     fake = Fake(tmp_path, monkeypatch)
     monkeypatch.setattr(claude_code, "resolve_api_key", lambda: ("sk-test", "env"))
     settings = AppSettings(claude_cli=str(fake.path))
-    settings.set_key("modes.plan.provider", "openai")
+    settings = settings.with_key("modes.plan.provider", "openai")
     space = ws.create_space("local plan", mode=Mode.PLAN)
     with pytest.raises(HarnessError) as refused:
         run(ws, settings, space.id)

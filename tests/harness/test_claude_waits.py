@@ -16,6 +16,7 @@ import pytest
 from control_center.core.approvals import ApprovalKind, ApprovalStatus
 from control_center.core.events import TurnEnded, TurnEvent, TurnStatus
 from control_center.core.modes import Autonomy, Mode, Transport
+from control_center.core.op_changes import Changes
 from control_center.core.profiles import ASK_USER, profile_for
 from control_center.core.surface import materialize_surface, needs_approval
 from control_center.harness.loop import Harness, HarnessError, RunRequest
@@ -126,17 +127,17 @@ class _Window:
         self.errors: list[str] = []
         self.inbox_refreshes = 0
 
-    def approvals_changed(self) -> None:
-        self.inbox_refreshes += 1
+    def changed(self, changes: Changes) -> None:
+        if changes.inbox():
+            self.inbox_refreshes += 1
+        if changes.error:
+            self.errors.append(changes.error)
 
     def turn_event(self, space_id: str | None, event: TurnEvent) -> None:
         self.events.append(event)
 
     def turn_finished(self, space_id: str | None, ended: TurnEnded) -> None:
         self.finished.append(ended)
-
-    def error(self, message: str) -> None:
-        self.errors.append(message)
 
     def __getattr__(self, name: str) -> Any:
         return lambda *args: None
@@ -183,8 +184,9 @@ def test_real_cli_an_answer_given_through_the_runtime_reaches_the_waiting_proces
             assert space.id in runtime.running_spaces()
             # The Inbox was told of the question while the turn runs on (it waits inside the CLI).
             inbox_refreshed = window.inbox_refreshes
-            outcome = runtime.answer(question.id, "blue").result(30)
-            assert outcome is not None
+            answered = runtime.answer(question.id, "blue").result(30)
+            assert answered.changes.approvals == {question.id}  # the value names what it changed
+            outcome = answered.value
             assert outcome.resume_turn == turn.id  # the decision names the waiting turn
             # The live run still holds the space in the window while it finishes.
             still_running = space.id in runtime.running_spaces() or sent.done()

@@ -31,8 +31,8 @@ def test_deeply_nested_tool_input_is_a_one_line_error_to_the_model(
     chat.add_reply([{"type": "tool_use", "name": "read_file", "input": {}, "raw_input": deep}])
     chat.add_reply([{"type": "text", "text": "I will send a flat input."}])
     settings = AppSettings()
-    settings.set_key("modes.chat.provider", "openai")
-    settings.set_key("providers.openai.base_url", chat.base_url)
+    settings = settings.with_key("modes.chat.provider", "openai")
+    settings = settings.with_key("providers.openai.base_url", chat.base_url)
     space = ws.create_space("deep", mode=Mode.CHAT, autonomy=Autonomy.AUTO).id
     events: list[TurnEvent] = []
     end = asyncio.run(Harness(ws, settings).run(RunRequest("read it", space), events.append))

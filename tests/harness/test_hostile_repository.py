@@ -208,8 +208,8 @@ def test_agent_mode_settings_turn_the_network_off_and_open_a_cache(
     cache.mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))
     settings = AppSettings()
-    settings.set_key("agent_sandbox.network", "off")
-    settings.set_key("agent_sandbox.writable", str(cache))
+    settings = settings.with_key("agent_sandbox.network", "off")
+    settings = settings.with_key("agent_sandbox.writable", str(cache))
     again = AppSettings.from_json(settings.to_json())
     assert again.agent_network is False
     assert again.agent_writable == (str(cache),)
@@ -241,7 +241,7 @@ def test_every_workspace_the_operator_opened_is_hidden_from_a_turn(tmp_path: Pat
 
     settings = AppSettings()
     for name in ("old", "other"):
-        settings.remember_workspace(str(tmp_path / name))
+        settings = settings.remembering(str(tmp_path / name))
     ws = make_workspace(tmp_path)
     try:
         path = CallPath(ws, (), other_workspaces=settings.workspace_roots())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -109,7 +110,7 @@ def test_persistent_500_fails_the_turn_visibly_and_keeps_the_message(
     for _ in range(3):  # the first try and both retries (retry-after keeps them quick)
         server.add_fault(http_status(500, retry_after=0.01, message="upstream exploded"))
     harness = _harness(ws, server)
-    harness.settings.model_retries = 2
+    harness.settings = replace(harness.settings, model_retries=2)
     ended, events = _run(harness, "please help", sid)
 
     assert len(server.requests) == 3

@@ -10,6 +10,7 @@ import email.utils
 import socket
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -237,7 +238,7 @@ def _harness(ws: Workspace, kind: str, server: Server, retries: int) -> Harness:
         settings = AppSettings(provider="anthropic", base_url=server.base_url)
     else:
         settings = AppSettings(provider="openai", endpoints={"openai": server.base_url})
-    settings.model_retries = retries
+    settings = replace(settings, model_retries=retries)
     return Harness(ws, settings, provider_factory=lambda s, **kw: make_provider(s, **{**kw, "api_key": KEY}))
 
 
@@ -316,7 +317,7 @@ def test_with_retries_gives_up_at_zero_retries() -> None:
 @pytest.mark.parametrize(("value", "expected"), [("0", 0), ("7", 7), ("default", None), ("20", 20)])
 def test_model_retries_setting(value: str, expected: int | None) -> None:
     settings = AppSettings()
-    settings.set_key("model_retries", value)
+    settings = settings.with_key("model_retries", value)
     assert settings.model_retries == expected
     assert AppSettings.from_json(settings.to_json()).model_retries == expected
     assert settings.resolve(Mode.CHAT, "scripted").max_retries == expected
@@ -326,7 +327,7 @@ def test_model_retries_setting(value: str, expected: int | None) -> None:
 def test_a_bad_model_retries_value_is_refused(value: str) -> None:
     settings = AppSettings()
     with pytest.raises(SettingsError, match="model_retries"):
-        settings.set_key("model_retries", value)
+        settings = settings.with_key("model_retries", value)
     assert settings.model_retries is None
 
 

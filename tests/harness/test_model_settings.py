@@ -49,7 +49,7 @@ def test_plan_and_chat_turns_reach_the_provider_and_model_their_mode_names(
         "providers.anthropic.base_url": messages.base_url,
         "providers.openai.base_url": chat.base_url,
     }.items():
-        settings.set_key(key, value)
+        settings = settings.with_key(key, value)
     harness = Harness(ws, settings)
     plan_space = ws.create_space("plan room", mode=Mode.PLAN, autonomy=Autonomy.AUTO).id
     chat_space = ws.create_space("chat room", mode=Mode.CHAT, autonomy=Autonomy.AUTO).id
@@ -83,7 +83,7 @@ def test_run_provider_overrides_the_mode_for_that_run_only(
     ws: Workspace, servers: tuple[LoopbackMessagesServer, LoopbackChatServer]
 ) -> None:
     settings = AppSettings()
-    settings.set_key("modes.chat.provider", "openai")
+    settings = settings.with_key("modes.chat.provider", "openai")
     harness = Harness(ws, settings)
     sid = ws.create_space("chat room", mode=Mode.CHAT, autonomy=Autonomy.AUTO).id
     ended, events = run_turn(ws, "hi", sid, [text("scripted hello")], harness=harness)
@@ -94,11 +94,11 @@ def test_run_provider_overrides_the_mode_for_that_run_only(
 
 def test_a_thinking_budget_is_capped_per_mode_and_never_leaks(ws: Workspace) -> None:
     settings = AppSettings()
-    settings.set_key("modes.chat.max_output_tokens", "64000")
-    settings.set_key("modes.chat.thinking_budget", "30000")
+    settings = settings.with_key("modes.chat.max_output_tokens", "64000")
+    settings = settings.with_key("modes.chat.thinking_budget", "30000")
     cap = profile_for(Mode.PLAN).max_thinking_budget
     with pytest.raises(SettingsError, match="out of range"):
-        settings.set_key("modes.plan.thinking_budget", str(cap + 1))
+        settings = settings.with_key("modes.plan.thinking_budget", str(cap + 1))
     assert settings.resolve(Mode.CHAT, "anthropic").thinking_budget == 30000
     assert settings.resolve(Mode.PLAN, "anthropic").thinking_budget is None
     # A hand-edited file above the cap is still capped when a turn resolves it.
@@ -140,7 +140,7 @@ def test_bad_keys_and_values_are_refused_and_change_nothing(key: str, value: str
     settings = AppSettings()
     before = json.dumps(settings.to_json(), sort_keys=True)
     with pytest.raises(SettingsError, match=message):
-        settings.set_key(key, value)
+        settings = settings.with_key(key, value)
     assert json.dumps(settings.to_json(), sort_keys=True) == before
 
 
@@ -148,8 +148,8 @@ def test_token_limit_per_mode_interrupts_naming_the_limit_and_resume_gives_a_fre
     ws: Workspace, tmp_path: Path
 ) -> None:
     settings = AppSettings()
-    settings.set_key("modes.chat.max_tokens_per_run", "50")
-    settings.set_key("modes.plan.max_tokens_per_run", "1000000")
+    settings = settings.with_key("modes.chat.max_tokens_per_run", "50")
+    settings = settings.with_key("modes.plan.max_tokens_per_run", "1000000")
     harness = Harness(ws, settings)
     sid = ws.create_space("agent", mode=Mode.CHAT, autonomy=Autonomy.YOLO).id
     worktree = ws.store.space(sid).worktree  # type: ignore[union-attr]
@@ -177,7 +177,7 @@ def test_token_limit_per_mode_interrupts_naming_the_limit_and_resume_gives_a_fre
 
 def test_token_limit_does_not_stop_a_run_below_it(ws: Workspace) -> None:
     settings = AppSettings()
-    settings.set_key("modes.chat.max_tokens_per_run", "100000")
+    settings = settings.with_key("modes.chat.max_tokens_per_run", "100000")
     sid = ws.create_space("agent", mode=Mode.CHAT, autonomy=Autonomy.YOLO).id
     script = [[call("write_file", path="1.txt", content="1")], [call("list_files")], text("done")]
     ended, _ = run_turn(ws, "go", sid, script, harness=Harness(ws, settings))
@@ -186,7 +186,7 @@ def test_token_limit_does_not_stop_a_run_below_it(ws: Workspace) -> None:
 
 def test_step_limit_per_mode_interrupts_and_resumes(ws: Workspace) -> None:
     settings = AppSettings()
-    settings.set_key("modes.chat.max_steps", "1")
+    settings = settings.with_key("modes.chat.max_steps", "1")
     harness = Harness(ws, settings)
     sid = ws.create_space("agent", mode=Mode.CHAT, autonomy=Autonomy.YOLO).id
     script = [[call("list_files")], text("done")]
@@ -215,7 +215,7 @@ def test_one_conversation_moves_between_providers_through_the_neutral_history(
         "providers.anthropic.base_url": messages.base_url,
         "providers.openai.base_url": chat.base_url,
     }.items():
-        settings.set_key(key, value)
+        settings = settings.with_key(key, value)
     harness = Harness(ws, settings)
     space = ws.create_space("room", mode=Mode.PLAN, autonomy=Autonomy.AUTO)
     chat.add_reply(

@@ -45,7 +45,7 @@ def server() -> Iterator[LoopbackChatServer]:
 def _settings(server: LoopbackChatServer, model: str = "qwen-local") -> AppSettings:
     settings = AppSettings(provider="openai", endpoints={"openai": server.base_url})
     for mode in Mode:
-        settings.set_key(f"modes.{mode.value}.model", model)
+        settings = settings.with_key(f"modes.{mode.value}.model", model)
     return settings
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -189,7 +190,7 @@ def test_the_turn_emits_model_retry_then_the_answer(ws: Workspace, server: Loopb
     server.add_fault(stream_error({"code": 503, "message": "no free slot", "type": "server_error"}))
     server.add_reply([{"type": "text", "text": "hello after one retry"}])
     settings = AppSettings(provider="openai", endpoints={"openai": server.base_url})
-    settings.model_retries = 2
+    settings = replace(settings, model_retries=2)
     harness = Harness(
         ws, settings, provider_factory=lambda s, **kw: make_provider(s, **{**kw, "api_key": KEY})
     )

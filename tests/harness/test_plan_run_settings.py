@@ -10,13 +10,13 @@ from control_center.harness.settings import AppSettings, SettingsError
 def test_plan_run_settings_are_set_shown_and_kept() -> None:
     settings = AppSettings()
     assert (settings.plan_concurrency, settings.plan_check_retries) == (1, 1)
-    settings.set_key("plan_concurrency", "3")
-    settings.set_key("plan_check_retries", "0")
+    settings = settings.with_key("plan_concurrency", "3")
+    settings = settings.with_key("plan_check_retries", "0")
     assert settings.flat()["plan_concurrency"] == 3
     assert settings.flat()["plan_check_retries"] == 0
     again = AppSettings.from_json(settings.to_json())
     assert (again.plan_concurrency, again.plan_check_retries) == (3, 0)
-    settings.set_key("plan_concurrency", "default")
+    settings = settings.with_key("plan_concurrency", "default")
     assert settings.plan_concurrency == 1
 
 
@@ -26,7 +26,7 @@ def test_plan_run_settings_are_set_shown_and_kept() -> None:
 def test_a_bad_value_is_refused_and_nothing_changes(key: str, value: str) -> None:
     settings = AppSettings()
     with pytest.raises(SettingsError) as caught:
-        settings.set_key(key, value)
+        settings = settings.with_key(key, value)
     assert "\n" not in str(caught.value)
     assert (settings.plan_concurrency, settings.plan_check_retries) == (1, 1)
 

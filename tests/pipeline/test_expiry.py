@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -172,7 +173,7 @@ def test_an_expiry_due_while_the_app_was_closed_is_applied_at_start(ws: Workspac
     ws.close()
     time.sleep(1.2)  # "closed" past its 1 s time-out
     settings = AppSettings()
-    settings.approval_timeouts = {ApprovalKind.TOOL_CALL: 1}
+    settings = replace(settings, approval_timeouts={ApprovalKind.TOOL_CALL: 1})
     reopened = Workspace.open(root)
     runtime = WorkspaceRuntime(reopened, settings)
     try:
@@ -191,13 +192,13 @@ def test_an_expiry_due_while_the_app_was_closed_is_applied_at_start(ws: Workspac
 
 def test_time_out_settings_are_checked() -> None:
     settings = AppSettings()
-    settings.set_key("approval_timeout.tool_call", "15m")
-    settings.set_key("approval_timeout.question", "3600")
+    settings = settings.with_key("approval_timeout.tool_call", "15m")
+    settings = settings.with_key("approval_timeout.question", "3600")
     assert settings.approval_timeouts == {ApprovalKind.TOOL_CALL: 900, ApprovalKind.QUESTION: 3600}
     assert settings.flat()["approval_timeout.plan"] is None
     again = AppSettings.from_json(settings.to_json())
     assert again.approval_timeouts == settings.approval_timeouts
-    settings.set_key("approval_timeout.tool_call", "never")
+    settings = settings.with_key("approval_timeout.tool_call", "never")
     assert ApprovalKind.TOOL_CALL not in settings.approval_timeouts
     for key, value in (
         ("approval_timeout.nope", "1m"),
@@ -205,5 +206,5 @@ def test_time_out_settings_are_checked() -> None:
         ("approval_timeout.plan", "99d"),
     ):
         with pytest.raises(SettingsError):
-            settings.set_key(key, value)
+            settings = settings.with_key(key, value)
     assert settings.approval_timeouts == {ApprovalKind.QUESTION: 3600}

@@ -91,10 +91,10 @@ def test_the_view_menu_switches_and_remembers_the_appearance(
 
 def test_the_appearance_setting() -> None:
     settings = AppSettings()
-    settings.set_key("appearance", "high-contrast")
+    settings = settings.with_key("appearance", "high-contrast")
     assert AppSettings.from_json(settings.to_json()).appearance == "high-contrast"
     with pytest.raises(SettingsError, match="appearance"):
-        settings.set_key("appearance", "purple")
+        settings = settings.with_key("appearance", "purple")
     assert settings.appearance == "high-contrast"
     assert AppSettings.from_json({"appearance": "neon"}).appearance == "system"
 

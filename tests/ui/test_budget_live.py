@@ -5,6 +5,7 @@ into a ``budget`` Inbox item, and a grant from the window completes it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,7 @@ def test_a_plan_budget_shows_live_pauses_into_the_inbox_and_a_grant_completes_th
 
     monkeypatch.setattr(QMessageBox, "question", go_ahead)
     window = _window(qtbot, _workspace(tmp_path, SCRIPT))
-    window.runtime.settings.plan_budget_tokens = BUDGET_TOKENS
+    window.runtime.use_settings(replace(window.runtime.settings, plan_budget_tokens=BUDGET_TOKENS))
     _plan_submitted(qtbot, window)
     studio = window.plan_studio
     window.show_tab(studio)
@@ -172,7 +173,7 @@ def test_the_settings_dialog_sets_and_clears_the_plan_budget(qtbot) -> None:
     assert dialog.plan_budget_usd.text() == "no USD limit"
     dialog.plan_budget_tokens.setValue(0)
     dialog.plan_budget_usd.setValue(3.25)
-    dialog.apply()
+    settings = dialog.apply()
     assert (settings.plan_budget_tokens, settings.plan_budget_usd) == (None, 3.25)
     assert settings.plan_budget() is not None
     assert settings.plan_budget().max_usd == 3.25

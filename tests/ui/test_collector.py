@@ -9,6 +9,7 @@ import sys
 import time
 import weakref
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -197,7 +198,7 @@ def test_the_gui_process_settles_once_its_main_window_is_up(
         assert app_module.run_gui(root) == 0
     finally:
         settings = AppSettings.load()
-        settings.last_workspace = None
+        settings = replace(settings, last_workspace=None)
         settings.save()
         for window in opened:
             qtbot.addWidget(window)

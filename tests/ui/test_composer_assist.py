@@ -6,6 +6,7 @@ command is one line, Up recalls, and a draft survives a space switch and a resta
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -67,8 +68,8 @@ def _workspace(tmp_path: Path, *names: tuple[str, Mode]) -> tuple[Path, list[str
 
 def _anthropic(window: Any, server: LoopbackMessagesServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-a-real-key")
-    window.runtime.settings.provider = "anthropic"
-    window.runtime.settings.base_url = server.base_url
+    window.runtime.use_settings(replace(window.runtime.settings, provider="anthropic"))
+    window.runtime.use_settings(replace(window.runtime.settings, base_url=server.base_url))
 
 
 def _user_blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -114,8 +115,10 @@ def test_a_pasted_image_reaches_the_model_as_an_image_block(
         if provider == "anthropic":
             _anthropic(window, server, monkeypatch)
         else:
-            window.runtime.settings.provider = "openai"
-            window.runtime.settings.endpoints = {"openai": server.base_url}
+            window.runtime.use_settings(replace(window.runtime.settings, provider="openai"))
+            window.runtime.use_settings(
+                replace(window.runtime.settings, endpoints={"openai": server.base_url})
+            )
         mime = QMimeData()
         mime.setData("image/png", png(8, 8))
         window.composer.input.insertFromMimeData(mime)

@@ -222,10 +222,10 @@ def test_settings_offer_the_model_retries(qtbot: Any) -> None:
     qtbot.addWidget(dialog)
     assert dialog.model_retries.text() == "default (5)"
     dialog.model_retries.setValue(2)
-    dialog.apply()
+    settings = dialog.apply()
     assert settings.model_retries == 2
     dialog.model_retries.setValue(-1)
-    dialog.apply()
+    settings = dialog.apply()
     assert settings.model_retries is None
 
 

@@ -6,6 +6,7 @@ in its last quarter, and expires to a denial while the turn goes on."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +114,9 @@ def test_a_grant_for_the_turn_by_keyboard_then_the_rules_view_revokes_it(qtbot, 
 def test_an_item_with_a_time_out_warns_then_expires_and_the_turn_goes_on(qtbot, workspace: Path) -> None:
     window = _window(qtbot, workspace)
     store = window.runtime.ws.store
-    window.runtime.settings.approval_timeouts = {ApprovalKind.TOOL_CALL: 12}
+    window.runtime.use_settings(
+        replace(window.runtime.settings, approval_timeouts={ApprovalKind.TOOL_CALL: 12})
+    )
     window.inbox.set_timeouts(window.runtime.settings.approval_timeouts)
     window.send_message("check it")
     qtbot.waitUntil(lambda: inbox_shows_pending(window.inbox, 1), timeout=15_000)
@@ -139,8 +142,8 @@ def test_settings_set_the_time_outs_per_kind(qtbot) -> None:  # type: ignore[no-
     from control_center.ui.settings_dialog import SettingsDialog
 
     settings = AppSettings()
-    settings.set_key("approval_timeout.question", "90s")
-    settings.set_key("approval_timeout.plan", "1h")
+    settings = settings.with_key("approval_timeout.question", "90s")
+    settings = settings.with_key("approval_timeout.plan", "1h")
     dialog = SettingsDialog(settings)
     qtbot.addWidget(dialog)
     spins = dialog.timeouts
@@ -148,7 +151,7 @@ def test_settings_set_the_time_outs_per_kind(qtbot) -> None:  # type: ignore[no-
     assert spins[ApprovalKind.TOOL_CALL].text() == "never"
     spins[ApprovalKind.TOOL_CALL].setValue(5)
     spins[ApprovalKind.PLAN].setValue(0)
-    dialog.apply()
+    settings = dialog.apply()
     # An untouched value keeps its seconds; 0 is "never".
     assert settings.approval_timeouts == {ApprovalKind.TOOL_CALL: 300, ApprovalKind.QUESTION: 90}
 

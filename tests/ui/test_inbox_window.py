@@ -16,6 +16,7 @@ import pytest
 from PySide6.QtTest import QAbstractItemModelTester
 
 from control_center.core.approvals import Approval, ApprovalKind, ApprovalQuery, ApprovalStatus
+from control_center.core.op_changes import Changes
 from control_center.runtime import WorkspaceRuntime
 from control_center.store.store import DB_FILENAME
 from control_center.ui.inbox import LOADING, InboxView
@@ -457,9 +458,10 @@ def test_a_failed_inbox_read_is_told_to_the_listeners(runtime: WorkspaceRuntime)
     told = threading.Event()
 
     class Listener:
-        def error(self, message: str) -> None:
-            errors.append(message)
-            told.set()
+        def changed(self, changes: Changes) -> None:
+            if changes.error:
+                errors.append(changes.error)
+                told.set()
 
     runtime.add_listener(Listener())  # type: ignore[arg-type]
 

@@ -9,6 +9,7 @@ import json
 import shutil
 import stat
 import threading
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -131,7 +132,7 @@ def test_a_conflicting_base_lists_the_files_and_changes_nothing(qtbot, workspace
 
 def test_a_missing_editor_is_one_line_naming_the_setting(qtbot, workspace: Path, tmp_path: Path) -> None:
     settings = AppSettings.load()
-    settings.open_editor = "no-such-editor-xyz --wait"
+    settings = replace(settings, open_editor="no-such-editor-xyz --wait")
     settings.save()
     window = _window(qtbot, workspace)
     window.worktree_bar.open_in("editor")
@@ -142,7 +143,7 @@ def test_a_missing_editor_is_one_line_naming_the_setting(qtbot, workspace: Path,
     editor = tmp_path / "fake-editor"
     editor.write_text(f'#!/bin/sh\necho "$PWD $*" > {log}\n')
     editor.chmod(editor.stat().st_mode | stat.S_IEXEC)
-    window.runtime.settings.open_editor = f"{editor} --new-window"
+    window.runtime.use_settings(replace(window.runtime.settings, open_editor=f"{editor} --new-window"))
     window.worktree_bar.open_in("editor")
     qtbot.waitUntil(log.exists, timeout=5000)
     wt = str(window.current_space().worktree)
@@ -186,7 +187,9 @@ def test_push_and_pr_from_the_dialog_shows_the_pr_in_the_header(
         monkeypatch.setenv("GITHUB_TOKEN", "t0ken")
         monkeypatch.setenv("PATH", str(Path(shutil.which("git") or "git").parent))  # no gh here
         window = _window(qtbot, workspace)
-        window.runtime.settings.github_api_url = f"http://127.0.0.1:{server.server_address[1]}"
+        window.runtime.use_settings(
+            replace(window.runtime.settings, github_api_url=f"http://127.0.0.1:{server.server_address[1]}")
+        )
         dialog = _open_dialog(qtbot, window)
         dialog.method_buttons["pr"].setChecked(True)
         assert dialog.remote.isEnabled()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -286,7 +287,7 @@ def test_settings_dialog_keeps_each_modes_model_settings(qtbot, workspace: Path)
     dialog.table.item(chat_row, COL_MODEL).setText("local-coder")
     dialog.base_url.setText("http://127.0.0.1:9/")
     dialog.endpoints["openai"].setText("http://127.0.0.1:11434/v1")
-    dialog.apply()
+    settings = dialog.apply()
     plan = settings.model_for(Mode.PLAN)
     chat = settings.resolve(Mode.CHAT)
     assert plan.model == "claude-opus-5"
@@ -358,7 +359,7 @@ def test_a_missing_or_untested_cli_is_the_composers_line_before_any_turn(
 ) -> None:
     window = _window(qtbot, workspace)
     missing = tmp_path / "no-codex"
-    window.runtime.settings.codex_cli = str(missing)
+    window.runtime.use_settings(replace(window.runtime.settings, codex_cli=str(missing)))
     combo = window.transport_combo
     combo.setCurrentIndex(combo.findData(Transport.CODEX.value))
     combo.activated.emit(combo.currentIndex())
@@ -370,7 +371,7 @@ def test_a_missing_or_untested_cli_is_the_composers_line_before_any_turn(
     fake = tmp_path / "codex"
     fake.write_text("#!/bin/sh\necho codex-cli 0.1.0\n")
     fake.chmod(0o755)
-    window.runtime.settings.codex_cli = str(fake)
+    window.runtime.use_settings(replace(window.runtime.settings, codex_cli=str(fake)))
     window._cli_problems.clear()
     combo.setCurrentIndex(combo.findData(Transport.BUILTIN.value))
     combo.activated.emit(combo.currentIndex())

@@ -5,6 +5,7 @@ use and where it comes from."""
 from __future__ import annotations
 
 import socket
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +42,9 @@ def test_unreachable_endpoint_names_it_and_offers_retry_and_settings(
     window = create_main_window(root)
     qtbot.addWidget(window)
     window._closing_confirmed = True
-    window.runtime.settings.base_url = url
-    window.runtime.settings.provider = "anthropic"
-    window.runtime.settings.model_retries = 2
+    window.runtime.use_settings(replace(window.runtime.settings, base_url=url))
+    window.runtime.use_settings(replace(window.runtime.settings, provider="anthropic"))
+    window.runtime.use_settings(replace(window.runtime.settings, model_retries=2))
     window.send_message("Hello?")
     model = window.conversation_model
     # Each retry shows live in the conversation (and replaces the previous one) ...
@@ -85,8 +86,8 @@ def test_a_retry_line_shows_while_the_endpoint_is_overloaded_then_clears(
         window = create_main_window(root)
         qtbot.addWidget(window)
         window._closing_confirmed = True
-        window.runtime.settings.base_url = server.base_url
-        window.runtime.settings.provider = "anthropic"
+        window.runtime.use_settings(replace(window.runtime.settings, base_url=server.base_url))
+        window.runtime.use_settings(replace(window.runtime.settings, provider="anthropic"))
         window.send_message("Hello?")
         qtbot.waitUntil(lambda: bool(_retry_line(window)), timeout=30_000)
         assert _retry_line(window) == "Model endpoint: retrying (1/5) in 2 s: 529 overloaded"

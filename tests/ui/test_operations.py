@@ -8,6 +8,7 @@ from concurrent.futures import Future
 
 import shiboken6
 
+from control_center.core.op_changes import Changes
 from control_center.ui.operations import Operations
 
 
@@ -101,11 +102,11 @@ def test_the_runtime_listener_reaches_the_bridge_in_order_and_never_a_destroyed_
 
     bridge = RuntimeBridge()
     seen: list[tuple[str, bool]] = []
-    bridge.error_reported.connect(
-        lambda m: seen.append((m, threading.current_thread() is threading.main_thread()))
+    bridge.changed.connect(
+        lambda c: seen.append((c.error, threading.current_thread() is threading.main_thread()))
     )
     listener = listener_for(bridge)
-    worker = threading.Thread(target=lambda: [listener.error(f"e{i}") for i in range(50)])
+    worker = threading.Thread(target=lambda: [listener.changed(Changes(error=f"e{i}")) for i in range(50)])
     worker.start()
     worker.join()
     qtbot.waitUntil(lambda: len(seen) == 50, timeout=5000)
@@ -116,7 +117,7 @@ def test_the_runtime_listener_reaches_the_bridge_in_order_and_never_a_destroyed_
     def report() -> None:
         go.wait()
         for i in range(200):
-            listener.error(f"late{i}")
+            listener.changed(Changes(error=f"late{i}"))
 
     late = threading.Thread(target=report)
     late.start()

@@ -166,5 +166,5 @@ def test_the_settings_dialog_sets_plan_concurrency_and_fix_turns(qtbot) -> None:
     assert (dialog.plan_concurrency.value(), dialog.plan_check_retries.value()) == (1, 1)
     dialog.plan_concurrency.setValue(4)
     dialog.plan_check_retries.setValue(2)
-    dialog.apply()
+    settings = dialog.apply()
     assert (settings.plan_concurrency, settings.plan_check_retries) == (4, 2)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -162,7 +163,7 @@ def test_a_workspace_that_cannot_be_written_is_offered_read_only(
         window.close()
         window.runtime.ws.close()
     finally:
-        settings.last_workspace = None
+        settings = replace(settings, last_workspace=None)
         settings.save()
     assert snapshot(workspace) == before
 

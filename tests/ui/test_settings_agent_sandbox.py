@@ -19,7 +19,7 @@ def test_network_and_writable_folders_round_trip(qtbot, tmp_path: Path) -> None:
     dialog.agent_writable.setText(f"~/.npm : {tmp_path}:{tmp_path}")
     dialog.accept()
     assert dialog.result() == SettingsDialog.DialogCode.Accepted
-    dialog.apply()
+    settings = dialog.apply()
     assert settings.agent_network is False
     assert settings.agent_writable == (str(Path("~/.npm").expanduser()), str(tmp_path))
     # What the dialog saves is what the file holds and reads back.

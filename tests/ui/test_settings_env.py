@@ -20,5 +20,5 @@ def test_allowed_names_round_trip_and_withheld_ones_are_listed(
     assert "GH_TOKEN" in dialog.withheld_label.text()
     assert "NPM_TOKEN" not in dialog.withheld_label.text()
     dialog.allowed_env.setText("NPM_TOKEN, PIP_TOKEN NPM_TOKEN")
-    dialog.apply()
+    settings = dialog.apply()
     assert settings.allowed_env == ("NPM_TOKEN", "PIP_TOKEN")

@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ def good_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _forget_last_workspace() -> Iterator[None]:
     yield
     settings = AppSettings.load()
-    settings.last_workspace = None
+    settings = replace(settings, last_workspace=None)
     settings.save()
 
 

@@ -3,6 +3,7 @@ read (and in the message log), and a send that never started says why in the con
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -101,7 +102,7 @@ def test_a_send_without_the_claude_cli_says_why_in_the_conversation(
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))  # no `claude` anywhere
     window = _window(qtbot, workspace)
-    window.runtime.settings.claude_cli = None
+    window.runtime.use_settings(replace(window.runtime.settings, claude_cli=None))
     window.send_message("hello claude")
 
     def errors() -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import shutil
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -99,13 +100,13 @@ def test_locked_workspace(qtbot: Any, good_workspace: Path, tmp_path: Path) -> N
 
 def test_last_workspace_that_is_gone_opens_the_welcome_screen(qtbot: Any, tmp_path: Path) -> None:
     settings = AppSettings.load()
-    settings.last_workspace = str(tmp_path / "moved-away")
+    settings = replace(settings, last_workspace=str(tmp_path / "moved-away"))
     settings.save()
     try:
         window = _welcome(qtbot, None)
         assert window.problem.kind is ProblemKind.MISSING
     finally:
-        settings.last_workspace = None
+        settings = replace(settings, last_workspace=None)
         settings.save()
 
 
@@ -148,7 +149,7 @@ def test_opening_a_good_workspace_still_opens_the_main_window(qtbot: Any, good_w
         QApplication.processEvents()
     finally:
         settings = AppSettings.load()
-        settings.last_workspace = None
+        settings = replace(settings, last_workspace=None)
         settings.save()
 
 

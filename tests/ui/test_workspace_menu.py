@@ -5,6 +5,7 @@ the colours fixed in style sheets."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import FrozenInstanceError, replace
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,7 @@ def test_open_workspace_takes_the_windows_place_and_is_remembered(qtbot: Any, tm
     assert opened.size() == window.size()
     saved = AppSettings.load()
     assert saved.last_workspace == str(beta.resolve())
-    assert saved.recent_workspaces == [str(beta.resolve()), str(alpha.resolve())]
+    assert saved.recent_workspaces == (str(beta.resolve()), str(alpha.resolve()))
     # Open recent lists the others (not the one open), and opens them.
     opened._fill_recent_menu()
     recent = [a for a in opened.recent_menu.actions() if a.data()]
@@ -119,3 +120,20 @@ def test_a_theme_switch_repaints_the_mode_badge(qtbot: Any, tmp_path: Path, app:
     assert f"background: {dark}" in window.mode_badge.styleSheet()
     # The Inbox's detail labels follow too.
     assert f"color: {theme.colors(window.palette()).muted.name()}" in window.inbox.meta_label.styleSheet()
+
+
+def test_a_settings_change_keeps_what_another_copy_wrote_since(
+    qtbot: Any, tmp_path: Path, app: QApplication
+) -> None:
+    """The "last_workspace: null" class: a change writes only what it changed, onto the file as
+    it is now, so a copy read earlier (the window's) never writes back what it read."""
+    root = _workspace(tmp_path, "alpha")
+    window = _started(qtbot, root)
+    elsewhere = str((tmp_path / "beta").resolve())  # a second window opened another workspace
+    replace(AppSettings.load(), operator_name="ops-2", last_workspace=elsewhere).save()
+    window.set_appearance("dark")
+    saved = AppSettings.load()
+    assert (saved.appearance, saved.operator_name, saved.last_workspace) == ("dark", "ops-2", elsewhere)
+    assert window.runtime.settings == saved  # the window now runs with the file's value
+    with pytest.raises(FrozenInstanceError):
+        window.runtime.settings.appearance = "light"  # type: ignore[misc]
