@@ -9,6 +9,7 @@ Pipelines tab of an orchestration while it runs (its ticket tree with roles, sta
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import subprocess
@@ -189,7 +190,7 @@ def render_theme(app: QApplication, out: Path, dark: bool) -> None:
     window.grab().save(str(out / f"plan_comments_scrolled_1000x650{'_dark' if dark else ''}.png"))
 
     # 2. A parallel plan (2 at a time) with a2 and b2 running at once (both held mid-turn).
-    window.runtime.settings.plan_concurrency = 2
+    window.runtime.use_settings(dataclasses.replace(window.runtime.settings, plan_concurrency=2))
     window.select_space(chains)
     pump(app, 1.0)
     window.send_message("Plan two chains")
