@@ -239,7 +239,7 @@ class SideTabs:
 
         if self.pipelines_panel is None:
             panel = PipelinesPanel()
-            panel.open_conversation_requested.connect(lambda space_id, _turn: self._open_turn(space_id))
+            panel.open_conversation_requested.connect(self._open_turn)
             panel.open_changes_requested.connect(self._open_changes)
             panel.retry_step_requested.connect(lambda pid, key: self.runtime.retry_node(pid, key))
             panel.stop_step_requested.connect(lambda pid, key: self.runtime.stop_step(pid, key))

@@ -58,7 +58,8 @@ def test_a_panel_refreshes_on_a_value_that_concerns_it_only(qtbot, window, monke
     qtbot.waitUntil(lambda: window.current_space() is not None, timeout=5000)
     side, conversation, spaces = [], [], []
     monkeypatch.setattr(window.side_tabs, "refresh", lambda space: side.append(space.id))
-    monkeypatch.setattr(window, "_request_transcript", lambda sid, **_: conversation.append(sid))
+    # The open conversation is read again by its tail (the stored rows after those it shows).
+    monkeypatch.setattr(window, "_read_tail", lambda sid, **_: conversation.append(sid))
     monkeypatch.setattr(window, "refresh_spaces", lambda: spaces.append(1))
     bridge = window.bridge
     bridge.changed.emit(Changes(pipelines=keys(other.id), messages=keys(other.id)))
@@ -66,8 +67,9 @@ def test_a_panel_refreshes_on_a_value_that_concerns_it_only(qtbot, window, monke
     assert (side, conversation, spaces) == ([], [], [])
     bridge.changed.emit(Changes(pipelines=keys(main.id)))
     assert side == [main.id]
+    assert conversation == [main.id]  # a run's notes in this space (paused, a step needs you)
     bridge.changed.emit(Changes(messages=keys(main.id)))
-    assert conversation == [main.id]
+    assert conversation == [main.id, main.id]
     bridge.changed.emit(Changes(spaces=keys(other.id)))
     assert spaces == [1]
 
