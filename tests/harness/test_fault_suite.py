@@ -501,6 +501,7 @@ def test_sigkill_while_parallel_plan_nodes_run_keeps_every_guarantee(tmp_path: P
     assert kills >= PARALLEL_TRIALS
 
 
+@pytest.mark.sqlite_only  # each trial starts from a copy of the workspace folder: its database file
 def test_sigkill_at_each_write_of_a_reading_turn_loses_no_reply_and_answers_each_read_once(
     tmp_path: Path,
 ) -> None:
