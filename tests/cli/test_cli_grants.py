@@ -15,6 +15,7 @@ from control_center.core.events import TurnStatus
 from control_center.core.modes import Autonomy, Mode
 from control_center.workspace import Workspace
 from tests.harness.helpers import approvals_requested, call, make_repo, resume_turn, run_turn, text
+from tests.harness.test_grants import NEEDS_AGENT_SANDBOX
 
 
 @pytest.fixture
@@ -37,6 +38,7 @@ def _waiting_call(ws: Workspace, sid: str, command: str) -> tuple[str, str]:
     return ended.turn, asked.approval
 
 
+@NEEDS_AGENT_SANDBOX
 def test_grant_for_the_workspace_makes_a_rule_listed_and_revocable(
     ws: Workspace, capsys: pytest.CaptureFixture[str]
 ) -> None:

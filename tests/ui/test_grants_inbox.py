@@ -21,6 +21,7 @@ from control_center.core.modes import Autonomy, Mode
 from control_center.core.space_state import SpaceActivity
 from control_center.harness.loop import SCRIPT_META_PREFIX
 from control_center.workspace import Workspace
+from tests.harness.test_grants import NEEDS_AGENT_SANDBOX
 from tests.helpers import inbox_shows_pending, make_repo
 
 CTRL = Qt.KeyboardModifier.ControlModifier
@@ -62,6 +63,7 @@ def _state(window) -> SpaceActivity:  # type: ignore[no-untyped-def]
     return window._state_of(window.current_space().id).activity
 
 
+@NEEDS_AGENT_SANDBOX
 def test_a_grant_for_the_turn_by_keyboard_then_the_rules_view_revokes_it(qtbot, workspace: Path) -> None:
     window = _window(qtbot, workspace)
     store = window.runtime.ws.store
